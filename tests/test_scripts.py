@@ -6,9 +6,17 @@ import pytest
 
 from helpers import ALWAYS_TAGS, SYNC_TAGS, TINY, assert_clean_error, final_return, read_run, run_script, table
 
-SCRIPTS = ["ppo_linen.py"]
-NO_COMPILE_FLAG = {"ppo_linen.py": "--no-jit"}
-JAX_SCRIPTS = ["ppo_linen.py"]
+# every variant and the flag that turns its compilation off (None: the script always compiles)
+EAGER_FLAG = {
+    "ppo_linen.py": "--no-jit",
+    "ppo_nnx.py": "--no-jit",
+    "ppo_nnx_cached.py": None,
+    "ppo_torch.py": "--no-jit-env",
+    "ppo_torch_compile.py": None,
+}
+SCRIPTS = list(EAGER_FLAG)
+JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py"]
+JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
 # (env, eager, sync): every flag combination on a classic env; both modes on bsuite and MinAtar
 SMOKE_CASES = [
     ("CartPole-v1", False, False),
@@ -31,10 +39,12 @@ def run_tiny(script, tmp_path, *extra, iterations=2, name="run", env=None):
     return result, os.path.join(log_dir, name)
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
-@pytest.mark.parametrize("env_id,eager,sync", SMOKE_CASES)
+@pytest.mark.parametrize(
+    "script,env_id,eager,sync",
+    [(script, *case) for script in SCRIPTS for case in SMOKE_CASES if EAGER_FLAG[script] or not case[1]],
+)
 def test_smoke_run_logs_every_spec_tag(script, env_id, eager, sync, tmp_path):
-    flags = ["--env-id", env_id] + ([NO_COMPILE_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
+    flags = ["--env-id", env_id] + ([EAGER_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
     _, run_dir = run_tiny(script, tmp_path, *flags, iterations=3)
     scalars, texts = read_run(run_dir)
     expected = ALWAYS_TAGS | (SYNC_TAGS if sync else set())
@@ -56,11 +66,11 @@ def test_jax_script_does_not_import_torch(script, tmp_path):
     assert "jax" in imported and "torch" not in imported
 
 
-@pytest.mark.parametrize("script", JAX_SCRIPTS)
+@pytest.mark.parametrize("script", JAX_EAGER_SCRIPTS)
 def test_eager_mode_compilations_do_not_grow_with_iterations(script, tmp_path):
     def compilations(iterations):
         result, _ = run_tiny(
-            script, tmp_path, NO_COMPILE_FLAG[script], iterations=iterations, name=f"n{iterations}",
+            script, tmp_path, EAGER_FLAG[script], iterations=iterations, name=f"n{iterations}",
             env={"JAX_LOG_COMPILES": "1"},
         )
         return len(re.findall(r"^.*Compiling ", result.stderr, flags=re.M))
