@@ -1,0 +1,206 @@
+"""What benchmark.sh records besides the runs: the machine, and how costly each env is to step.
+
+    python sweep_info.py OUT [--envs ENV ...] [--command CMD]   writes OUT/system.json and OUT/env_timing.json
+    python sweep_info.py --finished RUN_DIR                      exit 0 if the run's event file holds time/total
+
+env_timing.json measures every env in the benchmark's own regime: `num_envs` environments
+stepped with `jax.vmap(env.step)` inside a `jax.lax.scan` of `num_steps` steps under
+`jax.jit`, random actions, one warm-up call, then the median of `repeats` timed calls,
+reported per vectorised step. `relative` is that time over the fastest env's, the x axis of
+plot.py's "duration against env complexity" charts.
+"""
+
+import argparse
+import datetime
+import glob
+import importlib.metadata
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+# The reference grid's envs, in SPEC §7 order.
+GRID_ENVS = (
+    "CartPole-v1",
+    "Acrobot-v1",
+    "MountainCar-v0",
+    "DiscountingChain-bsuite",
+    "MemoryChain-bsuite",
+    "UmbrellaChain-bsuite",
+    "BernoulliBandit-misc",
+    "GaussianBandit-misc",
+    "Asterix-MinAtar",
+    "Breakout-MinAtar",
+    "Freeway-MinAtar",
+    "SpaceInvaders-MinAtar",
+)
+PACKAGES = ("jax", "jaxlib", "flax", "optax", "gymnax", "torch", "tyro", "tensorboard", "numpy")
+# Variables that change how a framework runs; recorded, never set, by the sweep.
+ENV_VAR_PREFIXES = ("XLA_", "JAX_", "CUDA_", "NVIDIA_", "TORCH", "PYTORCH_", "OMP_", "MKL_", "OPENBLAS_")
+REPO_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# SYSTEM
+def cpu_model() -> str:
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def gpu_info() -> dict | None:
+    """Name and driver of the first GPU nvidia-smi reports (with the GPU count), None without one."""
+    try:
+        query = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [line for line in query.stdout.splitlines() if line.strip()]
+    if query.returncode != 0 or not lines:
+        return None
+    name, driver = (field.strip() for field in lines[0].split(",", 1))
+    return {"name": name, "driver": driver, "count": len(lines)}
+
+
+def package_versions() -> dict:
+    """Installed versions from the package metadata (nothing is imported), None when missing."""
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_state() -> dict:
+    """Commit of the repository holding this file and whether the work tree differs from it."""
+
+    def git(*args):
+        return subprocess.run(["git", "-C", REPO_DIR, *args], capture_output=True, text=True)
+
+    commit = git("rev-parse", "HEAD")
+    if commit.returncode != 0:
+        return {"git_commit": None, "git_dirty": None}
+    return {"git_commit": commit.stdout.strip(), "git_dirty": bool(git("status", "--porcelain").stdout.strip())}
+
+
+def system_info(command: str | None) -> dict:
+    return {
+        "hostname": socket.gethostname(),
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": command,
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "gpu": gpu_info(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "packages": package_versions(),
+        **git_state(),
+        "environment": {name: value for name, value in sorted(os.environ.items()) if name.startswith(ENV_VAR_PREFIXES)},
+    }
+
+
+# ENV TIMING
+def env_step_seconds(env_id: str, num_envs: int, num_steps: int, repeats: int) -> float:
+    """Median seconds per vectorised step of `env_id`, in the benchmark's rollout regime."""
+    import gymnax  # imported here: `--finished` and system_info need no framework
+    import jax
+
+    env, env_params = gymnax.make(env_id)
+    num_actions = env.action_space(env_params).n
+    reset_key, step_key, action_key = jax.random.split(jax.random.key(0), 3)
+    obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, num_envs), env_params)
+    step_keys = jax.random.split(step_key, (num_steps, num_envs))
+    actions = jax.random.randint(action_key, (num_steps, num_envs), 0, num_actions)
+    vmapped_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+
+    @jax.jit
+    def rollout(obs, state, step_keys, actions):
+        def one_step(carry, inputs):
+            obs, state = carry
+            keys, action = inputs
+            obs, state, reward, terminated, truncated, _ = vmapped_step(keys, state, action, env_params)
+            return (obs, state), (reward, terminated, truncated)
+
+        return jax.lax.scan(one_step, (obs, state), (step_keys, actions))
+
+    jax.block_until_ready(rollout(obs, state, step_keys, actions))  # compile and warm up
+    durations = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(rollout(obs, state, step_keys, actions))
+        durations.append(time.perf_counter() - start)
+    return statistics.median(durations) / num_steps
+
+
+def env_timing(env_ids, num_envs: int = 32, num_steps: int = 256, repeats: int = 5) -> dict:
+    import jax
+
+    device = jax.devices()[0]
+    seconds = {env_id: env_step_seconds(env_id, num_envs, num_steps, repeats) for env_id in env_ids}
+    fastest = min(seconds.values())
+    return {
+        "num_envs": num_envs,
+        "num_steps": num_steps,
+        "repeats": repeats,
+        "device": f"{device.platform}: {device.device_kind}",
+        "envs": {env_id: {"step_seconds": s, "relative": s / fastest} for env_id, s in seconds.items()},
+    }
+
+
+# FINISHED RUNS
+def run_finished(run_dir: str) -> bool:
+    """True when an event file in `run_dir` holds the `time/total` scalar, which every script writes last."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    for path in glob.glob(os.path.join(run_dir, "events.out.tfevents.*")):
+        for event in EventFileLoader(path).Load():
+            if any(value.tag == "time/total" for value in event.summary.value):
+                return True
+    return False
+
+
+def write_json(path: str, data: dict):
+    with open(path, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", nargs="?", help="sweep folder that receives system.json and env_timing.json")
+    parser.add_argument("--envs", nargs="+", default=list(GRID_ENVS), help="envs to time (default: the 12 of the grid)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed calls per env; the median is kept")
+    parser.add_argument("--command", help="the benchmark command line, stored in system.json")
+    parser.add_argument("--finished", metavar="RUN_DIR", help="only check whether RUN_DIR holds a finished run")
+    args = parser.parse_args(argv)
+    if args.finished:
+        return 0 if run_finished(args.finished) else 1
+    if not args.out:
+        parser.error("give the sweep folder OUT (or --finished RUN_DIR)")
+    if args.repeats < 1:
+        parser.error("--repeats must be positive")
+
+    os.makedirs(args.out, exist_ok=True)
+    write_json(os.path.join(args.out, "system.json"), system_info(args.command))
+    timing = env_timing(args.envs, repeats=args.repeats)
+    write_json(os.path.join(args.out, "env_timing.json"), timing)
+    print(f"env step time ({timing['num_envs']} envs, {timing['device']}):")
+    for env_id, entry in timing["envs"].items():
+        print(f"  {env_id:<24} {entry['step_seconds'] * 1e6:9.1f} us  x{entry['relative']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
