@@ -27,7 +27,6 @@ from gymnax.environments import spaces
 from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-COMPILE_FLAG = "jit"
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
 
 

@@ -1,0 +1,182 @@
+"""ppo_nnx.py against ppo_linen.py (same weights, same batch), and ppo_nnx_cached.py against ppo_nnx.py."""
+import functools
+
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+from flax.training.train_state import TrainState
+
+import ppo_linen
+import ppo_nnx
+import ppo_nnx_cached
+import reference
+from test_linen import linen_layers
+
+TINY_ARGS = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, batch_size=64, minibatch_size=32)
+TOLERANCE = dict(rtol=1e-4, atol=1e-6)
+
+
+def nnx_layers(agent, head):
+    """The (kernel, bias) list of the actor or critic MLP, in layer order."""
+    linears = [layer for layer in getattr(agent, head).layers if isinstance(layer, nnx.Linear)]
+    return [(np.asarray(layer.kernel.get_value()), np.asarray(layer.bias.get_value())) for layer in linears]
+
+
+def nnx_agent_like(params, obs_dim, action_dim, module=ppo_nnx):
+    """An NNX agent holding exactly the Linen agent's weights."""
+    agent = module.make_agent(jax.random.PRNGKey(99), obs_dim, action_dim, "small")
+    for head in ("actor", "critic"):
+        linears = [layer for layer in getattr(agent, head).layers if isinstance(layer, nnx.Linear)]
+        for layer, (kernel, bias) in zip(linears, linen_layers(params, head), strict=True):
+            layer.kernel.set_value(jnp.asarray(kernel))
+            layer.bias.set_value(jnp.asarray(bias))
+    return agent
+
+
+def assert_layers_close(actual, expected):
+    for head in ("actor", "critic"):
+        for (kernel, bias), (expected_kernel, expected_bias) in zip(actual[head], expected[head], strict=True):
+            np.testing.assert_allclose(kernel, expected_kernel, **TOLERANCE)
+            np.testing.assert_allclose(bias, expected_bias, **TOLERANCE)
+
+
+def assert_trees_equal(actual, expected):
+    """Leaf by leaf, exactly (the classes of the containers may differ: each script defines its own)."""
+    for x, y in zip(jax.tree.leaves(actual), jax.tree.leaves(expected), strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def new_stats(module, num_envs):
+    zeros = jnp.zeros(num_envs)
+    return module.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+
+
+@pytest.mark.parametrize("clip_vloss,norm_adv", [(True, True), (False, False)])
+def test_loss_terms_and_gradients_parity_with_linen_on_identical_weights_and_minibatch(clip_vloss, norm_adv):
+    linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(3), obs_dim=4, action_dim=3, model_size="small")
+    agent = nnx_agent_like(params, obs_dim=4, action_dim=3)
+    mb = reference.minibatch_like()
+    coefs = (0.2, clip_vloss, norm_adv, 0.01, 0.5)
+    (linen_loss, linen_info), linen_grads = jax.value_and_grad(ppo_linen.ppo_loss, has_aux=True)(
+        params, linen_agent, ppo_linen.Batch(**{k: jnp.asarray(v) for k, v in mb.items()}), *coefs
+    )
+    (loss, info), grads = nnx.value_and_grad(ppo_nnx.ppo_loss, has_aux=True)(
+        agent, ppo_nnx.Batch(**{k: jnp.asarray(v) for k, v in mb.items()}), *coefs
+    )
+    assert float(info.clipfrac) > 0
+    np.testing.assert_allclose(loss, linen_loss, **TOLERANCE)
+    for name, value in info._asdict().items():
+        np.testing.assert_allclose(value, getattr(linen_info, name), **TOLERANCE, err_msg=name)
+    grad_agent = nnx.merge(nnx.graphdef(agent), grads)
+    assert_layers_close(
+        {head: nnx_layers(grad_agent, head) for head in ("actor", "critic")},
+        {head: linen_layers(linen_grads, head) for head in ("actor", "critic")},
+    )
+
+
+@pytest.mark.parametrize("bootstrap_truncated", [True, False])
+def test_gae_parity_with_linen_and_numpy_reference(bootstrap_truncated):
+    r = reference.rollout_like()
+    arrays = dict(
+        obs=None, actions=None, logprobs=None, values=jnp.asarray(r["values"]), rewards=jnp.asarray(r["rewards"]),
+        terminated=jnp.asarray(r["terminated"]), truncated=jnp.asarray(r["truncated"]),
+        final_values=jnp.asarray(r["final_values"]),
+    )
+    last_value = jnp.asarray(r["last_value"])
+    advantages, returns = ppo_nnx.compute_gae(ppo_nnx.Storage(**arrays), last_value, 0.99, 0.95, bootstrap_truncated)
+    linen_adv, linen_ret = ppo_linen.compute_gae(ppo_linen.Storage(**arrays), last_value, 0.99, 0.95, bootstrap_truncated)
+    np.testing.assert_array_equal(advantages, linen_adv)
+    np.testing.assert_array_equal(returns, linen_ret)
+    expected_adv, expected_ret = reference.gae(**r, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=bootstrap_truncated)
+    np.testing.assert_allclose(advantages, expected_adv, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(returns, expected_ret, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("model_size", ["small", "medium"])
+def test_init_parity_seeded_orthogonal_with_ppo_gains_and_zero_biases(model_size):
+    agent = ppo_nnx.make_agent(jax.random.PRNGKey(0), obs_dim=400, action_dim=5, model_size=model_size)
+    for head, head_gain in (("actor", 0.01), ("critic", 1.0)):
+        layers = nnx_layers(agent, head)
+        assert len(layers) == len(ppo_nnx.MODEL_SIZES[model_size]) + 1
+        for i, (kernel, bias) in enumerate(layers):
+            reference.assert_orthogonal(kernel, head_gain if i == len(layers) - 1 else np.sqrt(2))
+            assert not bias.any()
+    same = ppo_nnx.make_agent(jax.random.PRNGKey(0), obs_dim=400, action_dim=5, model_size=model_size)
+    other = ppo_nnx.make_agent(jax.random.PRNGKey(1), obs_dim=400, action_dim=5, model_size=model_size)
+    kernel = lambda a: nnx_layers(a, "actor")[0][0]
+    assert np.array_equal(kernel(agent), kernel(same)) and not np.array_equal(kernel(agent), kernel(other))
+
+
+def test_rollout_and_update_parity_with_linen_from_identical_weights():
+    """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys."""
+    env, env_params = gymnax.make("CartPole-v1")
+    env_params = env_params.replace(max_steps_in_episode=5)
+    args = ppo_linen.Args(**TINY_ARGS)
+    obs, env_state = ppo_linen.env_reset(jax.random.PRNGKey(0), env, env_params, args.num_envs)
+    linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
+    train_state = TrainState.create(apply_fn=linen_agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
+    carry = ppo_linen.RolloutCarry(params, env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_linen, args.num_envs))
+    carry, linen_storage, linen_last = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
+    linen_adv, linen_ret = ppo_linen.compute_gae(linen_storage, linen_last, 0.99, 0.95, True)
+    linen_b = ppo_linen.flatten_batch(linen_storage, linen_adv, linen_ret)
+    train_state, linen_losses, _ = ppo_linen.update(train_state, linen_b, jax.random.PRNGKey(4), linen_agent, args)
+
+    agent = nnx_agent_like(params, obs.shape[1], 2)
+    optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(ppo_nnx.Args(**TINY_ARGS)), wrt=nnx.Param)
+    state = ppo_nnx.RolloutState(env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_nnx, args.num_envs))
+    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps)
+    for name, value in storage._asdict().items():
+        np.testing.assert_allclose(value, getattr(linen_storage, name), **TOLERANCE, err_msg=name)
+    np.testing.assert_allclose(last_value, linen_last, **TOLERANCE)
+    for name, value in state.stats.get_value()._asdict().items():
+        np.testing.assert_allclose(value, getattr(carry.stats, name), **TOLERANCE, err_msg=name)
+    advantages, returns = ppo_nnx.compute_gae(storage, last_value, 0.99, 0.95, True)
+    b = ppo_nnx.flatten_batch(storage, advantages, returns)
+    losses, _ = ppo_nnx.update(agent, optimizer, b, jax.random.PRNGKey(4), ppo_nnx.Args(**TINY_ARGS))
+    for name, value in losses._asdict().items():
+        np.testing.assert_allclose(value, getattr(linen_losses, name), **TOLERANCE, err_msg=name)
+    assert int(optimizer.step.get_value()) == args.update_epochs * args.num_minibatches
+    assert_layers_close(
+        {head: nnx_layers(agent, head) for head in ("actor", "critic")},
+        {head: linen_layers(train_state.params, head) for head in ("actor", "critic")},
+    )
+
+
+def training_setup(module, num_steps):
+    """Agent, optimizer and rollout state of `module`, seeded like its main block."""
+    env, env_params = gymnax.make("CartPole-v1")
+    args = module.Args(**TINY_ARGS)
+    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(1), 3)
+    obs, env_state = module.env_reset(env_key, env, env_params, args.num_envs)
+    agent = module.make_agent(param_key, obs.shape[1], env.action_space(env_params).n, "small")
+    optimizer = nnx.Optimizer(agent, module.make_optimizer(args), wrt=nnx.Param)
+    state = module.RolloutState(env_state, obs, key, new_stats(module, args.num_envs))
+    rollout_fn = functools.partial(module.rollout, env=env, env_params=env_params, num_steps=num_steps)
+    update_fn = functools.partial(module.update, args=args)
+    return agent, optimizer, state, nnx.jit(rollout_fn), nnx.jit(update_fn)
+
+
+def test_cached_partial_parity_with_nnx_jit_over_two_iterations():
+    """ppo_nnx_cached's binding (objects bound once, updated in place) gives ppo_nnx's results."""
+    agent, optimizer, state, rollout_fn, update_fn = training_setup(ppo_nnx, TINY_ARGS["num_steps"])
+    cached_agent, cached_optimizer, cached_state, cached_rollout, cached_update = training_setup(
+        ppo_nnx_cached, TINY_ARGS["num_steps"]
+    )
+    cached_rollout = nnx.cached_partial(cached_rollout, cached_agent, cached_state)
+    cached_update = nnx.cached_partial(cached_update, cached_agent, cached_optimizer)
+    gae_fn = nnx.jit(functools.partial(ppo_nnx.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True))
+    for iteration in range(2):
+        update_key = jax.random.PRNGKey(10 + iteration)
+        storage, last_value = rollout_fn(agent, state)
+        cached_storage, cached_last_value = cached_rollout()
+        assert_trees_equal((cached_storage, cached_last_value), (storage, last_value))
+        b = ppo_nnx.flatten_batch(storage, *gae_fn(storage, last_value))
+        losses, explained_var = update_fn(agent, optimizer, b, update_key)
+        cached_losses, cached_explained_var = cached_update(b, update_key)
+        assert_trees_equal((cached_losses, cached_explained_var), (losses, explained_var))
+        # the cached functions updated the caller's own objects, in place
+        assert_trees_equal((cached_agent, cached_optimizer, cached_state), (agent, optimizer, state))
+    assert int(cached_optimizer.step.get_value()) == 2 * TINY_ARGS["update_epochs"] * TINY_ARGS["num_minibatches"]
