@@ -1,0 +1,569 @@
+"""PPO (CleanRL-style, single file) in PyTorch (eager) on a gymnax environment stepped in JAX on the same device."""
+import time
+
+PROCESS_START = time.perf_counter()
+
+import os
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+# torch's OpenMP workers would otherwise spin-wait between ops, taking the cores from JAX's env threads
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import functools
+import importlib.metadata
+import platform
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, NamedTuple, Sequence
+
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+import torch.nn as nn
+import tyro
+from gymnax.environments import spaces
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+
+
+@dataclass
+class Args:
+    # experiment
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (variant), used in the run name"""
+    seed: int = 1
+    """seed of parameters, environments, actions and minibatch order"""
+    env_id: str = "CartPole-v1"
+    """any gymnax environment with a discrete action space"""
+    model_size: Literal["small", "medium", "large"] = "small"
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    jit_env: bool = True
+    """compile the vectorised env reset/step with jax.jit (--no-jit-env runs them eagerly, op by op)"""
+    sync_timing: bool = False
+    """synchronise around rollout and update to time them separately"""
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    """where to run: auto (GPU if present), cpu or gpu"""
+    log_dir: str = "runs"
+    """TensorBoard root folder"""
+    run_name: str = ""
+    """run folder name (default: {env_id}__{exp_name}__{model_size}__{seed}__{unix time})"""
+
+    # algorithm
+    num_envs: int = 32
+    """the number of parallel environments"""
+    num_steps: int = 256
+    """the number of steps per environment per rollout"""
+    num_iterations: int = 100
+    """the number of iterations (one rollout + one update each)"""
+    num_minibatches: int = 8
+    """the number of minibatches per epoch"""
+    update_epochs: int = 10
+    """the number of passes over the batch per update"""
+    learning_rate: float = 2.5e-4
+    """the learning rate of the Adam optimizer"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the iterations"""
+    gamma: float = 0.99
+    """the discount factor"""
+    gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    ent_coef: float = 0.01
+    """the entropy coefficient"""
+    vf_coef: float = 0.5
+    """the value-function coefficient"""
+    max_grad_norm: float = 0.5
+    """the maximum global gradient norm"""
+    adam_eps: float = 1e-5
+    """the epsilon of Adam"""
+    bootstrap_truncated: bool = True
+    """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
+
+    # filled at runtime
+    batch_size: int = 0
+    """the batch size, num_envs * num_steps (computed at runtime)"""
+    minibatch_size: int = 0
+    """the minibatch size, batch_size // num_minibatches (computed at runtime)"""
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
+    for name in counts:
+        if getattr(args, name) <= 0:
+            return f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}"
+    if (args.num_envs * args.num_steps) % args.num_minibatches:
+        return (
+            f"batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is not divisible"
+            f" by --num-minibatches {args.num_minibatches}"
+        )
+    if args.env_id not in gymnax.registered_envs:
+        return f"unknown env '{args.env_id}': not a registered gymnax environment"
+    env, env_params = gymnax.make(args.env_id)
+    if not isinstance(env.action_space(env_params), spaces.Discrete):
+        return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    return None
+
+
+# ENV HELPERS: the env runs in JAX; only the arrays the loop needs cross to torch, zero-copy through DLPack
+def flatten_obs(obs: jax.Array) -> jax.Array:
+    """Flatten each env's observation into a float32 vector (MinAtar 10x10xC -> 100*C)."""
+    return obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+
+
+def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
+    obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
+    return flatten_obs(obs), env_state
+
+
+def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
+    """Step every env; the key is split here and the next one returned, so the loop never touches it."""
+    key, step_key = jax.random.split(key)
+    keys = jax.random.split(step_key, action.shape[0])
+    obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+        keys, env_state, action, env_params
+    )
+    final_obs = flatten_obs(info["final_observation"])
+    return key, flatten_obs(obs), env_state, reward, terminated, truncated, final_obs
+
+
+# MODEL
+def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
+    """Orthogonal weight with `gain`, zero bias (CleanRL's layer_init)."""
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp(in_dim: int, hidden_sizes: Sequence[int], out_dim: int, out_gain: float) -> nn.Sequential:
+    layers = []
+    for size in hidden_sizes:
+        layers += [layer_init(nn.Linear(in_dim, size), np.sqrt(2)), nn.Tanh()]
+        in_dim = size
+    return nn.Sequential(*layers, layer_init(nn.Linear(in_dim, out_dim), out_gain))
+
+
+class Agent(nn.Module):
+    """Separate actor and critic MLPs with tanh (orthogonal init, biases 0)."""
+
+    def __init__(self, obs_dim: int, hidden_sizes: Sequence[int], action_dim: int):
+        super().__init__()
+        self.actor = mlp(obs_dim, hidden_sizes, action_dim, 0.01)
+        self.critic = mlp(obs_dim, hidden_sizes, 1, 1.0)
+
+    def forward(self, x):
+        return self.actor(x), self.critic(x).squeeze(-1)
+
+    def value(self, x):
+        return self.critic(x).squeeze(-1)
+
+
+def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.device) -> Agent:
+    """Build the agent; its parameters come from torch's global generator (seed it first)."""
+    return Agent(obs_dim, MODEL_SIZES[model_size], action_dim).to(device)
+
+
+def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
+    """Adam (the global-norm clip is in update_minibatch); the LR is set once per iteration."""
+    return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, betas=(0.9, 0.999), eps=args.adam_eps)
+
+
+class Storage(NamedTuple):
+    obs: torch.Tensor
+    actions: torch.Tensor
+    logprobs: torch.Tensor
+    values: torch.Tensor
+    rewards: torch.Tensor
+    terminated: torch.Tensor
+    truncated: torch.Tensor
+    final_values: torch.Tensor
+
+
+class EpisodeStats(NamedTuple):
+    returns: torch.Tensor
+    lengths: torch.Tensor
+    finished_return_sum: torch.Tensor
+    finished_length_sum: torch.Tensor
+    finished_count: torch.Tensor
+
+
+class RolloutCarry(NamedTuple):
+    env_state: Any
+    obs: torch.Tensor
+    key: jax.Array
+    stats: EpisodeStats
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    return stats._replace(
+        finished_return_sum=torch.zeros_like(stats.finished_return_sum),
+        finished_length_sum=torch.zeros_like(stats.finished_length_sum),
+        finished_count=torch.zeros_like(stats.finished_count),
+    )
+
+
+def track_episodes(stats: EpisodeStats, reward: torch.Tensor, done: torch.Tensor) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, on device."""
+    returns = stats.returns + reward
+    lengths = stats.lengths + 1
+    return EpisodeStats(
+        returns=torch.where(done, 0.0, returns),
+        lengths=torch.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + torch.where(done, returns, 0.0).sum(),
+        finished_length_sum=stats.finished_length_sum + torch.where(done, lengths, 0).sum(),
+        finished_count=stats.finished_count + done.sum(),
+    )
+
+
+# ROLLOUT
+def policy_step(obs: torch.Tensor, agent: Agent):
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); their log-probs and V(obs)."""
+    logits, value = agent(obs)
+    log_probs = torch.log_softmax(logits, dim=-1)
+    gumbel = -torch.log(-torch.log(torch.rand_like(logits)))
+    action = torch.argmax(logits + gumbel, dim=-1)
+    logprob = log_probs.gather(1, action[:, None]).squeeze(1)
+    return action.int(), logprob, value
+
+
+def record_step(stats: EpisodeStats, reward, terminated, truncated, final_obs, agent: Agent):
+    """V(final observation) of the step just taken, and the episode stats updated with it."""
+    return agent.value(final_obs), track_episodes(stats, reward, torch.logical_or(terminated, truncated))
+
+
+@torch.no_grad()
+def rollout(carry: RolloutCarry, policy_fn, env_step_fn, record_fn, value_fn, num_steps: int):
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
+    env_state, obs, key, stats = carry.env_state, carry.obs, carry.key, new_iteration_stats(carry.stats)
+    transitions = []
+    for _ in range(num_steps):
+        action, logprob, value = policy_fn(obs)
+        key, next_obs, env_state, reward, terminated, truncated, final_obs = env_step_fn(
+            key, env_state, jax.dlpack.from_dlpack(action)
+        )
+        reward, terminated, truncated, final_obs = map(torch.from_dlpack, (reward, terminated, truncated, final_obs))
+        final_value, stats = record_fn(stats, reward, terminated, truncated, final_obs)
+        transitions.append(Storage(obs, action, logprob, value, reward, terminated, truncated, final_value))
+        obs = torch.from_dlpack(next_obs)
+    storage = Storage(*(torch.stack(field) for field in zip(*transitions)))
+    return RolloutCarry(env_state, obs, key, stats), storage, value_fn(obs)
+
+
+# GAE
+def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs.
+
+    Every finished episode (terminated or truncated) cuts the trace; a truncated step (not
+    terminated) bootstraps from V(final observation) when `bootstrap_truncated`.
+    """
+    dones = torch.logical_or(storage.terminated, storage.truncated)
+    rewards = storage.rewards
+    if bootstrap_truncated:
+        bootstrap = torch.logical_and(storage.truncated, torch.logical_not(storage.terminated))
+        rewards = rewards + gamma * storage.final_values * bootstrap
+    next_values = torch.cat([storage.values[1:], last_value[None]], dim=0)
+    not_done = 1.0 - dones.float()
+    deltas = rewards + gamma * next_values * not_done - storage.values
+
+    lastgaelam = torch.zeros_like(last_value)
+    advantages = []
+    for delta, nonterminal in zip(deltas.flip(0), not_done.flip(0)):
+        lastgaelam = delta + gamma * gae_lambda * nonterminal * lastgaelam
+        advantages.append(lastgaelam)
+    advantages = torch.stack(advantages).flip(0)
+    return advantages, advantages + storage.values
+
+
+# LOSS
+class LossInfo(NamedTuple):
+    policy_loss: torch.Tensor
+    value_loss: torch.Tensor
+    entropy: torch.Tensor
+    approx_kl: torch.Tensor
+    old_approx_kl: torch.Tensor
+    clipfrac: torch.Tensor
+
+
+class Batch(NamedTuple):
+    obs: torch.Tensor
+    actions: torch.Tensor
+    logprobs: torch.Tensor
+    values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+
+def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
+    """Clipped-surrogate PPO loss (https://arxiv.org/abs/1707.06347) with clipped value loss."""
+    logits, newvalue = agent(mb.obs)
+    log_probs = torch.log_softmax(logits, dim=-1)
+    newlogprob = log_probs.gather(1, mb.actions.long()[:, None]).squeeze(1)
+    entropy = -torch.sum(torch.exp(log_probs) * log_probs, dim=-1).mean()
+    logratio = newlogprob - mb.logprobs
+    ratio = torch.exp(logratio)
+    with torch.no_grad():
+        old_approx_kl = (-logratio).mean()
+        approx_kl = ((ratio - 1) - logratio).mean()
+        clipfrac = (torch.abs(ratio - 1.0) > clip_coef).float().mean()
+
+    mb_advantages = mb.advantages
+    if norm_adv:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std(correction=0) + 1e-8)
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = torch.maximum(pg_loss1, pg_loss2).mean()
+
+    v_loss_unclipped = (newvalue - mb.returns) ** 2
+    if clip_vloss:
+        v_clipped = mb.values + torch.clamp(newvalue - mb.values, -clip_coef, clip_coef)
+        v_loss = 0.5 * torch.maximum(v_loss_unclipped, (v_clipped - mb.returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * v_loss_unclipped.mean()
+
+    loss = pg_loss - ent_coef * entropy + v_loss * vf_coef
+    return loss, LossInfo(pg_loss, v_loss, entropy, approx_kl, old_approx_kl, clipfrac)
+
+
+# UPDATE
+def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, loss_fn, max_grad_norm: float):
+    """One optimiser step on one minibatch: loss, backward, global-norm clip, Adam."""
+    mb = Batch(*(x[mb_inds] for x in b))
+    loss, info = loss_fn(agent, mb)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+    optimizer.step()
+    return LossInfo(*(value.detach() for value in info))
+
+
+def update(b: Batch, minibatch_fn, args: Args):
+    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+    b_inds = torch.stack([torch.randperm(args.batch_size, device=b.obs.device) for _ in range(args.update_epochs)])
+    mb_inds = b_inds.reshape(-1, args.minibatch_size)
+    infos = [minibatch_fn(inds, b) for inds in mb_inds]
+    var_y = torch.var(b.returns, correction=0)
+    explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
+    return LossInfo(*torch.stack([torch.stack(info) for info in infos]).mean(0)), explained_var
+
+
+def flatten_batch(storage: Storage, advantages, returns) -> Batch:
+    """Merge the (num_steps, num_envs) axes into one batch axis."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    return Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
+
+
+# LOGGING
+class EventWriter:
+    """Minimal TensorBoard writer (scalars and markdown text) on tensorboard's own event files."""
+
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
+
+    def _write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self._write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_text(self, tag: str, text: str, step: int = 0):
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self._write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), step)
+
+    def close(self):
+        self.writer.close()
+
+
+def markdown_table(header: str, rows: dict) -> str:
+    return f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+
+
+def system_info(compile_mode: str, device_name: str) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("jax", "jaxlib", "torch", "gymnax", "numpy", "tensorboard")
+    info = {"script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name}
+    info["python"] = platform.python_version()
+    info.update({name: importlib.metadata.version(name) for name in packages})
+    info["cpu"] = cpu_model()
+    git = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True
+    )
+    info["git_commit"] = git.stdout.strip() if git.returncode == 0 else "none"
+    return info
+
+
+def cpu_model() -> str:
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def select_device(choice: str) -> tuple[jax.Device, torch.device]:
+    """One device for both frameworks: the env (JAX) and the agent (torch) share the GPU, or the CPU."""
+    if choice == "auto":
+        choice = "gpu" if torch.cuda.is_available() and jax.default_backend() == "gpu" else "cpu"
+    if choice == "cpu":
+        return jax.devices("cpu")[0], torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device")
+    return jax.devices("gpu")[0], torch.device("cuda", torch.cuda.current_device())
+
+
+def synchronize(torch_device: torch.device, jax_arrays: Any):
+    """Wait until JAX has finished `jax_arrays` and torch its queued work (torch on the CPU is synchronous)."""
+    jax.block_until_ready(jax_arrays)
+    if torch_device.type == "cuda":
+        torch.cuda.synchronize(torch_device)
+
+
+def fail(message: str):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == "__main__":
+    args = tyro.cli(Args)
+    reason = check_args(args)
+    if reason:
+        fail(reason)
+    try:
+        device, torch_device = select_device(args.device)
+    except RuntimeError:
+        fail(f"--device {args.device}: no such device available to jax and torch")
+    args.batch_size = args.num_envs * args.num_steps
+    args.minibatch_size = args.batch_size // args.num_minibatches
+    args.run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+    compile_mode = "env-jit" if args.jit_env else "none"
+    jax.config.update("jax_default_device", device)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+
+    writer = EventWriter(os.path.join(args.log_dir, args.run_name))
+    writer.add_text("hyperparameters", markdown_table("param", asdict(args)))
+    writer.add_text("system", markdown_table("key", system_info(compile_mode, f"{device.platform}: {device.device_kind}")))
+
+    # SEEDING: JAX keys for the envs; torch's generator for parameters, actions and minibatch order
+    key = jax.random.PRNGKey(args.seed)
+    torch.manual_seed(args.seed)
+    key, env_key = jax.random.split(key)
+    env, env_params = gymnax.make(args.env_id)
+    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
+    obs = torch.from_dlpack(obs)
+    agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
+    optimizer = make_optimizer(agent, args)
+    zeros = torch.zeros(args.num_envs, device=torch_device)
+    zero = functools.partial(torch.zeros, (), device=torch_device)
+    stats = EpisodeStats(zeros, zeros.int(), zero(), zero(), zero())
+    # committed to the device like every later env output (DLPack actions are committed), or the env step compiles twice
+    env_state, key = jax.device_put((env_state, key), device)
+    carry = RolloutCarry(env_state, obs, key, stats)
+
+    # EXECUTABLES: the same top-level functions, run eagerly; the env step under jax.jit or op by op (no retracing)
+    policy_fn = functools.partial(policy_step, agent=agent)
+    env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
+    record_fn = functools.partial(record_step, agent=agent)
+    value_fn = agent.value
+    gae_fn = functools.partial(
+        compute_gae,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        bootstrap_truncated=args.bootstrap_truncated,
+    )
+    loss_fn = functools.partial(
+        ppo_loss,
+        clip_coef=args.clip_coef,
+        clip_vloss=args.clip_vloss,
+        norm_adv=args.norm_adv,
+        ent_coef=args.ent_coef,
+        vf_coef=args.vf_coef,
+    )
+    minibatch_fn = functools.partial(
+        update_minibatch,
+        agent=agent,
+        optimizer=optimizer,
+        loss_fn=loss_fn,
+        max_grad_norm=args.max_grad_norm,
+    )
+    if args.jit_env:
+        env_step_fn = jax.jit(env_step_fn)
+    else:
+        jax.config.update("jax_disable_jit", True)
+    rollout_fn = functools.partial(
+        rollout,
+        policy_fn=policy_fn,
+        env_step_fn=env_step_fn,
+        record_fn=record_fn,
+        value_fn=value_fn,
+        num_steps=args.num_steps,
+    )
+    update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
+
+    global_step = 0
+    training_start = time.perf_counter()
+    writer.add_scalar("time/startup", training_start - PROCESS_START, 0)
+    last_fetch = training_start
+    try:
+        for iteration in range(args.num_iterations):
+            iteration_start = time.perf_counter()
+            lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+            optimizer.param_groups[0]["lr"] = lr
+
+            # ROLLOUT + GAE
+            carry, storage, last_value = rollout_fn(carry)
+            advantages, returns = gae_fn(storage, last_value)
+            if args.sync_timing:
+                synchronize(torch_device, (carry.env_state, carry.key))
+                rollout_end = time.perf_counter()
+            global_step += args.batch_size
+
+            # UPDATE
+            b = flatten_batch(storage, advantages, returns)
+            losses, explained_var = update_fn(b)
+            if args.sync_timing:
+                synchronize(torch_device, ())
+                update_end = time.perf_counter()
+
+            # LOGGING: the one host fetch of this iteration
+            *loss_values, explained_var, finished_return_sum, finished_length_sum, finished_count = torch.stack(
+                [*losses, explained_var, *carry.stats[2:]]
+            ).tolist()
+            now = time.perf_counter()
+            if finished_count > 0:
+                writer.add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+                writer.add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+            writer.add_scalar("charts/learning_rate", lr, global_step)
+            writer.add_scalar("charts/SPS", global_step / (now - training_start), global_step)
+            for name, value in zip(LossInfo._fields, loss_values):
+                writer.add_scalar(f"losses/{name}", value, global_step)
+            writer.add_scalar("losses/explained_variance", explained_var, global_step)
+            writer.add_scalar("time/iteration", now - last_fetch, iteration)
+            if args.sync_timing:
+                writer.add_scalar("time/rollout", rollout_end - iteration_start, iteration)
+                writer.add_scalar("time/update", update_end - rollout_end, iteration)
+            print(
+                f"iteration {iteration + 1}/{args.num_iterations} global_step={global_step}"
+                f" return={finished_return_sum / max(finished_count, 1):.1f} time={now - last_fetch:.3f}s",
+                flush=True,
+            )
+            last_fetch = now
+
+        if torch_device.type == "cuda":
+            writer.add_scalar("memory/peak_bytes", torch.cuda.max_memory_allocated(torch_device), args.num_iterations)
+        writer.add_scalar("time/total", last_fetch - training_start, args.num_iterations)
+    finally:
+        writer.close()
