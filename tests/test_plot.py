@@ -10,6 +10,9 @@ import pytest
 from events import ALL_PAIRS, SIZES, write_run, write_sweep
 
 PLOT = Path(__file__).resolve().parents[1] / "plot.py"
+# every chart but the learning curves, of which there is one pair per experiment (and model size in exp1)
+CHARTS = ("duration_vs_complexity", "speedups_total", "overhead_exp1", "overhead_exp3", "speedups_steady_state",
+          "sync_times_exp2", "sync_speedups_exp2", "sync_times_exp3", "sync_speedups_exp3", "compile_modes")
 
 # Iteration times exactly representable in float32 (simple_value), with known windows:
 # iteration 0 = 4, mean of iterations 1–7 = 1, median of iterations 8–11 = 0.5, total = 13.
@@ -137,8 +140,7 @@ def test_every_chart_and_the_report_are_written_for_a_full_synthetic_sweep(refer
     assert result.returncode == 0, result.stderr
     assert "warning" not in result.stderr
     out = root / "report"
-    charts = ["duration_vs_complexity", "speedups_total", "overhead_exp1", "overhead_exp3", "speedups_steady_state",
-              "sync_times_exp2", "sync_speedups_exp2", "sync_times_exp3", "sync_speedups_exp3", "compile_modes"]
+    charts = list(CHARTS)
     charts += [f"learning_curves_{group}_{x}" for group in ("exp1_small", "exp1_medium", "exp1_large", "exp2", "exp3")
                for x in ("steps", "time")]
     report = (out / "REPORT.md").read_text()
@@ -189,3 +191,16 @@ def test_compare_puts_two_sweeps_side_by_side_with_their_ratio(tmp_path, known_s
     report = (tmp_path / "compare" / "REPORT.md").read_text()
     assert "| linen (jit) | async | small | 3 | 13 | 26 | 2.00× [2.00, 2.00] |" in report
     assert "| linen (none) | sync | small | 2 | 52 | 104 | 2.00× [2.00, 2.00] |" in report
+
+
+def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_path):
+    """results/cpu-quick is a real `benchmark.sh --quick` sweep of all five scripts (exp1 small only)."""
+    sweep = PLOT.parent / "results" / "cpu-quick"
+    result = run_plot(sweep, "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr
+    rows = read_summary(tmp_path)
+    assert len(rows) == 30 and {key[0] for key in rows} == {pair[0] for pair in ALL_PAIRS}
+    charts = list(CHARTS)
+    charts += [f"learning_curves_{group}_{x}" for group in ("exp1_small", "exp2", "exp3") for x in ("steps", "time")]
+    assert sorted(path.stem for path in tmp_path.glob("*.png")) == sorted(charts)
