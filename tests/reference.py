@@ -89,3 +89,14 @@ def assert_orthogonal(W, gain):
     W = np.asarray(W, np.float64)
     gram = W.T @ W if W.shape[0] >= W.shape[1] else W @ W.T
     np.testing.assert_allclose(gram, gain**2 * np.eye(len(gram)), atol=1e-5 * max(gain**2, 1e-2) * 10)
+
+
+def assert_ppo_init(heads: dict, num_hidden: int):
+    """{"actor"|"critic": [(kernel (in, out), bias), ...]}: orthogonal, gain sqrt(2) hidden, 0.01 actor head,
+    1.0 critic head, zero biases."""
+    for head, head_gain in (("actor", 0.01), ("critic", 1.0)):
+        layers = heads[head]
+        assert len(layers) == num_hidden + 1
+        for i, (kernel, bias) in enumerate(layers):
+            assert_orthogonal(kernel, head_gain if i == num_hidden else np.sqrt(2))
+            assert not np.asarray(bias).any()

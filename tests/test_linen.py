@@ -56,12 +56,8 @@ def test_ppo_loss_matches_numpy_reference_on_tiny_batch():
 @pytest.mark.parametrize("model_size", ["small", "medium"])
 def test_init_is_seeded_orthogonal_with_ppo_gains_and_zero_biases(model_size):
     _, params = ppo_linen.make_agent(jax.random.PRNGKey(0), obs_dim=400, action_dim=5, model_size=model_size)
-    for head, head_gain in (("actor", 0.01), ("critic", 1.0)):
-        layers = linen_layers(params, head)
-        assert len(layers) == len(ppo_linen.MODEL_SIZES[model_size]) + 1
-        for i, (kernel, bias) in enumerate(layers):
-            reference.assert_orthogonal(kernel, head_gain if i == len(layers) - 1 else np.sqrt(2))
-            assert not bias.any()
+    heads = {head: linen_layers(params, head) for head in ("actor", "critic")}
+    reference.assert_ppo_init(heads, len(ppo_linen.MODEL_SIZES[model_size]))
     _, same = ppo_linen.make_agent(jax.random.PRNGKey(0), obs_dim=400, action_dim=5, model_size=model_size)
     _, other = ppo_linen.make_agent(jax.random.PRNGKey(1), obs_dim=400, action_dim=5, model_size=model_size)
     kernels = lambda p: np.asarray(p["params"]["actor"]["Dense_0"]["kernel"])

@@ -98,12 +98,8 @@ def test_gae_parity_with_linen_and_numpy_reference(bootstrap_truncated):
 @pytest.mark.parametrize("model_size", ["small", "medium"])
 def test_init_parity_seeded_orthogonal_with_ppo_gains_and_zero_biases(model_size):
     agent = ppo_nnx.make_agent(jax.random.PRNGKey(0), obs_dim=400, action_dim=5, model_size=model_size)
-    for head, head_gain in (("actor", 0.01), ("critic", 1.0)):
-        layers = nnx_layers(agent, head)
-        assert len(layers) == len(ppo_nnx.MODEL_SIZES[model_size]) + 1
-        for i, (kernel, bias) in enumerate(layers):
-            reference.assert_orthogonal(kernel, head_gain if i == len(layers) - 1 else np.sqrt(2))
-            assert not bias.any()
+    heads = {head: nnx_layers(agent, head) for head in ("actor", "critic")}
+    reference.assert_ppo_init(heads, len(ppo_nnx.MODEL_SIZES[model_size]))
     same = ppo_nnx.make_agent(jax.random.PRNGKey(0), obs_dim=400, action_dim=5, model_size=model_size)
     other = ppo_nnx.make_agent(jax.random.PRNGKey(1), obs_dim=400, action_dim=5, model_size=model_size)
     kernel = lambda a: nnx_layers(a, "actor")[0][0]

@@ -154,13 +154,12 @@ def test_parity_init_is_seeded_orthogonal_with_ppo_gains_and_zero_biases(module,
         return module.make_agent(400, 5, model_size, torch.device("cpu"))
 
     agent = build(0)
-    for head, head_gain in (("actor", 0.01), ("critic", 1.0)):
-        layers = torch_linears(agent, head)
-        assert len(layers) == len(module.MODEL_SIZES[model_size]) + 1
-        for i, linear in enumerate(layers):
-            kernel = linear.weight.detach().numpy().T  # torch (out, in) -> Linen's (in, out)
-            reference.assert_orthogonal(kernel, head_gain if i == len(layers) - 1 else np.sqrt(2))
-            assert not linear.bias.detach().numpy().any()
+    # torch weight (out, in) -> Linen's kernel (in, out)
+    heads = {
+        head: [(linear.weight.detach().numpy().T, linear.bias.detach().numpy()) for linear in torch_linears(agent, head)]
+        for head in ("actor", "critic")
+    }
+    reference.assert_ppo_init(heads, len(module.MODEL_SIZES[model_size]))
     first = lambda a: torch_linears(a, "actor")[0].weight.detach()
     assert torch.equal(first(agent), first(build(0))) and not torch.equal(first(agent), first(build(1)))
 
