@@ -17,6 +17,18 @@ ALWAYS_TAGS = {
 }
 SYNC_TAGS = {"time/rollout", "time/update"}
 
+# every variant and the flag that turns its compilation off (None: the script always compiles)
+EAGER_FLAG = {
+    "ppo_linen.py": "--no-jit",
+    "ppo_nnx.py": "--no-jit",
+    "ppo_nnx_cached.py": None,
+    "ppo_torch.py": "--no-jit-env",
+    "ppo_torch_compile.py": None,
+}
+SCRIPTS = list(EAGER_FLAG)
+JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py"]
+JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
+
 
 def run_script(script: str, *args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
     """Run `python script args...` from the repository root in a fresh process."""

@@ -4,19 +4,11 @@ import re
 
 import pytest
 
-from helpers import ALWAYS_TAGS, SYNC_TAGS, TINY, assert_clean_error, final_return, read_run, run_script, table
+from helpers import (
+    ALWAYS_TAGS, EAGER_FLAG, JAX_EAGER_SCRIPTS, JAX_SCRIPTS, SCRIPTS, SYNC_TAGS, TINY, assert_clean_error, final_return,
+    read_run, run_script, table,
+)
 
-# every variant and the flag that turns its compilation off (None: the script always compiles)
-EAGER_FLAG = {
-    "ppo_linen.py": "--no-jit",
-    "ppo_nnx.py": "--no-jit",
-    "ppo_nnx_cached.py": None,
-    "ppo_torch.py": "--no-jit-env",
-    "ppo_torch_compile.py": None,
-}
-SCRIPTS = list(EAGER_FLAG)
-JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py"]
-JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
 # (env, eager, sync): every flag combination on a classic env; both modes on bsuite and MinAtar
 SMOKE_CASES = [
     ("CartPole-v1", False, False),
