@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# benchmark.sh: the sweep of SPEC §7. Every configuration of the grid runs in a fresh
-# process of one ppo_*.py script, one run at a time, in a fixed order, all with the same
-# environment variables.
+# benchmark.sh: the benchmark sweep (docs/method.md). Every configuration of the grid runs in
+# a fresh process of one ppo_*.py script, one run at a time, in a fixed order, all with the
+# same environment variables.
 #
-#   ./benchmark.sh               the reference grid (231 runs) into results/<date>-<host>
+#   ./benchmark.sh               the default grid (the study's 231 runs plus the variants added since)
+#   ./benchmark.sh --grid study  exactly the published study's 231 runs
 #   ./benchmark.sh --quick       a small grid that touches every variant, mode and chart
 #   ./benchmark.sh --dry-run     print the runs and run nothing
 #   ./benchmark.sh --help        every option
@@ -11,80 +12,135 @@
 # To resume, rerun the same command: runs listed in OUT/finished.txt are skipped.
 # Layout of OUT (plot.py reads it):
 #   system.json, env_timing.json   the machine, and each env's step time (sweep_info.py)
+#   workload.json                  the per-run workload every run of OUT has (resume refuses another)
 #   runs/<exp>/<run_name>/         each run's TensorBoard event file (its --log-dir is runs/<exp>)
 #   logs/<exp>/<run_name>.log      each run's stdout and stderr
 #   finished.txt                   one run name per line: exit 0 and a time/total scalar
+#   durations.txt                  "<run_name> <milliseconds>" per finished run: the ETA's observations
 #   failed.txt                     one line per failed attempt: <run_name> <exit code|timeout|incomplete> <log, relative to OUT>
-# run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3.
-# Needs bash >= 4.4 and GNU coreutils (timeout).
+# run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3 exp4.
+
+# bash >= 4.4 (namerefs, "${a[@]}" of empty arrays under set -u): checked in POSIX sh syntax, so
+# that an older bash or another shell reaches this line and stops here.
+case ${BASH_VERSION:-} in
+  '' | [0-3].* | 4.[0-3].*)
+    echo "benchmark.sh: needs bash >= 4.4, this is ${BASH_VERSION:-not bash}; run it as 'bash benchmark.sh' with a newer bash" >&2
+    exit 2
+    ;;
+esac
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PYTHON=${PYTHON:-python}
 
-ENVS=(CartPole-v1 Acrobot-v1 MountainCar-v0 DiscountingChain-bsuite MemoryChain-bsuite
-  UmbrellaChain-bsuite BernoulliBandit-misc GaussianBandit-misc Asterix-MinAtar Breakout-MinAtar
-  Freeway-MinAtar SpaceInvaders-MinAtar)
 SIZES=(small medium large)
 # A variant is "<script> <compile mode>"; make_command maps each mode to its script's flag.
-PAIRS=("ppo_linen none" "ppo_linen jit" "ppo_nnx none" "ppo_nnx jit" "ppo_nnx_cached cached"
+# The published study's variants:
+STUDY_PAIRS=("ppo_linen none" "ppo_linen jit" "ppo_nnx none" "ppo_nnx jit" "ppo_nnx_cached cached"
   "ppo_torch none" "ppo_torch env-jit" "ppo_torch_compile compile")
-COMPILED=("ppo_linen jit" "ppo_nnx_cached cached" "ppo_torch_compile compile")
+STUDY_COMPILED=("ppo_linen jit" "ppo_nnx_cached cached" "ppo_torch_compile compile")
+# Added since, each in the default grid once its script is in the repository:
+NEW_PAIRS=("ppo_nnx_tree tree" "ppo_equinox none" "ppo_equinox jit")
+NEW_COMPILED=("ppo_nnx_tree tree" "ppo_equinox jit")
+# The env-backend experiment exp4 (when both Gymnasium scripts are in the repository): the
+# gymnax and Gymnasium scripts of torch and Linen on the envs both backends have.
+BACKEND_VARIANTS=("ppo_torch env-jit" "ppo_linen jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit")
+BACKEND_ENVS=(CartPole-v1 Acrobot-v1 MountainCar-v0)
+BACKEND_SIZES=(small medium)
+# The per-run workload: the scripts' defaults, every one passed explicitly to every run.
+DEFAULT_ITERATIONS=100
+DEFAULT_EAGER_ITERATIONS=10 # eager modes (JAX none, torch none): about a minute per iteration on a 2-core CPU
+REFERENCE_WORKLOAD=(32 256 10 8) # num_envs num_steps update_epochs num_minibatches
 # --quick runs 10 iterations, enough to fill the windows that plot.py reads (0, 1-7, 8-99), of a
-# smaller workload (batch 32 x 32, 2 epochs x 4 minibatches): eager (op by op) JAX takes close to a
-# minute per reference iteration on a 2-core CPU. Quick numbers are a smoke test, not results.
+# smaller workload (batch 32 x 32, 2 epochs x 4 minibatches). Quick numbers are a smoke test, not results.
 QUICK_ITERATIONS=10
-QUICK_WORKLOAD=(--num-steps 32 --update-epochs 2 --num-minibatches 4)
-NOT_EAGER=("ppo_linen jit" "ppo_nnx jit" "ppo_nnx_cached cached" "ppo_torch env-jit" "ppo_torch_compile compile")
+QUICK_WORKLOAD=(32 32 2 4)
 KILL_GRACE_SECONDS=10 # after a timeout or Ctrl-C, SIGKILL a run still alive this long after SIGTERM
+
+# THE ETA'S PRIOR: rough costs on a 2-core CPU, from an earlier --quick sweep scaled to the reference
+# workload (not measurements of this machine). They only order the runs until runs of this sweep are timed.
+declare -A PRIOR_FIXED_S=([jax]=11 [jax-eager]=28 [torch]=7 [torch-eager]=9 [compile]=45 [gymnasium]=7)
+declare -A PRIOR_ITERATION_MS=(
+  [jax small]=120 [jax medium]=900 [jax large]=36000
+  [jax-eager small]=60000 [jax-eager medium]=70000 [jax-eager large]=100000
+  [torch small]=700 [torch medium]=2000 [torch large]=40000
+  [torch-eager small]=15000 [torch-eager medium]=16000 [torch-eager large]=55000
+  [compile small]=800 [compile medium]=2000 [compile large]=40000
+  [gymnasium small]=3000 [gymnasium medium]=4000 [gymnasium large]=40000
+)
 
 usage() {
   cat <<'EOF'
 Usage: ./benchmark.sh [options]
 
-Runs the benchmark grid (SPEC §7): one fresh `python ppo_*.py ...` process per run, one at a time.
+Runs the benchmark grid: one fresh `python ppo_*.py ...` process per run, one at a time.
+The method (grid, compile modes, timing rules, windows, workload) is in docs/method.md.
+
+--grid study, the published study's 231 runs:
   warmup    3 runs  CartPole-v1, small: linen jit, nnx cached, torch compile (not analysed)
   exp1    108 runs  12 envs x 3 fully compiled variants (linen jit, nnx cached, torch compile) x 3 sizes
   exp2     96 runs  12 envs x 8 variant/compile pairs x small, --sync-timing
   exp3     24 runs  Acrobot-v1 x 8 pairs x 3 sizes, --sync-timing
   pairs: linen none/jit, nnx none/jit/cached, torch none/env-jit/compile; sizes: small medium large
-Repeat r (0-based) runs with --seed 1+r.
+--grid default (the default), the study grid plus the variants added since, each once its script
+is in the repository (a missing script is simply not in the grid):
+  ppo_nnx_tree.py (tree) and ppo_equinox.py (jit) join exp1; nnx_tree tree, equinox none and
+  jit join the pairs of exp2 and exp3 (up to 348 runs);
+  exp4     24 runs  env backends: torch env-jit, linen jit, torch_gymnasium eager, linen_gymnasium
+                    jit x CartPole-v1, Acrobot-v1, MountainCar-v0 x small, medium (async), once
+                    ppo_torch_gymnasium.py and ppo_linen_gymnasium.py are both there
+Every run does 100 iterations, eager modes (JAX none, torch none) 10 (--eager-iterations), all
+of the same per-iteration workload: --num-envs 32 --num-steps 256 --update-epochs 10
+--num-minibatches 8. Repeat r (0-based) runs with --seed 1+r.
+
+How long: ESTIMATES, none of them measured yet. On a 2-core CPU, from the built-in cost
+model (--dry-run prints its figure for any selection; a sweep refines it from its own runs):
+  --grid study about 2 days, the default grid with every variant about 3.5 days (the large
+  model size dominates), --quick about 15 minutes. On one GPU, a guess: about 7 hours for the
+  reference grid (mostly the eager runs), 10 to 15 minutes for --quick.
 
 Options:
   --out DIR          sweep folder (default: results/<YYYY-MM-DD>-<hostname> in the repository)
-  --quick            a reduced grid, touching every variant, compile mode and chart:
+  --grid NAME        study or default (see above)
+  --quick            a reduced grid of the chosen grid, touching every variant, compile mode and chart:
                        warmup  CartPole-v1 small linen jit
-                       exp1    CartPole-v1, DiscountingChain-bsuite, Breakout-MinAtar x 3 compiled x small
-                       exp2    CartPole-v1 x 8 pairs x small
-                       exp3    Acrobot-v1 x 8 pairs x small, and the 5 non-eager pairs x medium
-                     with 10 iterations, the fewest that fill plot.py's windows (0, 1-7, 8-99),
-                     of a smaller workload: --num-steps 32 --update-epochs 2 --num-minibatches 4;
-                     31 runs, a smoke test of the whole pipeline, not results
+                       exp1    CartPole-v1, DiscountingChain-bsuite, Breakout-MinAtar x compiled x small
+                       exp2    CartPole-v1 x pairs x small
+                       exp3    Acrobot-v1 x pairs x small, and the non-eager pairs x medium
+                       exp4    CartPole-v1 x the 4 backend variants x small (when in the grid)
+                     every run 10 iterations, the fewest that fill plot.py's windows (0, 1-7,
+                     8-99), of a smaller workload: --num-steps 32 --update-epochs 2
+                     --num-minibatches 4; 31 runs with --grid study; a smoke test, not results
   --repeats N        run the grid N times, with seeds 1..N (default 1)
-  --only EXP         keep only EXP (exp1, exp2 or exp3) and the 3 warm-up runs, which prepare the
-                     machine for any experiment; to drop them too, add --filter ' EXP '
-  --filter REGEX     keep the runs whose --dry-run line matches REGEX (POSIX extended regex)
-  --shard K/N        keep every N-th of the selected runs, starting at the K-th (1 <= K <= N):
-                     shards 1/N .. N/N split the selection into N interleaved parts
-  --iterations N     pass --num-iterations N to every run (default: the scripts' own, 100;
-                     with --quick: 10)
+  --only EXP         keep only EXP (exp1 .. exp4) and the warm-up runs, which prepare the
+                     machine for any experiment; to drop them too, add --filter '^EXP__'
+  --filter REGEX     keep the runs whose name <exp>__<script>__<mode>__<env_id>__<size>__<seed>
+                     matches REGEX (POSIX extended regex), e.g. 'ppo_torch.*MinAtar', '__large__'
+  --shard K/N        split the selected runs into N interleaved parts and keep the K-th
+                     (1 <= K <= N); the selected warm-up runs go to every shard
+  --iterations N     iterations of every non-eager run (default 100; with --quick 10)
+  --eager-iterations N  iterations of the eager runs (default 10, or --iterations if smaller)
   --timeout SECONDS  stop a run after SECONDS and record it as "timeout" (default: no limit)
   --dry-run          print "<index> <exp> <command>" for each selected run, run nothing
   -h, --help         show this help
 
 The index is the run's position in the whole grid (repeats included); --only, --filter and
---shard apply in that order. Before the runs, OUT/system.json and OUT/env_timing.json record
-the machine and the step time of the selected runs' envs.
+--shard apply in that order. Before the runs, OUT/system.json records the machine and
+OUT/env_timing.json the step time of every env of the grid.
 Resume: rerun with the same options and --out; finished runs are skipped, failed and
-interrupted ones run again (their partial run folder is deleted first).
-Environment: PYTHON (default: python) runs the scripts and sweep_info.py.
+interrupted ones run again (their partial run folder is deleted first). OUT/workload.json
+records the workload of the first invocation; a different workload (--quick, --iterations,
+--eager-iterations) into the same OUT is refused. One sweep at a time writes into an OUT.
+Needs bash >= 4.4, GNU timeout and flock; PYTHON (default: python) runs the scripts and
+sweep_info.py and must import every package the selected scripts import (checked first).
 Exit status: 0 every selected run finished, 1 some run failed (see OUT/failed.txt) or the
-machine could not be recorded, 2 bad options, 130 interrupted (Ctrl-C or SIGTERM: the running
-run is stopped and not recorded).
+machine could not be recorded, 2 nothing was run (bad options, a missing prerequisite, another
+workload in OUT, another sweep running into OUT), 130 interrupted (Ctrl-C or SIGTERM: the
+running run is stopped and not recorded).
 EOF
 }
 
-die() { # a usage error: one line on stderr, exit 2
+die() { # nothing was run: one line on stderr, exit 2
   echo "benchmark.sh: $*" >&2
   exit 2
 }
@@ -94,6 +150,7 @@ is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 # OPTIONS
 DRY_RUN=0
 QUICK=0
+GRID_NAME=default
 OUT=
 REPEATS=1
 ONLY=
@@ -101,6 +158,7 @@ FILTER=
 SHARD_K=1
 SHARD_N=1
 ITERATIONS=
+EAGER_ITERATIONS=
 TIMEOUT=0
 
 parse_options() {
@@ -116,7 +174,7 @@ parse_options() {
         ;;
       --dry-run) DRY_RUN=1 ;;
       --quick) QUICK=1 ;;
-      --out | --repeats | --only | --filter | --shard | --iterations | --timeout)
+      --out | --grid | --repeats | --only | --filter | --shard | --iterations | --eager-iterations | --timeout)
         [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
         set_option "$1" "$2"
         shift
@@ -131,12 +189,16 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
   local option=$1 value=$2 regex_status=0
   case $option in
     --out) OUT=$value ;;
+    --grid)
+      [[ $value == study || $value == default ]] || die "--grid needs study or default, not '$value'"
+      GRID_NAME=$value
+      ;;
     --repeats)
       is_count "$value" || die "--repeats needs a positive integer, not '$value'"
       REPEATS=$value
       ;;
     --only)
-      [[ $value =~ ^exp[123]$ ]] || die "--only needs exp1, exp2 or exp3, not '$value'"
+      [[ $value =~ ^exp[1234]$ ]] || die "--only needs exp1, exp2, exp3 or exp4, not '$value'"
       ONLY=$value
       ;;
     --filter)
@@ -150,9 +212,9 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
       SHARD_K=${BASH_REMATCH[1]}
       SHARD_N=${BASH_REMATCH[2]}
       ;;
-    --iterations)
-      is_count "$value" || die "--iterations needs a positive integer, not '$value'"
-      ITERATIONS=$value
+    --iterations | --eager-iterations)
+      is_count "$value" || die "$option needs a positive integer, not '$value'"
+      if [[ $option == --iterations ]]; then ITERATIONS=$value; else EAGER_ITERATIONS=$value; fi
       ;;
     --timeout)
       is_count "$value" || die "--timeout needs a positive number of seconds, not '$value'"
@@ -161,8 +223,33 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
   esac
 }
 
+# THE WORKLOAD: the same per-iteration work for every run; eager runs do fewer iterations.
+NUM_ENVS= NUM_STEPS= UPDATE_EPOCHS= NUM_MINIBATCHES= WORKLOAD_JSON=
+
+set_workload() {
+  local workload=("${REFERENCE_WORKLOAD[@]}")
+  if ((QUICK)); then
+    workload=("${QUICK_WORKLOAD[@]}")
+    ITERATIONS=${ITERATIONS:-$QUICK_ITERATIONS}
+  fi
+  ITERATIONS=${ITERATIONS:-$DEFAULT_ITERATIONS}
+  if [[ -z $EAGER_ITERATIONS ]]; then
+    EAGER_ITERATIONS=$((ITERATIONS < DEFAULT_EAGER_ITERATIONS ? ITERATIONS : DEFAULT_EAGER_ITERATIONS))
+  fi
+  read -r NUM_ENVS NUM_STEPS UPDATE_EPOCHS NUM_MINIBATCHES <<<"${workload[*]}"
+  printf -v WORKLOAD_JSON '{"iterations": %d, "eager_iterations": %d, "num_envs": %d, "num_steps": %d, "update_epochs": %d, "num_minibatches": %d}' \
+    "$ITERATIONS" "$EAGER_ITERATIONS" "$NUM_ENVS" "$NUM_STEPS" "$UPDATE_EPOCHS" "$NUM_MINIBATCHES"
+}
+
+is_eager() { [[ $2 == none ]]; } # is_eager SCRIPT MODE: JAX none (op by op) and torch none (env op by op)
+
+run_iterations() { # run_iterations SCRIPT MODE: the run's --num-iterations
+  if is_eager "$1" "$2"; then echo "$EAGER_ITERATIONS"; else echo "$ITERATIONS"; fi
+}
+
 # THE GRID: one "exp script mode env size" entry per configuration, in run order
 GRID=()
+GRID_ENVS=() # the 12 envs, from sweep_info.py, the one list of them
 
 add_configs() { # add_configs EXP ENVS SIZES VARIANTS (array names): every env x size x variant
   local exp=$1 env size variant
@@ -176,23 +263,50 @@ add_configs() { # add_configs EXP ENVS SIZES VARIANTS (array names): every env x
   done
 }
 
+have_script() { [[ -f $ROOT/$1.py ]]; }
+
+add_present() { # add_present ARRAY VARIANT...: append the variants whose script is in the repository
+  local -n array_=$1
+  local variant
+  for variant in "${@:2}"; do
+    if have_script "${variant%% *}"; then array_+=("$variant"); fi
+  done
+}
+
 build_grid() {
-  local cartpole=(CartPole-v1) acrobot=(Acrobot-v1) small=(small)
-  local warmup_variants=("${COMPILED[@]}") exp1_envs=("${ENVS[@]}") exp1_sizes=("${SIZES[@]}")
-  local exp2_envs=("${ENVS[@]}") exp3_sizes=("${SIZES[@]}") medium=(medium)
+  local line cartpole=(CartPole-v1) acrobot=(Acrobot-v1) small=(small) medium=(medium)
+  local pairs=("${STUDY_PAIRS[@]}") compiled=("${STUDY_COMPILED[@]}") not_eager=() variant
+  while read -r line; do GRID_ENVS+=("$line"); done < <("$PYTHON" sweep_info.py --list-envs 2>/dev/null) || true
+  ((${#GRID_ENVS[@]})) || die "PYTHON='$PYTHON' cannot run sweep_info.py; set PYTHON to a Python with requirements.txt installed"
+  local warmup_variants=("${STUDY_COMPILED[@]}") exp1_envs=("${GRID_ENVS[@]}") exp1_sizes=("${SIZES[@]}")
+  local exp2_envs=("${GRID_ENVS[@]}") exp3_sizes=("${SIZES[@]}") exp4_envs=("${BACKEND_ENVS[@]}")
+  local exp4_sizes=("${BACKEND_SIZES[@]}") exp4=0
+  if [[ $GRID_NAME == default ]]; then
+    add_present pairs "${NEW_PAIRS[@]}"
+    add_present compiled "${NEW_COMPILED[@]}"
+    if have_script ppo_torch_gymnasium && have_script ppo_linen_gymnasium; then exp4=1; fi
+  fi
+  for variant in "${pairs[@]}"; do
+    is_eager $variant || not_eager+=("$variant")
+  done
   if ((QUICK)); then
     warmup_variants=("ppo_linen jit")
     exp1_envs=(CartPole-v1 DiscountingChain-bsuite Breakout-MinAtar)
     exp1_sizes=(small)
     exp2_envs=(CartPole-v1)
     exp3_sizes=(small)
+    exp4_envs=(CartPole-v1)
+    exp4_sizes=(small)
   fi
   add_configs warmup cartpole small warmup_variants
-  add_configs exp1 exp1_envs exp1_sizes COMPILED
-  add_configs exp2 exp2_envs small PAIRS
-  add_configs exp3 acrobot exp3_sizes PAIRS
+  add_configs exp1 exp1_envs exp1_sizes compiled
+  add_configs exp2 exp2_envs small pairs
+  add_configs exp3 acrobot exp3_sizes pairs
   if ((QUICK)); then # the medium model size without the slowest, eager, pairs
-    add_configs exp3 acrobot medium NOT_EAGER
+    add_configs exp3 acrobot medium not_eager
+  fi
+  if ((exp4)); then
+    add_configs exp4 exp4_envs exp4_sizes BACKEND_VARIANTS
   fi
 }
 
@@ -203,19 +317,15 @@ make_command() { # make_command EXP SCRIPT MODE ENV SIZE SEED: sets RUN_NAME and
   RUN_NAME="${exp}__${script}__${mode}__${env}__${size}__${seed}"
   CMD=("$PYTHON" "$script.py")
   case "$script $mode" in
-    "ppo_linen none" | "ppo_nnx none") CMD+=(--no-jit) ;;
+    "ppo_linen none" | "ppo_nnx none" | "ppo_equinox none") CMD+=(--no-jit) ;;
     "ppo_torch none") CMD+=(--no-jit-env) ;;
   esac # every other mode is its script's default
   CMD+=(--env-id "$env" --model-size "$size" --seed "$seed")
   if is_sync "$exp"; then
     CMD+=(--sync-timing)
   fi
-  if [[ -n $ITERATIONS ]]; then
-    CMD+=(--num-iterations "$ITERATIONS")
-  fi
-  if ((QUICK)); then
-    CMD+=("${QUICK_WORKLOAD[@]}")
-  fi
+  CMD+=(--num-iterations "$(run_iterations "$script" "$mode")" --num-envs "$NUM_ENVS" --num-steps "$NUM_STEPS"
+    --update-epochs "$UPDATE_EPOCHS" --num-minibatches "$NUM_MINIBATCHES")
   CMD+=(--log-dir "$OUT/runs/$exp" --run-name "$RUN_NAME")
 }
 
@@ -225,50 +335,113 @@ SELECTED=()
 SELECTED_LINES=()
 
 select_runs() {
-  local repeat config exp script mode env size seed quoted line index=0 position=0
+  local repeat config exp script mode env size seed quoted index=0 position=0
   for ((repeat = 0; repeat < REPEATS; repeat++)); do
     seed=$((repeat + 1))
     for config in "${GRID[@]}"; do
       index=$((index + 1))
       read -r exp script mode env size <<<"$config"
       [[ -z $ONLY || $exp == "$ONLY" || $exp == warmup ]] || continue
+      [[ -z $FILTER || ${config// /__}__$seed =~ $FILTER ]] || continue # the run's name, nothing else
+      if [[ $exp != warmup ]]; then # every shard warms up with the selected warm-up runs
+        position=$((position + 1))
+        (((position - 1) % SHARD_N == SHARD_K - 1)) || continue
+      fi
       make_command "$exp" "$script" "$mode" "$env" "$size" "$seed"
       printf -v quoted '%q ' "${CMD[@]}"
-      line="$index $exp ${quoted% }"
-      [[ -z $FILTER || $line =~ $FILTER ]] || continue
-      position=$((position + 1))
-      (((position - 1) % SHARD_N == SHARD_K - 1)) || continue
       SELECTED+=("$config $seed")
-      SELECTED_LINES+=("$line")
+      SELECTED_LINES+=("$index $exp ${quoted% }")
     done
   done
 }
 
-# THE SWEEP
-CHILD=       # pid of the running child process (a run's `timeout`, or sweep_info.py)
-CURRENT_RUN= # name of the running run
-DONE_COUNT=0 # runs done in this invocation, and their total duration
-DONE_SECONDS=0
-FAILED=()
-
+# TIME AND THE ETA
 format_duration() { # format_duration SECONDS
   local s=$1
   if ((s < 60)); then
     echo "$s s"
   elif ((s < 3600)); then
     echo "$(((s + 30) / 60)) min"
-  else
+  elif ((s < 172800)); then
     printf '%d h %02d min\n' $((s / 3600)) $((s % 3600 / 60))
+  else
+    printf '%d days %d h\n' $((s / 86400)) $((s % 86400 / 3600))
   fi
 }
 
-time_left() { # time_left RUNS_LEFT: from the mean duration of this invocation's runs so far
-  if ((DONE_COUNT == 0)); then
-    echo "first run, no estimate yet"
+now_ms() {
+  if [[ -n ${EPOCHREALTIME:-} ]]; then # bash >= 5
+    local t=${EPOCHREALTIME/[.,]/}
+    echo $((10#$t / 1000))
   else
-    echo "$(format_duration $((DONE_SECONDS * $1 / DONE_COUNT))) left"
+    echo $(($(date +%s%N) / 1000000))
   fi
 }
+
+prior_class() { # prior_class SCRIPT MODE
+  case "$1 $2" in
+    *_gymnasium\ *) echo gymnasium ;;
+    "ppo_torch_compile "*) echo compile ;;
+    "ppo_torch none") echo torch-eager ;;
+    "ppo_torch "*) echo torch ;;
+    *" none") echo jax-eager ;;
+    *) echo jax ;;
+  esac
+}
+
+prior_ms() { # prior_ms SCRIPT MODE SIZE: the built-in rough cost of one run of this workload, in ms
+  local class iterations
+  class=$(prior_class "$1" "$2")
+  iterations=$(run_iterations "$1" "$2")
+  # iteration cost scales with the batch (rollout) and, for the other half, with the epochs (update)
+  echo $((PRIOR_FIXED_S[$class] * 1000 + iterations * PRIOR_ITERATION_MS[$class $3] * NUM_ENVS * NUM_STEPS *
+    (10 + UPDATE_EPOCHS) / (32 * 256 * 20)))
+}
+
+# Observed costs, by "script mode size": runs of the same group cost about the same.
+declare -A OBSERVED_MS=() OBSERVED_COUNT=()
+OBSERVED_TOTAL_MS=0 # all observed runs, and what the prior said they would cost
+OBSERVED_PRIOR_MS=0
+
+observe() { # observe SCRIPT MODE SIZE MILLISECONDS
+  local group="$1 $2 $3"
+  OBSERVED_MS[$group]=$((${OBSERVED_MS[$group]:-0} + $4))
+  OBSERVED_COUNT[$group]=$((${OBSERVED_COUNT[$group]:-0} + 1))
+  OBSERVED_TOTAL_MS=$((OBSERVED_TOTAL_MS + $4))
+  OBSERVED_PRIOR_MS=$((OBSERVED_PRIOR_MS + $(prior_ms "$1" "$2" "$3")))
+}
+
+estimate_ms() { # estimate_ms SCRIPT MODE SIZE: the group's mean; else the prior, scaled to this machine
+  local group="$1 $2 $3" prior
+  if ((${OBSERVED_COUNT[$group]:-0})); then
+    echo $((OBSERVED_MS[$group] / OBSERVED_COUNT[$group]))
+    return
+  fi
+  prior=$(prior_ms "$1" "$2" "$3")
+  if ((OBSERVED_PRIOR_MS)); then
+    echo $((prior * OBSERVED_TOTAL_MS / OBSERVED_PRIOR_MS))
+  else
+    echo "$prior"
+  fi
+}
+
+time_left() { # time_left CONFIG...: "about <duration>", the estimated duration of these runs
+  local config exp script mode env size seed group ms=0
+  local -A count=()
+  for config in "$@"; do
+    read -r exp script mode env size seed <<<"$config"
+    count[$script $mode $size]=$((${count[$script $mode $size]:-0} + 1))
+  done
+  for group in "${!count[@]}"; do
+    ms=$((ms + count[$group] * $(estimate_ms $group)))
+  done
+  echo "about $(format_duration $((ms / 1000)))"
+}
+
+# THE SWEEP
+CHILD=       # pid of the running child process (a run's `timeout`, or sweep_info.py)
+CURRENT_RUN= # name of the running run
+FAILED=()
 
 run_child() { # run_child COMMAND...: run it in the background and wait for it, so that a
   # signal reaches on_signal at once; returns its exit status
@@ -292,42 +465,92 @@ on_signal() { # Ctrl-C or SIGTERM: stop the running run (not recorded), keep the
   exit 130
 }
 
-record_machine() { # write OUT/system.json and OUT/env_timing.json for the envs of the selected runs
-  local config exp script mode env size seed envs=()
+check_prerequisites() { # what a real sweep needs besides bash; one line and exit 2 for the first missing
+  local scripts=() config exp script mode env size seed error
   local -A seen=()
+  timeout --version 2>/dev/null | grep -q GNU ||
+    die "needs GNU timeout (coreutils) on the PATH to stop runs; install coreutils"
+  command -v flock >/dev/null || die "needs flock (util-linux) on the PATH to lock OUT; install util-linux"
   for config in "${SELECTED[@]}"; do
     read -r exp script mode env size seed <<<"$config"
-    if [[ -z ${seen[$env]:-} ]]; then
-      seen[$env]=1
-      envs+=("$env")
-    fi
+    [[ -n ${seen[$script]:-} ]] || scripts+=("$script.py")
+    seen[$script]=1
+  done
+  error=$("$PYTHON" sweep_info.py --check-imports "${scripts[@]}" 2>&1 >/dev/null) ||
+    die "PYTHON: ${error#error: }; install requirements.txt into it or set PYTHON"
+}
+
+lock_out() { # one sweep at a time into OUT: the lock lives as long as this shell and its runs
+  local holder
+  mkdir -p "$OUT"
+  exec 9>>"$OUT/.lock"
+  if ! flock -n 9; then
+    holder=$(cat "$OUT/.lock" 2>/dev/null || true)
+    die "another sweep${holder:+ (pid $holder)} is writing into $OUT; wait for it to end or use another --out"
+  fi
+  echo "$$" >"$OUT/.lock"
+}
+
+check_workload() { # a folder holds one workload: written by the first invocation, checked by the rest
+  local recorded
+  if [[ -f $OUT/workload.json ]]; then
+    recorded=$(<"$OUT/workload.json")
+    [[ $recorded == "$WORKLOAD_JSON" ]] ||
+      die "$OUT holds runs of another workload, $recorded, not $WORKLOAD_JSON; use another --out or that folder's options"
+  elif [[ -s $OUT/finished.txt ]]; then
+    die "$OUT holds finished runs but no workload.json, so their workload is unknown; use another --out"
+  else
+    echo "$WORKLOAD_JSON" >"$OUT/workload.json"
+  fi
+}
+
+record_machine() { # write OUT/system.json and OUT/env_timing.json (every env of the grid)
+  local config exp script mode env size envs=()
+  local -A seen=()
+  for config in "${GRID[@]}"; do
+    read -r exp script mode env size <<<"$config"
+    [[ -n ${seen[$env]:-} ]] || envs+=("$env")
+    seen[$env]=1
   done
   echo "recording the machine and the env step times in $OUT"
   run_child "$PYTHON" sweep_info.py "$OUT" --envs "${envs[@]}" --command "$COMMAND_LINE" ||
     { echo "benchmark.sh: sweep_info.py failed, no run started" >&2; exit 1; }
 }
 
-run_one() { # run_one NUMBER TOTAL CONFIG: run one configuration and record it finished or failed
+read_durations() { # observe the finished runs of earlier invocations (same workload: workload.json)
+  local name ms exp script mode env size rest
+  local -n finished_=$1
+  [[ -f $OUT/durations.txt ]] || return 0
+  while read -r name ms; do
+    [[ -n ${finished_[$name]:-} && $ms =~ ^[0-9]+$ ]] || continue
+    IFS=' ' read -r exp script mode env size rest <<<"${name//__/ }"
+    observe "$script" "$mode" "$size" "$ms"
+  done <"$OUT/durations.txt"
+}
+
+run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and record it finished or failed
   local number=$1 total=$2 exp script mode env size seed
   read -r exp script mode env size seed <<<"$3"
   make_command "$exp" "$script" "$mode" "$env" "$size" "$seed"
   local run_dir="$OUT/runs/$exp/$RUN_NAME" log="logs/$exp/$RUN_NAME.log"
-  local start=$SECONDS status=0 elapsed reason
+  local start status=0 elapsed_ms elapsed reason
   CURRENT_RUN=$RUN_NAME
 
-  printf '[%d/%d] %s %s %s %s %s seed %s · %s ... ' "$number" "$total" "$exp" "$script" "$mode" "$env" \
-    "$size" "$seed" "$(time_left $((total - number + 1)))"
+  printf '[%d/%d] %s %s %s %s %s seed %s, %s iterations · %s ... ' "$number" "$total" "$exp" "$script" "$mode" \
+    "$env" "$size" "$seed" "$(run_iterations "$script" "$mode")" "$(time_left "${@:3}") left"
   rm -rf "$run_dir" # what an interrupted or failed earlier attempt left
   mkdir -p "$OUT/logs/$exp"
+  start=$(now_ms)
   # timeout runs the script in its own process group and passes signals on to all of it
-  run_child timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" >"$OUT/$log" 2>&1 || status=$?
+  run_child timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" >"$OUT/$log" 2>&1 9>&- || status=$?
   CURRENT_RUN=
-  elapsed=$((SECONDS - start))
-  DONE_COUNT=$((DONE_COUNT + 1))
-  DONE_SECONDS=$((DONE_SECONDS + elapsed))
+  elapsed_ms=$(($(now_ms) - start))
+  elapsed=$((elapsed_ms / 1000))
 
   if ((status == 0)) && "$PYTHON" sweep_info.py --finished "$run_dir"; then
     echo "$RUN_NAME" >>"$OUT/finished.txt"
+    echo "$RUN_NAME $elapsed_ms" >>"$OUT/durations.txt"
+    observe "$script" "$mode" "$size" "$elapsed_ms"
     echo "ok, $(format_duration "$elapsed")"
     return
   fi
@@ -346,7 +569,9 @@ run_one() { # run_one NUMBER TOTAL CONFIG: run one configuration and record it f
 run_sweep() {
   local config todo=() name number=0 start=$SECONDS
   local -A finished=()
-  mkdir -p "$OUT"
+  check_prerequisites
+  lock_out
+  check_workload
   touch "$OUT/finished.txt"
   while read -r name; do
     [[ -z $name ]] || finished[$name]=1
@@ -358,6 +583,12 @@ run_sweep() {
   if ((${#todo[@]} == 0)); then
     return 0
   fi
+  read_durations finished
+  if ((OBSERVED_PRIOR_MS)); then
+    echo "estimated time for the ${#todo[@]} runs: $(time_left "${todo[@]}"), from the runs already timed in $OUT"
+  else
+    echo "estimated time for the ${#todo[@]} runs: $(time_left "${todo[@]}") (rough: built-in figures for a 2-core CPU; refined as runs finish)"
+  fi
 
   # The same environment for every run; nothing here favours one framework.
   export XLA_PYTHON_CLIENT_PREALLOCATE=false # JAX shares the GPU with torch; peak memory is meaningful
@@ -367,7 +598,7 @@ run_sweep() {
   record_machine
   for config in "${todo[@]}"; do
     number=$((number + 1))
-    run_one "$number" "${#todo[@]}" "$config"
+    run_one "$number" "${#todo[@]}" "${todo[@]:number-1}"
   done
 
   echo "done in $(format_duration $((SECONDS - start))): $((${#todo[@]} - ${#FAILED[@]})) runs finished, ${#FAILED[@]} failed"
@@ -382,9 +613,7 @@ main() {
   printf -v COMMAND_LINE '%q ' "$0" "$@"
   COMMAND_LINE=${COMMAND_LINE% }
   parse_options "$@"
-  if ((QUICK)) && [[ -z $ITERATIONS ]]; then
-    ITERATIONS=$QUICK_ITERATIONS
-  fi
+  set_workload
   OUT=${OUT:-$ROOT/results/$(date +%F)-$HOSTNAME}
   [[ $OUT == /* ]] || OUT=$PWD/$OUT
   cd "$ROOT"
@@ -393,6 +622,7 @@ main() {
   ((${#SELECTED[@]})) || die "no run of the grid matches the selection (--only, --filter, --shard)"
   if ((DRY_RUN)); then
     printf '%s\n' "${SELECTED_LINES[@]}"
+    echo "${#SELECTED[@]} runs; estimated time on a 2-core CPU: $(time_left "${SELECTED[@]}") (rough: built-in figures, see docs/method.md)" >&2
     return 0
   fi
   run_sweep

@@ -2,6 +2,8 @@
 
     python sweep_info.py OUT [--envs ENV ...] [--command CMD]   writes OUT/system.json and OUT/env_timing.json
     python sweep_info.py --finished RUN_DIR                      exit 0 if the run's event file holds time/total
+    python sweep_info.py --list-envs                             the grid's 12 envs, one a line, in grid order
+    python sweep_info.py --check-imports SCRIPT ...              exit 0 if every package the scripts import imports
 
 env_timing.json measures every env in the benchmark's own regime: `num_envs` environments
 stepped with `jax.vmap(env.step)` inside a `jax.lax.scan` of `num_steps` steps under
@@ -11,8 +13,10 @@ plot.py's "duration against env complexity" charts.
 """
 
 import argparse
+import ast
 import datetime
 import glob
+import importlib
 import importlib.metadata
 import json
 import os
@@ -23,7 +27,7 @@ import subprocess
 import sys
 import time
 
-# The reference grid's envs, in SPEC §7 order.
+# The 12 envs of the benchmark grid, in grid order: the one list benchmark.sh and plot.py use.
 GRID_ENVS = (
     "CartPole-v1",
     "Acrobot-v1",
@@ -38,7 +42,7 @@ GRID_ENVS = (
     "Freeway-MinAtar",
     "SpaceInvaders-MinAtar",
 )
-PACKAGES = ("jax", "jaxlib", "flax", "optax", "gymnax", "torch", "tyro", "tensorboard", "numpy")
+PACKAGES = ("jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch", "tyro", "tensorboard", "numpy")
 # Variables that change how a framework runs; recorded, never set, by the sweep.
 ENV_VAR_PREFIXES = ("XLA_", "JAX_", "CUDA_", "NVIDIA_", "TORCH", "PYTORCH_", "OMP_", "MKL_", "OPENBLAS_")
 REPO_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -171,6 +175,31 @@ def run_finished(run_dir: str) -> bool:
     return False
 
 
+# PACKAGES THE SCRIPTS NEED
+def imported_packages(script: str) -> set[str]:
+    """Top-level names of the non-standard-library packages `script` imports."""
+    with open(script) as f:
+        tree = ast.parse(f.read(), script)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names - set(sys.stdlib_module_names)
+
+
+def missing_packages(scripts) -> list[str]:
+    """The packages the scripts import that this Python cannot import, each with its error."""
+    missing = []
+    for name in sorted(set().union(*(imported_packages(script) for script in scripts))):
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # an ImportError, or a broken install failing at import time
+            missing.append(f"{name} ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})")
+    return missing
+
+
 def write_json(path: str, data: dict):
     with open(path, "w") as f:
         json.dump(data, f, indent=2)
@@ -184,9 +213,20 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per env; the median is kept")
     parser.add_argument("--command", help="the benchmark command line, stored in system.json")
     parser.add_argument("--finished", metavar="RUN_DIR", help="only check whether RUN_DIR holds a finished run")
+    parser.add_argument("--list-envs", action="store_true", help="only print the grid's envs, one a line")
+    parser.add_argument("--check-imports", nargs="+", metavar="SCRIPT", help="only check that the scripts' packages import")
     args = parser.parse_args(argv)
     if args.finished:
         return 0 if run_finished(args.finished) else 1
+    if args.list_envs:
+        print("\n".join(GRID_ENVS))
+        return 0
+    if args.check_imports:
+        missing = missing_packages(args.check_imports)
+        if missing:
+            print(f"error: {sys.executable} cannot import {', '.join(missing)}", file=sys.stderr)
+            return 1
+        return 0
     if not args.out:
         parser.error("give the sweep folder OUT (or --finished RUN_DIR)")
     if args.repeats < 1:
