@@ -476,8 +476,10 @@ check_prerequisites() { # what a real sweep needs besides bash; one line and exi
     [[ -n ${seen[$script]:-} ]] || scripts+=("$script.py")
     seen[$script]=1
   done
-  error=$("$PYTHON" sweep_info.py --check-imports "${scripts[@]}" 2>&1 >/dev/null) ||
+  if ! error=$("$PYTHON" sweep_info.py --check-imports "${scripts[@]}" 2>&1 >/dev/null); then
+    error=$(grep -m 1 '^error: ' <<<"$error" || tail -n 1 <<<"$error") # not the warnings of the imports
     die "PYTHON: ${error#error: }; install requirements.txt into it or set PYTHON"
+  fi
 }
 
 lock_out() { # one sweep at a time into OUT: the lock lives as long as this shell and its runs

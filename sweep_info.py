@@ -106,6 +106,7 @@ def system_info(command: str | None) -> dict:
         "command": command,
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "gpu": gpu_info(),
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -189,15 +190,22 @@ def imported_packages(script: str) -> set[str]:
     return names - set(sys.stdlib_module_names)
 
 
-def missing_packages(scripts) -> list[str]:
-    """The packages the scripts import that this Python cannot import, each with its error."""
-    missing = []
-    for name in sorted(set().union(*(imported_packages(script) for script in scripts))):
+def import_problems(scripts) -> list[str]:
+    """What keeps the scripts from running here: a script missing or unparsable, a package that does not import."""
+    problems, packages = [], set()
+    for script in scripts:
+        try:
+            packages |= imported_packages(script)
+        except OSError:
+            problems.append(f"{script} (missing)")
+        except SyntaxError as error:
+            problems.append(f"{script} (SyntaxError, line {error.lineno})")
+    for name in sorted(packages):
         try:
             importlib.import_module(name)
         except Exception as error:  # an ImportError, or a broken install failing at import time
-            missing.append(f"{name} ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})")
-    return missing
+            problems.append(f"{name} ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})")
+    return problems
 
 
 def write_json(path: str, data: dict):
@@ -222,9 +230,9 @@ def main(argv=None) -> int:
         print("\n".join(GRID_ENVS))
         return 0
     if args.check_imports:
-        missing = missing_packages(args.check_imports)
-        if missing:
-            print(f"error: {sys.executable} cannot import {', '.join(missing)}", file=sys.stderr)
+        problems = import_problems(args.check_imports)
+        if problems:
+            print(f"error: {sys.executable} cannot run the scripts: {', '.join(problems)}", file=sys.stderr)
             return 1
         return 0
     if not args.out:

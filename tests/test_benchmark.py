@@ -48,18 +48,25 @@ MODE_FLAGS = {  # the flag each (script, mode) passes; the other modes are their
     ("ppo_torch", "none"): "--no-jit-env",
 }
 FLAGS = {"--no-jit", "--no-jit-env"}
+EAGER = {("ppo_linen", "none"), ("ppo_nnx", "none"), ("ppo_torch", "none")}
+# added since the study: in the default grid once their scripts are in the repository
+NEW_PAIRS = [("ppo_nnx_tree", "tree"), ("ppo_equinox", "none"), ("ppo_equinox", "jit")]
+NEW_COMPILED = [("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit")]
+BACKEND_VARIANTS = [("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_gymnasium", "eager"), ("ppo_linen_gymnasium", "jit")]
+REFERENCE_WORKLOAD = {"--num-envs": "32", "--num-steps": "256", "--update-epochs": "10", "--num-minibatches": "8"}
+QUICK_WORKLOAD = {"--num-envs": "32", "--num-steps": "32", "--update-epochs": "2", "--num-minibatches": "4"}
 
 
-def benchmark(*args, repo=REPO, **kwargs):
-    env = {**os.environ, "PYTHON": sys.executable}
+def benchmark(*args, repo=REPO, env=None, shell="bash", **kwargs):
+    env = {**os.environ, "PYTHON": sys.executable, **(env or {})}
     return subprocess.run(
-        ["bash", str(repo / "benchmark.sh"), *args], capture_output=True, text=True, env=env, timeout=300, **kwargs
+        [shell, str(repo / "benchmark.sh"), *args], capture_output=True, text=True, env=env, timeout=300, **kwargs
     )
 
 
-def dry_run(*args):
+def dry_run(*args, repo=REPO):
     """The runs of `benchmark.sh --dry-run ARGS` as dicts: index, exp, argv and the fields of the command."""
-    result = benchmark("--dry-run", *args)
+    result = benchmark("--dry-run", *args, repo=repo)
     assert result.returncode == 0, result.stderr
     runs = []
     for line in result.stdout.splitlines():
@@ -81,7 +88,8 @@ def dry_run(*args):
                 "size": options["--model-size"],
                 "seed": int(options["--seed"]),
                 "sync": "--sync-timing" in argv,
-                "iterations": int(options["--num-iterations"]) if "--num-iterations" in argv else None,
+                "iterations": int(options["--num-iterations"]),
+                "workload": {key: options[key] for key in REFERENCE_WORKLOAD},
                 "log_dir": options["--log-dir"],
                 "run_name": run_name,
             }
@@ -93,16 +101,39 @@ def configs(runs, exp):
     return Counter((r["script"], r["mode"], r["env"], r["size"]) for r in runs if r["exp"] == exp)
 
 
+def fake_repo(tmp_path, scripts):
+    """A copy of the sweep (benchmark.sh, sweep_info.py) with the given {file name: source} as its scripts."""
+    repo = tmp_path / "repo"
+    repo.mkdir(parents=True)
+    for name in ("benchmark.sh", "sweep_info.py"):
+        shutil.copy(REPO / name, repo / name)
+    for name, source in scripts.items():
+        (repo / name).write_text(source)
+    return repo
+
+
+def study_repo(tmp_path, *added):
+    """A repository holding the study's scripts (empty files: enough for a dry run) and the `added` ones."""
+    names = {f"{script}.py" for script, _ in PAIRS} | {f"{script}.py" for script in added}
+    return fake_repo(tmp_path, dict.fromkeys(names, ""))
+
+
+def assert_one_line_error(result, expected, status=2):
+    assert result.returncode == status, result.stdout + result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("benchmark.sh: "), result.stderr
+    assert expected in result.stderr, result.stderr
+
+
 # THE GRID
-def test_reference_grid_has_231_runs_with_the_spec_count_per_experiment():
-    runs = dry_run()
+def test_study_grid_has_231_runs_with_the_published_count_per_experiment():
+    runs = dry_run("--grid", "study")
     assert len(runs) == 231
     assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 108, "exp2": 96, "exp3": 24}
     assert [r["index"] for r in runs] == list(range(1, 232))
 
 
-def test_reference_grid_is_the_spec_product_for_each_experiment():
-    runs = dry_run()
+def test_study_grid_is_the_published_product_for_each_experiment():
+    runs = dry_run("--grid", "study")
     expected = {
         "warmup": itertools.product(COMPILED, ["CartPole-v1"], ["small"]),
         "exp1": itertools.product(COMPILED, ENVS, SIZES),
@@ -112,29 +143,103 @@ def test_reference_grid_is_the_spec_product_for_each_experiment():
     for exp, product in expected.items():
         assert configs(runs, exp) == Counter((s, m, e, z) for (s, m), e, z in product), exp
     assert all(r["sync"] == (r["exp"] in ("exp2", "exp3")) for r in runs)
-    # every script, env, size and compile mode appears; envs in SPEC order
+    # every script, env, size and compile mode appears; envs in grid order
     assert {r["script"] for r in runs} == {s for s, _ in PAIRS}
     assert list(dict.fromkeys(r["env"] for r in runs if r["exp"] == "exp1")) == ENVS
     assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS)
     assert {r["size"] for r in runs} == set(SIZES)
 
 
+def test_study_grid_ignores_the_scripts_added_since(tmp_path):
+    repo = study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox", "ppo_torch_gymnasium", "ppo_linen_gymnasium")
+    out = ["--out", str(tmp_path / "sweep")]
+    assert [r["line"] for r in dry_run("--grid", "study", *out, repo=repo)] == [r["line"] for r in dry_run("--grid", "study", *out)]
+
+
+def test_default_grid_without_the_new_scripts_is_the_study_grid(tmp_path):
+    repo = study_repo(tmp_path)
+    assert [r["line"] for r in dry_run(repo=repo)] == [r["line"] for r in dry_run("--grid", "study", repo=repo)]
+
+
+def test_default_grid_adds_nnx_tree_and_equinox_to_exp1_exp2_exp3_when_their_scripts_exist(tmp_path):
+    runs = dry_run(repo=study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox"))
+    pairs, compiled = PAIRS + NEW_PAIRS, COMPILED + NEW_COMPILED
+    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 5, "exp2": 12 * 11, "exp3": 3 * 11}
+    assert configs(runs, "exp1") == Counter((s, m, e, z) for (s, m), e, z in itertools.product(compiled, ENVS, SIZES))
+    assert configs(runs, "exp2") == Counter((s, m, e, "small") for (s, m), e in itertools.product(pairs, ENVS))
+    assert configs(runs, "exp3") == Counter((s, m, "Acrobot-v1", z) for (s, m), z in itertools.product(pairs, SIZES))
+    assert configs(runs, "warmup") == Counter((s, m, "CartPole-v1", "small") for s, m in COMPILED)
+    flags = {(r["script"], r["mode"]): r["flags"] for r in runs}
+    assert flags[("ppo_equinox", "none")] == ["--no-jit"]
+    assert flags[("ppo_equinox", "jit")] == flags[("ppo_nnx_tree", "tree")] == []
+
+
+def test_default_grid_adds_only_the_new_scripts_that_exist(tmp_path):
+    runs = dry_run(repo=study_repo(tmp_path, "ppo_equinox"))
+    assert {r["script"] for r in runs} == {s for s, _ in PAIRS} | {"ppo_equinox"}
+    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 4, "exp2": 12 * 10, "exp3": 3 * 10}
+
+
+def test_env_backend_experiment_exp4_needs_both_gymnasium_scripts(tmp_path):
+    one = study_repo(tmp_path / "one", "ppo_torch_gymnasium")
+    assert "exp4" not in {r["exp"] for r in dry_run(repo=one)}
+    runs = dry_run(repo=study_repo(tmp_path / "both", "ppo_torch_gymnasium", "ppo_linen_gymnasium"))
+    product = itertools.product(BACKEND_VARIANTS, ["CartPole-v1", "Acrobot-v1", "MountainCar-v0"], ["small", "medium"])
+    assert configs(runs, "exp4") == Counter((s, m, e, z) for (s, m), e, z in product)
+    exp4 = [r for r in runs if r["exp"] == "exp4"]
+    assert not any(r["sync"] or r["flags"] for r in exp4)
+    assert {r["iterations"] for r in exp4} == {100}
+    assert len(runs) == 231 + 24
+    assert {r["exp"] for r in dry_run("--only", "exp4", "--filter", "^exp4__", repo=study_repo(tmp_path / "again", "ppo_torch_gymnasium", "ppo_linen_gymnasium"))} == {"exp4"}
+
+
+def test_the_grid_envs_come_from_sweep_info_grid_envs(tmp_path):
+    repo = study_repo(tmp_path)
+    source = (repo / "sweep_info.py").read_text()
+    (repo / "sweep_info.py").write_text(source.replace('    "SpaceInvaders-MinAtar",\n', "", 1))
+    runs = dry_run("--grid", "study", repo=repo)
+    assert list(dict.fromkeys(r["env"] for r in runs if r["exp"] == "exp1")) == ENVS[:-1]
+    named_by_the_grid = {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "DiscountingChain-bsuite", "Breakout-MinAtar"}
+    for env in set(ENVS) - named_by_the_grid:  # (warm-up, exp3, exp4 and --quick name theirs) no copy of the list
+        assert env not in (REPO / "benchmark.sh").read_text()
+
+
 def test_each_compile_mode_passes_its_flag_and_the_defaults_pass_none():
-    for r in dry_run():
+    for r in dry_run("--grid", "study"):
         expected = [MODE_FLAGS[(r["script"], r["mode"])]] if (r["script"], r["mode"]) in MODE_FLAGS else []
         assert r["flags"] == expected, r["line"]
 
 
-def test_runs_have_explicit_seed_run_name_and_log_dir_under_out(tmp_path):
+def test_runs_have_explicit_seed_run_name_log_dir_and_workload(tmp_path):
     out = tmp_path / "sweep"
-    runs = dry_run("--out", str(out))
+    runs = dry_run("--grid", "study", "--out", str(out))
     for r in runs:
         assert r["run_name"] == f"{r['exp']}__{r['script']}__{r['mode']}__{r['env']}__{r['size']}__{r['seed']}"
         assert r["log_dir"] == str(out / "runs" / r["exp"])
         assert r["seed"] == 1
-        assert r["iterations"] is None  # the scripts' own default, 100
+        assert r["workload"] == REFERENCE_WORKLOAD
         assert r["python"] == sys.executable  # $PYTHON
     assert len({r["run_name"] for r in runs}) == len(runs)
+
+
+def test_eager_runs_do_10_iterations_and_the_others_100_by_default():
+    runs = dry_run("--grid", "study")
+    for r in runs:
+        assert r["iterations"] == (10 if (r["script"], r["mode"]) in EAGER else 100), r["line"]
+    assert sum((r["script"], r["mode"]) in EAGER for r in runs) == 45
+
+
+def test_eager_iterations_option_sets_only_the_eager_runs():
+    runs = dry_run("--grid", "study", "--eager-iterations", "3", "--iterations", "50")
+    assert {r["iterations"] for r in runs if (r["script"], r["mode"]) in EAGER} == {3}
+    assert {r["iterations"] for r in runs if (r["script"], r["mode"]) not in EAGER} == {50}
+    assert {r["iterations"] for r in dry_run("--grid", "study", "--iterations", "7")} == {7}  # eager: min(10, 7)
+    assert {r["iterations"] for r in dry_run("--quick", "--iterations", "3")} == {3}
+
+
+def test_eager_runs_keep_the_per_iteration_workload_of_the_others():
+    runs = dry_run("--grid", "study")
+    assert {tuple(r["workload"].items()) for r in runs} == {tuple(REFERENCE_WORKLOAD.items())}
 
 
 def test_relative_out_is_made_absolute_from_the_callers_directory(tmp_path):
@@ -143,7 +248,7 @@ def test_relative_out_is_made_absolute_from_the_callers_directory(tmp_path):
 
 
 def test_repeats_2_doubles_the_grid_with_seeds_1_and_2():
-    runs = dry_run("--repeats", "2")
+    runs = dry_run("--grid", "study", "--repeats", "2")
     assert len(runs) == 462
     assert len({r["run_name"] for r in runs}) == 462
     assert [r["seed"] for r in runs] == [1] * 231 + [2] * 231
@@ -152,40 +257,67 @@ def test_repeats_2_doubles_the_grid_with_seeds_1_and_2():
 
 
 @pytest.mark.parametrize("n", [1, 2, 7])
-def test_shards_partition_the_grid_into_interleaved_slices(n):
-    grid = [r["line"] for r in dry_run()]
-    shards = []
-    for k in range(1, n + 1):
-        shards.append(benchmark("--dry-run", "--shard", f"{k}/{n}").stdout.splitlines())
-    assert sorted(itertools.chain(*shards)) == sorted(grid)  # no overlap, no loss
+def test_shards_partition_the_grid_and_each_gets_the_warmup_runs(n):
+    grid = dry_run("--grid", "study")
+    warmup = [r["line"] for r in grid if r["exp"] == "warmup"]
+    rest = [r["line"] for r in grid if r["exp"] != "warmup"]
+    shards = [benchmark("--dry-run", "--grid", "study", "--shard", f"{k}/{n}").stdout.splitlines() for k in range(1, n + 1)]
     for k, shard in enumerate(shards):
-        assert shard == grid[k::n]
+        assert shard[:3] == warmup
+        assert shard[3:] == rest[k::n]
+    assert sorted(itertools.chain(*(shard[3:] for shard in shards))) == sorted(rest)  # no overlap, no loss
 
 
-def test_filter_keeps_exactly_the_lines_that_match():
-    grid = dry_run()
+def test_filter_keeps_exactly_the_runs_whose_name_matches():
+    grid = dry_run("--grid", "study")
     regex = r"ppo_torch_compile.*(Breakout|Acrobot)"
-    runs = dry_run("--filter", regex)
-    assert [r["line"] for r in runs] == [r["line"] for r in grid if re.search(regex, r["line"])]
+    runs = dry_run("--grid", "study", "--filter", regex)
+    assert [r["line"] for r in runs] == [r["line"] for r in grid if re.search(regex, r["run_name"])]
     assert Counter(r["exp"] for r in runs) == {"exp1": 6, "exp2": 2, "exp3": 3}
+
+
+def test_filter_matches_neither_the_output_folder_nor_python(tmp_path):
+    python = tmp_path / "large" / "python"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    result = subprocess.run(
+        ["bash", str(REPO / "benchmark.sh"), "--dry-run", "--grid", "study", "--out", str(tmp_path / "large-cpu"),
+         "--filter", "large"],
+        capture_output=True, text=True, env={**os.environ, "PYTHON": str(python)}, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    sizes = Counter(shlex.split(line)[shlex.split(line).index("--model-size") + 1] for line in result.stdout.splitlines())
+    assert sizes == {"large": 36 + 8}
+    # the filter sees fields of the name only: no "--sync-timing", no flag, no iteration count
+    assert benchmark("--dry-run", "--filter", "sync-timing").returncode == 2
+    assert benchmark("--dry-run", "--filter", "no-jit").returncode == 2
 
 
 def test_only_keeps_one_experiment_and_the_warmup_runs():
     for exp, count in [("exp1", 108), ("exp2", 96), ("exp3", 24)]:
-        runs = dry_run("--only", exp)
+        runs = dry_run("--grid", "study", "--only", exp)
         assert Counter(r["exp"] for r in runs) == {"warmup": 3, exp: count}
-    assert {r["exp"] for r in dry_run("--only", "exp2", "--filter", " exp2 ")} == {"exp2"}
+    assert {r["exp"] for r in dry_run("--only", "exp2", "--filter", "^exp2__")} == {"exp2"}
 
 
 def test_only_filter_and_shard_combine_in_that_order():
-    selected = [r["line"] for r in dry_run("--only", "exp3", "--filter", "medium")]
+    selected = [r["line"] for r in dry_run("--grid", "study", "--only", "exp3", "--filter", "__medium__")]
     assert len(selected) == 8
-    assert [r["line"] for r in dry_run("--only", "exp3", "--filter", "medium", "--shard", "2/3")] == selected[1::3]
+    sharded = [r["line"] for r in dry_run("--grid", "study", "--only", "exp3", "--filter", "__medium__", "--shard", "2/3")]
+    assert sharded == selected[1::3]
 
 
-def test_iterations_are_passed_to_every_run():
-    assert {r["iterations"] for r in dry_run("--iterations", "7")} == {7}
-    assert {r["iterations"] for r in dry_run("--quick", "--iterations", "3")} == {3}
+def test_dry_run_estimates_the_duration_weighting_eager_runs_above_compiled_ones():
+    def estimate(regex):
+        result = benchmark("--dry-run", "--grid", "study", "--filter", regex)
+        match = re.search(r"^(\d+) runs; estimated time on a 2-core CPU: about (\d+) (s|min)", result.stderr, re.M)
+        assert match, result.stderr
+        return int(match[1]), int(match[2]) * (60 if match[3] == "min" else 1)
+
+    eager_runs, eager = estimate(r"^exp2__ppo_linen__none__(CartPole|Acrobot)")
+    compiled_runs, compiled = estimate(r"^exp2__ppo_linen__jit__(CartPole|Acrobot)")
+    assert eager_runs == compiled_runs == 2
+    assert eager > 5 * compiled > 0
 
 
 @pytest.mark.parametrize(
@@ -195,11 +327,13 @@ def test_iterations_are_passed_to_every_run():
         ["--repeats", "0"],
         ["--repeats", "two"],
         ["--iterations", "-1"],
+        ["--eager-iterations", "0"],
         ["--timeout", "1.5"],
         ["--shard", "3/2"],
         ["--shard", "0/2"],
         ["--shard", "1"],
-        ["--only", "exp4"],
+        ["--only", "exp5"],
+        ["--grid", "all"],
         ["--filter", "("],
         ["--filter", "no run matches this"],
         ["--out"],
@@ -214,16 +348,21 @@ def test_bad_options_fail_with_one_line_on_stderr_and_exit_2(args):
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("benchmark.sh: ")
 
 
-def test_help_documents_every_option():
+def test_help_documents_every_option_both_grids_the_method_and_estimates():
     result = benchmark("--help")
     assert result.returncode == 0
-    for option in ["--dry-run", "--out", "--repeats", "--filter", "--only", "--iterations", "--quick", "--shard", "--timeout"]:
+    for option in ["--dry-run", "--out", "--grid", "--repeats", "--filter", "--only", "--iterations",
+                   "--eager-iterations", "--quick", "--shard", "--timeout"]:
         assert option in result.stdout
+    for text in ["study", "231 runs", "ppo_nnx_tree.py", "ppo_equinox.py", "exp4", "docs/method.md", "ESTIMATES", "GPU"]:
+        assert text in result.stdout
+    assert "SPEC" not in result.stdout
+    assert (REPO / "docs" / "method.md").exists()
 
 
 def test_quick_touches_every_pair_two_sizes_both_timing_modes_and_every_env_family():
-    runs = dry_run("--quick")
-    assert len(runs) < 40
+    runs = dry_run("--quick", "--grid", "study")
+    assert len(runs) == 31
     assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS)
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp2"} == set(PAIRS)
     assert {r["size"] for r in runs if r["exp"] == "exp3"} == {"small", "medium"}
@@ -234,7 +373,17 @@ def test_quick_touches_every_pair_two_sizes_both_timing_modes_and_every_env_fami
     families = {r["env"].split("-")[-1] for r in runs}
     assert {"v1", "bsuite", "MinAtar"} <= families
     assert len({r["env"] for r in runs if r["exp"] == "exp1"}) >= 3  # an env-complexity axis
-    # enough iterations to fill plot.py's windows 0, 1-7 and 8-99, far fewer than 100
+    # enough iterations to fill plot.py's windows 0, 1-7 and 8-99, far fewer than 100, eager runs too
+    assert {r["iterations"] for r in runs} == {10}
+    assert {tuple(r["workload"].items()) for r in runs} == {tuple(QUICK_WORKLOAD.items())}
+
+
+def test_quick_default_grid_touches_every_new_variant_and_exp4(tmp_path):
+    repo = study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox", "ppo_torch_gymnasium", "ppo_linen_gymnasium")
+    runs = dry_run("--quick", repo=repo)
+    assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS)
+    assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp1"} == set(COMPILED + NEW_COMPILED)
+    assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp4"} == set(BACKEND_VARIANTS)
     assert {r["iterations"] for r in runs} == {10}
 
 
@@ -243,10 +392,82 @@ def test_sweep_info_records_the_machine_without_importing_a_framework():
         "import sys, sweep_info\n"
         "info = sweep_info.system_info('cmd')\n"
         "assert info['packages']['torch'] and info['command'] == 'cmd', info\n"
+        "assert info['cpu'] and info['cpu_count'] and info['cpus_usable'] and 'gpu' in info, info\n"
+        "assert 'git_commit' in info and 'git_dirty' in info, info\n"
         "assert not {'torch', 'jax', 'flax'} & set(sys.modules), 'a framework was imported'\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+# PREREQUISITES, LOCK, WORKLOAD: checked before anything runs
+def test_another_shell_than_bash_stops_with_one_line():
+    if not shutil.which("dash"):
+        pytest.skip("no dash to run benchmark.sh with")
+    result = benchmark("--dry-run", shell="dash")
+    assert_one_line_error(result, "needs bash >= 4.4")
+    assert result.stdout == ""
+
+
+def test_a_missing_gnu_timeout_stops_with_one_line_before_any_run(tmp_path):
+    repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n"})
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "timeout").write_text("#!/bin/sh\necho 'timeout (BusyBox) v1'\n")
+    (fake_bin / "timeout").chmod(0o755)
+    out = tmp_path / "sweep"
+    result = benchmark("--quick", "--filter", "^warmup__", "--out", str(out), repo=repo,
+                       env={"PATH": f"{fake_bin}:{os.environ['PATH']}"})
+    assert_one_line_error(result, "needs GNU timeout")
+    assert not out.exists()
+
+
+def test_python_unable_to_import_a_scripts_package_stops_with_one_line_before_any_run(tmp_path):
+    repo = fake_repo(tmp_path, {"ppo_linen.py": "import os\nimport package_that_is_not_installed\n"})
+    out = tmp_path / "sweep"
+    result = benchmark("--quick", "--filter", "^warmup__", "--out", str(out), repo=repo)
+    assert_one_line_error(result, "cannot run the scripts: package_that_is_not_installed (ModuleNotFoundError")
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_a_selected_script_missing_or_unparsable_stops_with_one_line_before_any_run(tmp_path):
+    repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n", "ppo_nnx_cached.py": "def (:\n"})
+    out = tmp_path / "sweep"
+    result = benchmark("--filter", "^warmup__", "--out", str(out), repo=repo)
+    assert_one_line_error(result, "ppo_nnx_cached.py (SyntaxError")
+    assert "ppo_torch_compile.py (missing)" in result.stderr
+    assert not out.exists()
+
+
+def test_a_python_that_does_not_run_stops_with_one_line():
+    result = benchmark("--dry-run", env={"PYTHON": "/nonexistent/python"})
+    assert_one_line_error(result, "PYTHON='/nonexistent/python'")
+
+
+def test_a_second_sweep_into_a_locked_out_stops_with_one_line(tmp_path):
+    import fcntl
+
+    repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n"})
+    out = tmp_path / "sweep"
+    out.mkdir()
+    with open(out / ".lock", "w") as lock:  # what a running sweep holds
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write("12345\n")
+        lock.flush()
+        result = benchmark("--quick", "--filter", "^warmup__", "--out", str(out), repo=repo)
+    assert_one_line_error(result, "another sweep (pid 12345) is writing into")
+    assert sorted(path.name for path in out.iterdir()) == [".lock"]
+
+
+def test_a_folder_with_finished_runs_but_no_workload_is_refused(tmp_path):
+    repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n"})
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "finished.txt").write_text("warmup__ppo_linen__jit__CartPole-v1__small__1\n")
+    result = benchmark("--quick", "--filter", "^warmup__", "--out", str(out), repo=repo)
+    assert_one_line_error(result, "workload is unknown")
+    assert not (out / "workload.json").exists()
 
 
 # REAL SWEEPS
@@ -263,54 +484,132 @@ def read_lines(path):
     return path.read_text().splitlines() if path.exists() else []
 
 
-def fake_repo(tmp_path, ppo_linen_source):
-    """A copy of the sweep whose ppo_linen.py is `ppo_linen_source`."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for name in ("benchmark.sh", "sweep_info.py"):
-        shutil.copy(REPO / name, repo / name)
-    (repo / "ppo_linen.py").write_text(ppo_linen_source)
-    return repo
+TWO_LINEN_RUNS = r"^(warmup|exp2)__ppo_linen__jit__CartPole-v1__small__"
+QUICK_ENVS = ["CartPole-v1", "DiscountingChain-bsuite", "Breakout-MinAtar", "Acrobot-v1"]
 
 
-TWO_LINEN_RUNS = r"(warmup|exp2)__ppo_linen__jit__CartPole-v1__small__"
-
-
+@pytest.mark.slow
 @pytest.mark.skipif(not (REPO / "ppo_linen.py").exists(), reason="ppo_linen.py is not written yet")
 def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skips_them(tmp_path):
     out = tmp_path / "sweep"
     stale = out / "runs" / "exp2" / "exp2__ppo_linen__jit__CartPole-v1__small__1" / "stale-partial-file"
     stale.parent.mkdir(parents=True)
     stale.touch()
-    result = benchmark("--filter", TWO_LINEN_RUNS, "--iterations", "2", "--out", str(out))
+    args = ["--quick", "--filter", TWO_LINEN_RUNS, "--iterations", "2", "--out", str(out)]
+    result = benchmark(*args)
     assert result.returncode == 0, result.stdout + result.stderr
     names = ["warmup__ppo_linen__jit__CartPole-v1__small__1", "exp2__ppo_linen__jit__CartPole-v1__small__1"]
     assert read_lines(out / "finished.txt") == names
+    assert [line.split()[0] for line in read_lines(out / "durations.txt")] == names
     assert not (out / "failed.txt").exists()
     assert not stale.exists()  # an earlier attempt's leftovers are cleaned
     for name in names:
         exp = name.split("__")[0]
         assert len(list((out / "runs" / exp / name).glob("events.out.tfevents.*"))) == 1
         assert (out / "logs" / exp / f"{name}.log").exists()
-    assert "[2/2] exp2 ppo_linen jit CartPole-v1 small seed 1" in result.stdout
+    assert "[2/2] exp2 ppo_linen jit CartPole-v1 small seed 1, 2 iterations" in result.stdout
+    assert json.loads((out / "workload.json").read_text()) == {
+        "iterations": 2, "eager_iterations": 2, "num_envs": 32, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4}
 
     system = json.loads((out / "system.json").read_text())
-    assert set(system["packages"]) == {"jax", "jaxlib", "flax", "optax", "gymnax", "torch", "tyro", "tensorboard", "numpy"}
-    assert system["cpu"] and system["hostname"] and system["date"]
-    assert shlex.split(system["command"])[1:] == ["--filter", TWO_LINEN_RUNS, "--iterations", "2", "--out", str(out)]
+    assert set(system["packages"]) == {"jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch",
+                                       "tyro", "tensorboard", "numpy"}
+    assert system["cpu"] and system["cpu_count"] and system["hostname"] and system["date"]
+    assert shlex.split(system["command"])[1:] == args
     timing = json.loads((out / "env_timing.json").read_text())
     assert (timing["num_envs"], timing["num_steps"]) == (32, 256)
-    assert list(timing["envs"]) == ["CartPole-v1"]  # only the envs of the selected runs
-    assert timing["envs"]["CartPole-v1"]["relative"] == 1.0
+    assert list(timing["envs"]) == QUICK_ENVS  # every env of the grid, not only the selected runs'
+    assert min(entry["relative"] for entry in timing["envs"].values()) == 1.0
     assert 0 < timing["envs"]["CartPole-v1"]["step_seconds"] < 0.1
 
     event_files = sorted(out.glob("runs/*/*/events.out.tfevents.*"))
     mtimes = [path.stat().st_mtime for path in event_files]
-    rerun = benchmark("--filter", TWO_LINEN_RUNS, "--iterations", "2", "--out", str(out))
+    rerun = benchmark(*args)
     assert rerun.returncode == 0
     assert "2 already finished, 0 to run" in rerun.stdout
     assert read_lines(out / "finished.txt") == names
     assert [path.stat().st_mtime for path in sorted(out.glob("runs/*/*/events.out.tfevents.*"))] == mtimes
+
+
+# A fake ppo_linen.py that finishes (writes time/total) after EAGER_SECONDS when eager, at once otherwise.
+EAGER_SECONDS = 12
+TIMED_SCRIPT = f"""
+import sys, time
+from tensorboard.compat.proto.event_pb2 import Event
+from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+if "--no-jit" in sys.argv:
+    time.sleep({EAGER_SECONDS})
+option = lambda name: sys.argv[sys.argv.index(name) + 1]
+writer = EventFileWriter(option("--log-dir") + "/" + option("--run-name"))
+writer.add_event(Event(step=1, summary=Summary(value=[Summary.Value(tag="time/total", simple_value=1.0)])))
+writer.close()
+"""
+# exp2 linen none, exp2 linen jit, exp3 linen none, exp3 linen jit
+TIMED_RUNS = r"^exp[23]__ppo_linen__.*__small__"
+
+
+@pytest.fixture(scope="module")
+def timed_sweep(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("timed")
+    repo = fake_repo(tmp_path, {"ppo_linen.py": TIMED_SCRIPT})
+    out = tmp_path / "sweep"
+    result = benchmark("--quick", "--filter", TIMED_RUNS, "--out", str(out), repo=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result, out, repo
+
+
+def seconds_left(stdout, number):
+    match = re.search(rf"^\[{number}/4\] .* · about (\d+) s left \.\.\. ok, (\d+) s$", stdout, re.M)
+    assert match, stdout
+    return int(match[1]), int(match[2])
+
+
+@pytest.mark.slow
+def test_the_sweep_prints_the_run_count_and_an_estimate_before_the_first_run(timed_sweep):
+    result, _, _ = timed_sweep
+    before = result.stdout.split("[1/4]")[0]
+    assert "4 runs selected, 0 already finished, 4 to run" in before
+    assert re.search(r"estimated time for the 4 runs: about \d+ (s|min) \(rough", before)
+
+
+@pytest.mark.slow
+def test_the_eta_weights_remaining_runs_by_the_cost_of_runs_of_the_same_script_mode_and_size(timed_sweep):
+    result, _, _ = timed_sweep
+    _, compiled = seconds_left(result.stdout, 2)
+    third_left, eager = seconds_left(result.stdout, 3)
+    last_left, _ = seconds_left(result.stdout, 4)
+    assert eager >= EAGER_SECONDS
+    # before run 3: one eager and one compiled run left; before run 4: one compiled run, priced as
+    # the compiled run seen (one mean over all runs so far would say (2 eager + 1 compiled) / 3)
+    assert eager + compiled - 1 <= third_left <= eager + compiled + 1
+    assert last_left <= compiled + 1 < EAGER_SECONDS / 2
+
+
+@pytest.mark.slow
+def test_a_rerun_with_the_same_workload_resumes_and_a_different_one_is_refused(timed_sweep):
+    _, out, repo = timed_sweep
+    before = sorted(str(path) for path in out.rglob("*"))
+    assert "4 already finished, 0 to run" in benchmark("--quick", "--filter", TIMED_RUNS, "--out", str(out), repo=repo).stdout
+    for other in (["--filter", TIMED_RUNS], ["--quick", "--iterations", "12", "--filter", TIMED_RUNS],
+                  ["--quick", "--eager-iterations", "5", "--filter", TIMED_RUNS]):
+        result = benchmark(*other, "--out", str(out), repo=repo)
+        assert_one_line_error(result, "holds runs of another workload")
+        assert "0 to run" not in result.stdout
+    assert sorted(str(path) for path in out.rglob("*")) == before
+    assert len(read_lines(out / "finished.txt")) == 4
+
+
+@pytest.mark.slow
+def test_a_resumed_sweep_estimates_from_the_runs_timed_before(timed_sweep, tmp_path):
+    _, out, repo = timed_sweep
+    resumed = tmp_path / "resumed"
+    shutil.copytree(out, resumed)
+    (resumed / "finished.txt").write_text("".join(line + "\n" for line in read_lines(out / "finished.txt")[:3]))
+    (resumed / ".lock").unlink()
+    result = benchmark("--quick", "--filter", TIMED_RUNS, "--out", str(resumed), repo=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "from the runs already timed in" in result.stdout
 
 
 # A fake ppo_linen.py, by experiment: warmup fails with exit status 3, exp1 exits 0 without
@@ -333,10 +632,11 @@ FAULTY_RUNS = [
 @pytest.fixture(scope="module")
 def faulty_sweep(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("faulty")
-    repo = fake_repo(tmp_path, FAULTY_SCRIPT)
+    repo = fake_repo(tmp_path, {"ppo_linen.py": FAULTY_SCRIPT})
     out = tmp_path / "sweep"
     start = time.monotonic()
-    result = benchmark("--filter", "ppo_linen__jit__CartPole-v1__small__", "--timeout", "3", "--out", str(out), repo=repo)
+    result = benchmark("--quick", "--filter", "ppo_linen__jit__CartPole-v1__small__", "--timeout", "3",
+                       "--out", str(out), repo=repo)
     return result, out, time.monotonic() - start
 
 
@@ -344,6 +644,7 @@ def failed_lines(out):
     return [line.split(" ") for line in read_lines(out / "failed.txt")]
 
 
+@pytest.mark.slow
 def test_a_failing_run_is_recorded_with_its_exit_status_and_its_log_kept(faulty_sweep):
     _, out, _ = faulty_sweep
     name, status, log = failed_lines(out)[0]
@@ -352,6 +653,7 @@ def test_a_failing_run_is_recorded_with_its_exit_status_and_its_log_kept(faulty_
     assert "fake failure" in (out / log).read_text()
 
 
+@pytest.mark.slow
 def test_the_sweep_goes_on_after_failures_and_exits_1_listing_them(faulty_sweep):
     result, out, _ = faulty_sweep
     assert [(name, status) for name, status, _ in failed_lines(out)] == FAULTY_RUNS
@@ -362,6 +664,7 @@ def test_the_sweep_goes_on_after_failures_and_exits_1_listing_them(faulty_sweep)
         assert name in result.stdout.split("failed runs")[1]
 
 
+@pytest.mark.slow
 def test_a_run_exiting_0_without_time_total_is_recorded_incomplete_not_finished(faulty_sweep):
     _, out, _ = faulty_sweep
     name, status, log = failed_lines(out)[1]
@@ -369,28 +672,33 @@ def test_a_run_exiting_0_without_time_total_is_recorded_incomplete_not_finished(
     assert "no time/total scalar" in (out / log).read_text()
 
 
+@pytest.mark.slow
 def test_a_run_exceeding_the_timeout_is_stopped_and_recorded_as_timeout(faulty_sweep):
     _, out, seconds = faulty_sweep
     assert tuple(failed_lines(out)[2][:2]) == FAULTY_RUNS[2]
     assert seconds < 100  # the 120 s sleep was cut short
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_running_child_and_records_nothing(tmp_path):
-    repo = fake_repo(tmp_path, "import os, sys, time\nprint(os.getpid(), flush=True)\ntime.sleep(120)\n")
+    repo = fake_repo(tmp_path, {"ppo_linen.py": "import os, sys, time\nprint(os.getpid(), flush=True)\ntime.sleep(120)\n"})
     out = tmp_path / "sweep"
     log = out / "logs" / "warmup" / "warmup__ppo_linen__jit__CartPole-v1__small__1.log"
     sweep = subprocess.Popen(
-        ["bash", str(repo / "benchmark.sh"), "--filter", "warmup", "--out", str(out)],
+        ["bash", str(repo / "benchmark.sh"), "--quick", "--filter", "warmup", "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHON": sys.executable},
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while not log.exists() or not log.read_text().strip():
         assert time.monotonic() < deadline and sweep.poll() is None, "the fake run never started"
         time.sleep(0.2)
     child = int(log.read_text())
+    # while it runs, a second sweep into the same folder is refused
+    second = benchmark("--quick", "--filter", "warmup", "--out", str(out), repo=repo)
+    assert_one_line_error(second, f"another sweep (pid {sweep.pid}) is writing into")
     sweep.send_signal(signal.SIGINT)
     _, stderr = sweep.communicate(timeout=30)
     assert sweep.returncode == 130
