@@ -18,6 +18,7 @@
 #   finished.txt                   one run name per line: exit 0 and a time/total scalar
 #   durations.txt                  "<run_name> <milliseconds>" per finished run: the ETA's observations
 #   failed.txt                     one line per failed attempt: <run_name> <exit code|timeout|incomplete> <log, relative to OUT>
+#   .lock                          held (flock) by the sweep writing into OUT, with its pid
 # run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3 exp4.
 
 # bash >= 4.4 (namerefs, "${a[@]}" of empty arrays under set -u): checked in POSIX sh syntax, so
@@ -622,6 +623,10 @@ main() {
   build_grid
   select_runs
   ((${#SELECTED[@]})) || die "no run of the grid matches the selection (--only, --filter, --shard)"
+  [[ -z $ONLY || " ${SELECTED[*]}" == *" $ONLY "* ]] ||
+    die "--only $ONLY: no run of $ONLY in this grid and selection (see --help for what each grid holds)"
+  ((SHARD_N == 1)) || [[ " ${SELECTED[*]}" == *" exp"[1-4]" "* ]] ||
+    die "--shard $SHARD_K/$SHARD_N: this shard holds no run besides the warm-up runs"
   if ((DRY_RUN)); then
     printf '%s\n' "${SELECTED_LINES[@]}"
     echo "${#SELECTED[@]} runs; estimated time on a 2-core CPU: $(time_left "${SELECTED[@]}") (rough: built-in figures, see docs/method.md)" >&2

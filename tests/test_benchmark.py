@@ -333,6 +333,8 @@ def test_dry_run_estimates_the_duration_weighting_eager_runs_above_compiled_ones
         ["--shard", "0/2"],
         ["--shard", "1"],
         ["--only", "exp5"],
+        ["--only", "exp4", "--grid", "study"],
+        ["--grid", "study", "--filter", "__medium__|^warmup", "--shard", "60/60"],
         ["--grid", "all"],
         ["--filter", "("],
         ["--filter", "no run matches this"],
