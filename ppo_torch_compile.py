@@ -678,4 +678,6 @@ if __name__ == "__main__":
         writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), args.num_iterations)
         writer.add_scalar("time/total", last_fetch - training_start, args.num_iterations)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late signal must not cut the close short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         writer.close()
