@@ -13,7 +13,7 @@ TINY = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--upd
 ALWAYS_TAGS = {
     "charts/learning_rate", "charts/SPS", "losses/value_loss", "losses/policy_loss", "losses/entropy",
     "losses/approx_kl", "losses/old_approx_kl", "losses/clipfrac", "losses/explained_variance",
-    "time/iteration", "time/startup", "time/total",
+    "time/iteration", "time/startup", "time/total", "memory/peak_rss_bytes",
 }
 SYNC_TAGS = {"time/rollout", "time/update"}
 
