@@ -399,7 +399,9 @@ def summary_row(run):
 
 def rank(reference):
     """Sort key placing values in the order of reference, unknown ones after it by name."""
-    positions = {value: i for i, value in enumerate(reference)}
+    positions = {}
+    for value in reference:
+        positions.setdefault(value, len(positions))
     return lambda value: (positions.get(value, len(positions)), str(value))
 
 
@@ -1273,6 +1275,16 @@ def run_rows_returns(rows):
     return [row["run"].returns.size for row in rows]
 
 
+def spread_time_axis(ax):
+    """A symmetric-log time axis when the curves end more than 10× apart (eager runs take far longer), so that
+    the fast variants' curves are not squeezed against 0; linear below a tenth of the earliest end."""
+    ends = [float(np.max(line.get_xdata())) for line in ax.lines if len(line.get_xdata())]
+    ends = [end for end in ends if end > 0]
+    if len(ends) > 1 and max(ends) > 10 * min(ends):
+        ax.set_xscale("symlog", linthresh=min(ends) / 10)
+        ax.set_xlabel("training time after iteration 0 (s, log above " + f"{min(ends) / 10:.2g} s)")
+
+
 def learning_curve_figure(rows, env_order, title, x_axis, out, name):
     """One panel per (env, size): each variant/mode's mean episodic return with a min–max band across seeds.
 
@@ -1292,6 +1304,8 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name):
             ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
         ax.set(title=panel, ylabel="episodic return",
                xlabel="env steps" if x_axis == "steps" else "training time after iteration 0 (s)")
+        if x_axis == "time":
+            spread_time_axis(ax)
         ax.grid(alpha=0.3)
     return save_figure(figure, out, name), notes
 
@@ -1474,7 +1488,7 @@ def section_memory(sweep, out):
     rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
     lines = ["## Peak device memory", ""]
     if not rows:
-        return lines + ["No run logged `memory/peak_bytes` (frameworks report it on GPUs, not on the CPU).", ""]
+        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
     for row in rows:
         row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
     sizes = ordered((row["size"] for row in rows), SIZES)
