@@ -135,7 +135,6 @@ class Run:
     returns: np.ndarray
     return_seconds: np.ndarray  # cumulative time/iteration at the end of the iteration of each return
     peak_memory: float
-    system: dict = field(default_factory=dict)  # the run's `system` text summary
 
     @property
     def label(self):
@@ -259,7 +258,6 @@ def load_run(path):
         returns=returns[:, 1],
         return_seconds=cumulative_seconds[return_iterations],
         peak_memory=scalars["memory/peak_bytes"][-1][1] if scalars["memory/peak_bytes"] else math.nan,
-        system=system,
     )
 
 
@@ -600,7 +598,7 @@ def save_figure(figure, out, name):
         location = "outside lower center" if figure.get_layout_engine() else "lower center"
         columns = max(1, min(len(handles), 5, columns_that_fit))
         figure.legend(handles.values(), handles.keys(), loc=location, ncols=columns, markerscale=1.5)
-    figure.savefig(out / name, dpi=DPI)
+    figure.savefig(out / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
     print(f"  wrote {name}", flush=True)
     return name
 
@@ -896,6 +894,12 @@ class Standing:
     steady_s: float
 
 
+def window_standing(rows):
+    """A Standing holding only the geometric means of the rows' iteration 0 and steady state (for break_even)."""
+    return Standing(rows[0]["label"], len({row["env"] for row in rows}), (math.nan, ()), (math.nan, ()),
+                    geometric_mean(metric_values(rows, "iter0_s")), geometric_mean(metric_values(rows, "iter8_99_median_s")))
+
+
 def fastest_label(rows, labels, metric):
     """The label with the smallest geometric mean of metric over the (env, seed) that every label ran."""
     keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
@@ -1185,10 +1189,13 @@ def section_compile_modes(sweep, out):
             sized = where(exp_rows, size=size)
             pairs = [paired(where(sized, label=label), where(sized, label=baseline), m) for m in COMPILE_METRICS]
             if any(pairs):
+                mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
                 table.append([exp, label, baseline, size, max(map(len, pairs))]
-                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs])
+                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
+                             + [break_even_text(mode, base)])
     header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
     header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
+    header += ["a faster steady state repays a longer iteration 0"]
     return lines + (markdown_table(header, table) if table else [])
 
 

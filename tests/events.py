@@ -10,11 +10,9 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.types_pb2 import DT_STRING
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-ENVS = (
-    "CartPole-v1", "Acrobot-v1", "MountainCar-v0", "DiscountingChain-bsuite", "MemoryChain-bsuite",
-    "UmbrellaChain-bsuite", "BernoulliBandit-misc", "GaussianBandit-misc", "Asterix-MinAtar",
-    "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar",
-)
+from sweep_info import GRID_ENVS
+
+ENVS = GRID_ENVS
 SIZES = ("small", "medium", "large")
 COMPILED_PAIRS = (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_torch_compile", "compile"))
 ALL_PAIRS = (
