@@ -668,7 +668,7 @@ def draw_speedup_strips(ax, categories, series, speedups, colors=None, category_
             centre = x + offset
             ax.hlines(geometric_mean(values), centre - width / 2, centre + width / 2, color="black", linewidth=1.5)
             edge = edge_color(name)
-            ax.scatter(centre + jitter.uniform(-width / 4, width / 4, len(values)), values, s=24, alpha=0.8,
+            ax.scatter(centre + jitter.uniform(-width / 4, width / 4, len(values)), values, s=40, alpha=0.9,
                        color=(category_colors or {}).get(category, colors[name]), edgecolors=edge or "none", linewidths=1.5 if edge else 0, zorder=3,
                        label=None if labelled else name)
             labelled = True
@@ -1528,18 +1528,18 @@ def parse_args(argv):
     parser.add_argument("--vs", nargs="+", type=Path, metavar="DIR_B", help="side B of --compare")
     args = parser.parse_args(argv)
     if not args.dirs and not args.compare:
-        parser.error("give at least one DIR or --compare DIR_A [...] --vs DIR_B [...]")
+        fail("give at least one DIR or --compare DIR_A [...] --vs DIR_B [...]")
     if args.vs and not args.compare:
-        parser.error("--vs needs --compare")
+        fail("--vs needs --compare")
     if args.compare and not args.vs:
         if len(args.compare) != 2:
-            parser.error("--compare with several folders per side needs --vs: --compare DIR_A [...] --vs DIR_B [...]")
+            fail("--compare needs --vs DIR_B [...], or exactly two folders: --compare DIR_A DIR_B")
         args.compare, args.vs = args.compare[:1], args.compare[1:]
     for folder in [*args.dirs, *(args.compare or []), *(args.vs or [])]:
         if not folder.is_dir():
             fail(f"{folder} is not a folder")
     if args.compare and args.dirs:
-        parser.error("give either DIR ... (one sweep's report) or --compare (a comparison), not both")
+        fail("give either DIR ... (one sweep's report) or --compare (a comparison), not both")
     if args.compare:
         args.out = args.out or Path(f"compare__{args.compare[0].name}__vs__{args.vs[0].name}")
         if args.out.is_dir() and next(args.out.rglob("events.out.tfevents.*"), None):

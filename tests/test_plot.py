@@ -419,3 +419,11 @@ def test_a_faster_steady_state_that_is_not_repaid_or_needs_no_repaying():
     assert plot.break_even(standing(10.0, 1.0), standing(1.0, 1.0)) is None  # not faster: never repaid
     assert plot.break_even(standing(1.0, 0.5), standing(2.0, 1.0)) == 0  # faster from the start
     assert plot.break_even(standing(11.0, 0.5), standing(1.0, 1.0)) == 21.0
+
+
+@pytest.mark.parametrize("args", [["--compare", "A"], ["A", "--compare", "A", "A"]], ids=["one-side", "both-modes"])
+def test_a_comparison_without_two_sides_fails_with_one_error_line(tmp_path, args):
+    (tmp_path / "A").mkdir()
+    result = run_plot(*args, cwd=tmp_path)
+    assert result.returncode != 0 and result.stderr.startswith("plot.py: error:")
+    assert len(result.stderr.strip().splitlines()) == 1
