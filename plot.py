@@ -1,15 +1,17 @@
 """Reads the TensorBoard event files of benchmark sweeps and writes summary.csv, charts (PNG) and REPORT.md.
 
-    python plot.py DIR [DIR ...] [--out OUT] [--compare DIR_A DIR_B]
+    python plot.py DIR [DIR ...] [--out OUT]
+    python plot.py --compare DIR_A [DIR_A ...] --vs DIR_B [DIR_B ...] [--out OUT]
 
-DIR is a sweep folder written by benchmark.sh (system.json, env_timing.json, runs/<exp>/<run>/events.*)
-or any folder holding run folders. A run's configuration comes from its `hyperparameters` and
-`system` text summaries, never from its folder name. Runs under runs/warmup/ are ignored. Runs found
-outside runs/<exp1|exp2|exp3>/ count as exp1 when async; sync ones are labelled "sync" and count as
-exp2 (those of model size small) and as exp3.
+DIR is a sweep folder written by benchmark.sh (system.json, env_timing.json, optionally workload.json,
+runs/<exp>/<run>/events.*) or any folder holding run folders; several DIRs (e.g. the shards of one sweep)
+are read as one sweep. A run's configuration and workload come from its `hyperparameters` and `system`
+text summaries, never from its folder name. Runs under runs/warmup/ are ignored. Runs found outside
+runs/<exp1|exp2|exp3|exp4>/ count as exp1 when async; sync ones are labelled "sync" and count as exp2
+(those of model size small) and as exp3.
 
-Speedup of A over B = time_B / time_A for matched configurations (same experiment, env, model size
-and timing mode), paired by seed where both ran the seed and otherwise by the means over seeds.
+Speedup of A over B = time_B / time_A for matched configurations (same experiment, env, model size,
+timing mode and per-iteration workload; for totals also the same number of iterations), paired by seed.
 """
 
 import argparse
@@ -17,13 +19,11 @@ import csv
 import itertools
 import json
 import math
-import os
-import struct
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,25 +31,40 @@ import numpy as np
 from google.protobuf.message import DecodeError
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
-from tensorboard.compat.proto.event_pb2 import Event
-from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
 
-EXPERIMENTS = ("exp1", "exp2", "exp3")
+from sweep_info import GRID_ENVS
+
+EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4")
 SIZES = ("small", "medium", "large")
-REFERENCE_ENVS = (
-    "CartPole-v1", "Acrobot-v1", "MountainCar-v0", "DiscountingChain-bsuite", "MemoryChain-bsuite",
-    "UmbrellaChain-bsuite", "BernoulliBandit-misc", "GaussianBandit-misc", "Asterix-MinAtar",
-    "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar",
-)
 # Variant/compile-mode labels in display order, with colours: one hue per framework, darker = more compiled.
 LABEL_COLORS = {
     "linen (none)": "#9ecae1", "linen (jit)": "#2171b5",
-    "nnx (none)": "#a1d99b", "nnx (jit)": "#41ab5d", "nnx_cached (cached)": "#00441b",
+    "nnx (none)": "#a1d99b", "nnx (jit)": "#41ab5d", "nnx_cached (cached)": "#00441b", "nnx_tree (tree)": "#1b9e77",
+    "equinox (none)": "#fbb4b9", "equinox (jit)": "#c51b8a",
     "torch (none)": "#fdae6b", "torch (env-jit)": "#e6550d",
     "torch_compile (compile)": "#7f2704", "torch_compile (compile+cudagraphs)": "#756bb1",
+    "linen_gymnasium (jit)": "#17becf", "torch_gymnasium (eager)": "#8c6d31",
 }
-OTHER_COLORS = ("#6a3d9a", "#e7298a", "#17becf", "#bcbd22", "#7f7f7f", "#cab2d6")  # hues no variant label uses
-FULLY_COMPILED = ("linen (jit)", "nnx_cached (cached)", "torch_compile (compile)", "torch_compile (compile+cudagraphs)")
+OTHER_COLORS = ("#6a3d9a", "#e7298a", "#bcbd22", "#7f7f7f", "#cab2d6", "#b15928")  # hues no variant label uses
+FULLY_COMPILED = ("linen (jit)", "nnx_cached (cached)", "torch_compile (compile)", "nnx_tree (tree)", "equinox (jit)",
+                  "torch_compile (compile+cudagraphs)")
+# The baseline each compiled mode is measured against in the compile-mode charts: the same framework one step
+# less compiled, with the env stepped the same way (torch_compile jits the env, as torch env-jit does).
+COMPILE_BASELINES = {
+    "linen (jit)": "linen (none)", "nnx (jit)": "nnx (none)", "nnx_cached (cached)": "nnx (none)",
+    "nnx_tree (tree)": "nnx (none)", "equinox (jit)": "equinox (none)", "torch (env-jit)": "torch (none)",
+    "torch_compile (compile)": "torch (env-jit)", "torch_compile (compile+cudagraphs)": "torch_compile (compile)",
+}
+# Modes that run without compilation: the grid gives them fewer iterations (eager iterations).
+EAGER_MODES = ("none",)
+# exp4, the env-backend experiment: (framework, env backend) -> variant label.
+BACKEND_CELLS = {
+    ("torch", "gymnax"): "torch (env-jit)", ("linen", "gymnax"): "linen (jit)",
+    ("torch", "Gymnasium"): "torch_gymnasium (eager)", ("linen", "Gymnasium"): "linen_gymnasium (jit)",
+}
+# Hyperparameters that set the work of one iteration; runs that differ in any of them are never compared.
+WORK_FIELDS = ("num_envs", "num_steps", "update_epochs", "num_minibatches", "bootstrap_truncated")
 # Iteration windows: label -> (first iteration, last iteration, statistic over the window).
 WINDOWS = {
     "iteration 0": (0, 0, np.mean),
@@ -58,7 +73,7 @@ WINDOWS = {
 }
 # summary.csv columns; the timing ones are also the metrics the charts and tables use.
 COLUMNS = (
-    "exp", "variant", "compile_mode", "env", "size", "timing", "seed", "num_iterations",
+    "exp", "variant", "compile_mode", "env", "size", "timing", "seed", "num_iterations", *WORK_FIELDS,
     "startup_s", "iter0_s", "iter1_7_mean_s", "iter8_99_median_s", "total_s",
     "rollout_8_99_median_s", "update_8_99_median_s", "final_return", "peak_memory_bytes", "path",
 )
@@ -71,13 +86,20 @@ METRIC_NAMES = {
     "rollout_8_99_median_s": "rollout, iterations 8–99",
     "update_8_99_median_s": "update, iterations 8–99",
 }
+# Metrics that grow with the number of iterations: compared only between runs of equal length.
+LENGTH_METRICS = ("total_s",)
 OVERHEAD_METRICS = ("startup_s", "iter0_s", "iter1_7_mean_s", "iter8_99_median_s")
 SYNC_METRICS = ("rollout_8_99_median_s", "update_8_99_median_s")
 COMPILE_METRICS = ("total_s", "iter0_s", "iter8_99_median_s", "rollout_8_99_median_s", "update_8_99_median_s")
 FINAL_RETURN_EPISODES = 5
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
+# Fewer envs than this: an interval is the min–max range over envs, labelled so (docs/statistics.md says why).
+MIN_ENVS_FOR_CI = 8
 DPI = 110
+# Reading and drawing run in this many processes: enough to use the 2 cores the full grid must plot on in
+# under 10 s, few enough not to crowd a shared machine.
+WORKERS = 2
 
 
 class SkippedRun(Exception):
@@ -85,12 +107,13 @@ class SkippedRun(Exception):
 
 
 class Config(NamedTuple):
-    """What two runs must share to be compared: everything but the variant, compile mode and seed."""
+    """What two runs must share to be compared: everything but the variant, compile mode, seed and length."""
 
     exp: str
     env: str
     size: str
     timing: str
+    work: tuple  # the WORK_FIELDS values, as logged ('?' where a run did not log one)
 
 
 @dataclass
@@ -102,6 +125,7 @@ class Run:
     variant: str
     compile_mode: str
     seed: int
+    num_iterations: int
     startup: float
     total: float
     iteration_seconds: np.ndarray  # time/iteration by iteration index, NaN where not logged
@@ -120,17 +144,19 @@ class Run:
 
 @dataclass
 class Sweep:
-    """Every finished run of the input folders, with the machine and env timing files found beside them."""
+    """Every finished run of the input folders, with the machine, workload and env timing files found beside them."""
 
     rows: list  # one summary row (dict) per run; row["run"] is the Run
-    systems: list  # the system.json of each folder that has one
+    systems: list  # (folder, system.json) of each folder that has one
     env_relative: dict  # env -> step time relative to the fastest env (empty without env_timing.json)
-    env_order: list  # envs by complexity when known, else in the reference order
+    env_order: list  # envs by complexity when known, else in the grid's order
+    workload_files: list = field(default_factory=list)  # (folder, workload.json) of each folder that has one
+    names: dict = field(default_factory=lambda: dict(METRIC_NAMES))  # metric -> name, windows as the runs hold them
 
 
 @dataclass
 class Pair:
-    """Two matched measurements of one configuration: A's and B's time for one seed, or their means over seeds."""
+    """Two matched measurements of one configuration: A's and B's time for one seed."""
 
     config: Config
     time_a: float
@@ -155,32 +181,6 @@ def fail(message):
     sys.exit(f"plot.py: error: {message}")
 
 
-def read_records(path):
-    """Yields the records of a TFRecord file, checking lengths and CRCs.
-
-    tensorboard's own loader stops silently at a truncated or corrupt record, which would make a corrupt
-    file look like an unfinished run; this reader says which it is.
-    """
-    data = path.read_bytes()
-    offset = 0
-    while offset < len(data):
-        if offset + 12 > len(data):
-            raise SkippedRun("corrupt: truncated record header")
-        header = data[offset : offset + 8]
-        (length,) = struct.unpack("<Q", header)
-        (header_crc,) = struct.unpack_from("<I", data, offset + 8)
-        if masked_crc32c(header) != header_crc:
-            raise SkippedRun("corrupt: record header fails its CRC check")
-        start, end = offset + 12, offset + 12 + length
-        if end + 4 > len(data):
-            raise SkippedRun("corrupt: truncated record")
-        record = data[start:end]
-        if masked_crc32c(record) != struct.unpack_from("<I", data, end)[0]:
-            raise SkippedRun("corrupt: record fails its CRC check")
-        yield record
-        offset = end + 4
-
-
 def parse_markdown_table(markdown):
     """Turns a two-column markdown table (|key|value| rows after a header and a |-|-| line) into a dict."""
     cells = (line.strip().strip("|").split("|", 1) for line in markdown.splitlines()[2:])
@@ -188,19 +188,22 @@ def parse_markdown_table(markdown):
 
 
 def read_event_file(path):
-    """Returns the scalars {tag: [(step, value), ...]} and the text tables {tag: {key: value}} of an event file."""
+    """Returns the scalars {tag: [(step, value), ...]} and the text tables {tag: {key: value}} of an event file.
+
+    tensorboard's own loader stops at a truncated or corrupt record (it checks lengths and CRCs), so a
+    damaged file reads as one whose last records are missing: without `time/total`, it is skipped.
+    """
     scalars, tables = defaultdict(list), {}
-    for record in read_records(path):
-        try:
-            event = Event.FromString(record)
-        except DecodeError:
-            raise SkippedRun("corrupt: a record is not an Event") from None
-        for value in event.summary.value:
-            kind = value.WhichOneof("value")
-            if kind == "simple_value":
-                scalars[value.tag].append((event.step, value.simple_value))
-            elif kind == "tensor" and value.metadata.plugin_data.plugin_name == "text":
-                tables[value.tag] = parse_markdown_table(value.tensor.string_val[0].decode())
+    try:
+        for event in LegacyEventFileLoader(str(path)).Load():
+            for value in event.summary.value:
+                kind = value.WhichOneof("value")
+                if kind == "simple_value":
+                    scalars[value.tag].append((event.step, value.simple_value))
+                elif kind == "tensor" and value.metadata.plugin_data.plugin_name == "text":
+                    tables[value.tag] = parse_markdown_table(value.tensor.string_val[0].decode())
+    except (DecodeError, UnicodeDecodeError, IndexError):
+        raise SkippedRun("corrupt: a record is not a readable Event") from None
     return scalars, tables
 
 
@@ -217,14 +220,15 @@ def load_run(path):
     """Reads one event file into a Run; raises SkippedRun when it cannot be used."""
     scalars, tables = read_event_file(path)
     if "time/total" not in scalars:
-        raise SkippedRun("unfinished run (no time/total)")
+        raise SkippedRun("unfinished, or cut or corrupt before its end (no time/total)")
     try:
         hyperparameters, system = tables["hyperparameters"], tables["system"]
         timing = "sync" if hyperparameters["sync_timing"].lower() == "true" else "async"
         exp = path.parent.parent.name
         if exp not in EXPERIMENTS:
             exp = "sync" if timing == "sync" else "exp1"
-        config = Config(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing)
+        work = tuple(hyperparameters.get(name, "?") for name in WORK_FIELDS)
+        config = Config(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing, work)
         variant, compile_mode = Path(system["script"]).stem, system["compile_mode"]
         seed = int(hyperparameters["seed"])
     except (KeyError, ValueError) as error:
@@ -244,6 +248,7 @@ def load_run(path):
         variant=variant,
         compile_mode=compile_mode,
         seed=seed,
+        num_iterations=int(total_step),
         startup=scalars["time/startup"][0][1] if scalars["time/startup"] else math.nan,
         total=total,
         iteration_seconds=iteration_seconds,
@@ -256,45 +261,65 @@ def load_run(path):
     )
 
 
-def load_run_or_reason(path):
-    """load_run(path), or the reason it was skipped as a string."""
-    try:
-        return load_run(path)
-    except (SkippedRun, OSError) as reason:
-        return str(reason)
-
-
-def in_parallel(calls):
-    """Results of (function, *arguments) calls, run in worker processes (one per CPU), in call order."""
-    with ProcessPoolExecutor(max_workers=min(len(calls), os.cpu_count() or 1)) as pool:
-        futures = [pool.submit(*call) for call in calls]
-        return [future.result() for future in futures]
-
-
-def read_json(path, consequence):
-    """The JSON object in path, or None with a warning that states the consequence when it is missing or unreadable."""
+def read_json(path, consequence=None):
+    """The JSON object in path, or None: with a warning that states the consequence, when one is given."""
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
-        warn(f"{path} not found: {consequence}")
+        if consequence:
+            warn(f"{path} not found: {consequence}")
     except (OSError, ValueError) as error:
-        warn(f"{path} unreadable ({error}): {consequence}")
+        warn(f"{path} unreadable ({error}): {consequence or 'ignored'}")
     return None
 
 
 def drop_duplicate_runs(runs):
-    """Keeps the newest file of runs that repeat the same variant, mode, config and seed."""
+    """Keeps the newest file of runs that repeat the same variant, mode, config, length and seed."""
     newest = {}
     for run in sorted(runs, key=lambda run: run.path.stat().st_mtime):
-        key = (run.label, run.config, run.seed)
+        key = (run.label, run.config, run.num_iterations, run.seed)
         if key in newest:
             warn(f"{run.path} repeats {newest[key].path}: using the newer file")
         newest[key] = run
     return list(newest.values())
 
 
-def load_sweep(folders):
-    """Reads every finished run under the folders, plus the system.json and env_timing.json beside them."""
+def merged_env_timing(env_timings):
+    """env -> step time relative to the fastest env, each env's step time from the first file that times it."""
+    seconds = {}
+    for timing in env_timings:
+        for env, entry in timing.get("envs", {}).items():
+            seconds.setdefault(env, entry["step_seconds"])
+    fastest = min(seconds.values(), default=math.nan)
+    return {env: step / fastest for env, step in seconds.items()}
+
+
+def window_names(runs):
+    """METRIC_NAMES with the steady-state window named by the iterations the runs really hold (e.g. 8–9)."""
+    lengths = sorted({run.num_iterations for run in runs})
+    last = min(lengths[-1] - 1, WINDOWS["iterations 8–99"][1])
+    held = f"iterations 8–{last}" if len(lengths) == 1 or lengths[0] - 1 >= last else "iterations 8+"
+    return {metric: name.replace("iterations 8–99", held) for metric, name in METRIC_NAMES.items()}
+
+
+def load_runs(paths):
+    """The Run of each path, or the reason it was skipped as a string."""
+    results = []
+    for path in paths:
+        try:
+            results.append(load_run(path))
+        except (SkippedRun, OSError) as reason:
+            results.append(str(reason))
+    return results
+
+
+def in_parallel(pool, calls):
+    """Results of (function, *arguments) calls in call order, run in the pool."""
+    return [future.result() for future in [pool.submit(*call) for call in calls]]
+
+
+def load_sweep(folders, pool):
+    """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them."""
     paths = []
     for folder in folders:
         found = [path for path in sorted(folder.rglob("events.out.tfevents.*")) if path.parent.parent.name != "warmup"]
@@ -303,26 +328,32 @@ def load_sweep(folders):
         paths += found
     print(f"reading {len(paths)} event files under {', '.join(map(str, folders))}", flush=True)
     started = time.perf_counter()
+    chunks = [paths[i::WORKERS] for i in range(WORKERS)]
+    results = dict(zip([path for chunk in chunks for path in chunk],
+                       itertools.chain.from_iterable(in_parallel(pool, [(load_runs, chunk) for chunk in chunks]))))
     runs = []
-    for path, run in zip(paths, in_parallel([(load_run_or_reason, path) for path in paths])):
-        if isinstance(run, Run):
-            runs.append(run)
+    for path in paths:
+        if isinstance(results[path], Run):
+            runs.append(results[path])
         else:
-            warn(f"skipping {path}: {run}")
+            warn(f"skipping {path}: {results[path]}")
     if not runs:
         fail(f"none of the {len(paths)} event files under {', '.join(map(str, folders))} is a finished run")
     runs = drop_duplicate_runs(runs)
     print(f"read {len(runs)} finished runs in {time.perf_counter() - started:.1f} s", flush=True)
-    systems = [read_json(folder / "system.json", "the report cannot name this machine") for folder in folders]
-    env_timings = [read_json(folder / "env_timing.json", "no duration_vs_complexity.png; envs keep the reference order")
-                   for folder in folders]
-    systems, env_timings = [system for system in systems if system], [timing for timing in env_timings if timing]
-    env_relative = {env: entry["relative"] for env, entry in env_timings[0]["envs"].items()} if env_timings else {}
+    systems = [(folder, read_json(folder / "system.json", "the report cannot name this machine")) for folder in folders]
+    workloads = [(folder, read_json(folder / "workload.json")) for folder in folders]
+    timing_files = [folder / "env_timing.json" for folder in folders]
+    env_timings = [read_json(path) for path in timing_files]
+    if not any(env_timings):
+        warn(f"{timing_files[0]} not found: no duration_vs_complexity.png; envs keep the grid's order")
+    env_relative = merged_env_timing([timing for timing in env_timings if timing])
     envs = {run.config.env for run in runs}
-    env_order = sorted(envs, key=lambda env: env_relative.get(env, math.inf)) if env_relative else list(REFERENCE_ENVS)
+    env_order = sorted(envs, key=lambda env: env_relative.get(env, math.inf)) if env_relative else list(GRID_ENVS)
     rows = [summary_row(run) for run in runs]
     rows.sort(key=lambda row: row_sort_key(row, env_order))
-    return Sweep(rows=rows, systems=systems, env_relative=env_relative, env_order=env_order)
+    return Sweep(rows=rows, systems=[(f, s) for f, s in systems if s], env_relative=env_relative, env_order=env_order,
+                 workload_files=[(f, w) for f, w in workloads if w], names=window_names(runs))
 
 
 # ---------------------------------------------------------------------------------------------- summary
@@ -346,7 +377,8 @@ def summary_row(run):
         "size": run.config.size,
         "timing": run.config.timing,
         "seed": run.seed,
-        "num_iterations": len(run.iteration_seconds),
+        "num_iterations": run.num_iterations,
+        **dict(zip(WORK_FIELDS, run.config.work)),
         "startup_s": run.startup,
         "iter0_s": window_seconds(run.iteration_seconds, "iteration 0"),
         "iter1_7_mean_s": window_seconds(run.iteration_seconds, "iterations 1–7"),
@@ -365,7 +397,9 @@ def summary_row(run):
 
 def rank(reference):
     """Sort key placing values in the order of reference, unknown ones after it by name."""
-    positions = {value: i for i, value in enumerate(reference)}
+    positions = {}
+    for value in reference:
+        positions.setdefault(value, len(positions))
     return lambda value: (positions.get(value, len(positions)), str(value))
 
 
@@ -430,24 +464,30 @@ def metric_values(rows, metric):
 
 
 def paired(rows_a, rows_b, metric):
-    """Pairs of A's and B's metric for every config both ran: per common seed, else the means over seeds."""
-    by_config = []
+    """Pairs of A's and B's metric for every config and seed both ran; for LENGTH_METRICS also the same length.
+
+    Runs of different workloads have different configs and are never paired; neither are different seeds.
+    """
+    by_key = []
     for rows in (rows_a, rows_b):
-        seeds = defaultdict(dict)
+        values = {}
         for row in rows:
             if not math.isnan(row[metric]):
-                seeds[row["config"]][row["seed"]] = row[metric]
-        by_config.append(seeds)
-    seeds_a, seeds_b = by_config
-    pairs = []
-    for config in sorted(seeds_a.keys() & seeds_b.keys()):
-        a, b = seeds_a[config], seeds_b[config]
-        common = sorted(a.keys() & b.keys())
-        if common:
-            pairs += [Pair(config, a[seed], b[seed]) for seed in common]
-        else:
-            pairs.append(Pair(config, float(np.mean(list(a.values()))), float(np.mean(list(b.values())))))
-    return pairs
+                length = row["num_iterations"] if metric in LENGTH_METRICS else None
+                values[row["config"], length, row["seed"]] = row[metric]
+        by_key.append(values)
+    values_a, values_b = by_key
+    return [Pair(key[0], values_a[key], values_b[key])
+            for key in sorted(values_a.keys() & values_b.keys(), key=lambda key: (key[0], key[1] or 0, key[2]))]
+
+
+def most_common_length(rows):
+    """The rows of the most common number of iterations (the longest on a tie), and that number."""
+    counts = Counter(row["num_iterations"] for row in rows)
+    if not counts:
+        return rows, None
+    length = max(counts, key=lambda n: (counts[n], n))
+    return [row for row in rows if row["num_iterations"] == length], length
 
 
 def geometric_mean(values, axis=None):
@@ -462,18 +502,27 @@ def median(values, axis=None):
     return np.nanmedian(values, axis=axis) if values.size else math.nan
 
 
-def bootstrap_ci(pairs, statistic):
-    """95% percentile-bootstrap interval of statistic over the pairs' speedups, resampling whole envs.
-
-    The seeds of one env are not independent evidence about other envs, so each resample draws envs
-    with replacement and takes all their pairs. NaN interval with fewer than two envs.
-    """
-    speedups_by_env = defaultdict(list)
+def by_env(pairs):
+    """The pairs' speedups grouped by env: [[speedups of one env], ...]."""
+    groups = defaultdict(list)
     for pair in pairs:
-        speedups_by_env[pair.config.env].append(pair.speedup)
-    if len(speedups_by_env) < 2:
-        return math.nan, math.nan
-    groups = list(speedups_by_env.values())
+        groups[pair.config.env].append(pair.speedup)
+    return list(groups.values())
+
+
+def interval(pairs, statistic):
+    """(low, high, kind) of statistic over the pairs' speedups.
+
+    With at least MIN_ENVS_FOR_CI envs, kind is 'CI': a 95% percentile-bootstrap interval resampling whole
+    envs (the seeds of one env are not independent evidence about other envs). With fewer, kind is 'range':
+    the min and max over envs of the statistic of each env's pairs. NaN with fewer than two envs.
+    """
+    groups = by_env(pairs)
+    if len(groups) < 2:
+        return math.nan, math.nan, ""
+    if len(groups) < MIN_ENVS_FOR_CI:
+        per_env = [float(statistic(group)) for group in groups]
+        return min(per_env), max(per_env), "range"
     padded = np.full((len(groups), max(map(len, groups))), np.nan)
     for i, group in enumerate(groups):
         padded[i, : len(group)] = group
@@ -481,7 +530,7 @@ def bootstrap_ci(pairs, statistic):
     picks = rng.integers(len(groups), size=(BOOTSTRAP_RESAMPLES, len(groups)))
     statistics = statistic(padded[picks].reshape(BOOTSTRAP_RESAMPLES, -1), axis=1)
     low, high = np.percentile(statistics, [2.5, 97.5])
-    return float(low), float(high)
+    return float(low), float(high), "CI"
 
 
 def compiled_comparisons(labels):
@@ -496,22 +545,24 @@ def framework_of(label):
 
 
 def compile_mode_comparisons(rows):
-    """(framework, label, eager baseline label) for every compiled mode whose framework's 'none' mode ran."""
+    """(framework, label, baseline label) for every compiled mode whose COMPILE_BASELINES baseline also ran."""
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    return [
-        (framework_of(label), label, f"{framework_of(label)} (none)")
-        for label in labels
-        if f"{framework_of(label)} (none)" in labels and not label.endswith("(none)")
-    ]
+    return [(framework_of(COMPILE_BASELINES[label]), label, COMPILE_BASELINES[label])
+            for label in labels if COMPILE_BASELINES.get(label) in labels]
 
 
 # ---------------------------------------------------------------------------------------------- chart helpers
 
 
 def colors_for(names):
-    """A fixed colour per variant label; any other series (comparisons, sweeps) from OTHER_COLORS."""
+    """A fixed colour per variant label ('A over B': A's colour); any other series (sweeps) from OTHER_COLORS."""
     others = itertools.cycle(OTHER_COLORS)
-    return {name: LABEL_COLORS.get(name) or next(others) for name in names}
+    return {name: LABEL_COLORS.get(name.split(" over ")[0]) or next(others) for name in names}
+
+
+def edge_color(name):
+    """B's colour for a comparison 'A over B' (the points' outline), else None."""
+    return LABEL_COLORS.get(name.split(" over ")[1]) if " over " in name else None
 
 
 def new_figure(title, panels, ncols=None, panel_size=(4.8, 3.8), fixed_margins=False):
@@ -547,7 +598,7 @@ def save_figure(figure, out, name):
         location = "outside lower center" if figure.get_layout_engine() else "lower center"
         columns = max(1, min(len(handles), 5, columns_that_fit))
         figure.legend(handles.values(), handles.keys(), loc=location, ncols=columns, markerscale=1.5)
-    figure.savefig(out / name, dpi=DPI)
+    figure.savefig(out / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
     print(f"  wrote {name}", flush=True)
     return name
 
@@ -578,10 +629,13 @@ def series_offsets(count, group_width=0.8):
     return (np.arange(count) - (count - 1) / 2) * width, width
 
 
-def draw_bars(ax, categories, series, values, colors=None):
-    """Median of values[(category, series)] as bars with min–max whiskers, grouped by category, log seconds."""
+def draw_points(ax, categories, series, values, colors=None):
+    """Median of values[(category, series)] as a point with min–max whiskers, grouped by category, log seconds.
+
+    Points, not bars: on a log axis a bar's length depends on where the axis starts and means nothing.
+    """
     colors = colors or colors_for(series)
-    offsets, width = series_offsets(len(series))
+    offsets, _ = series_offsets(len(series))
     for offset, name in zip(offsets, series):
         cells = [(x, np.array(values[category, name]))
                  for x, category in enumerate(categories) if values.get((category, name))]
@@ -589,15 +643,19 @@ def draw_bars(ax, categories, series, values, colors=None):
             continue
         medians = np.array([np.median(cell) for _, cell in cells])
         whiskers = [medians - [cell.min() for _, cell in cells], [cell.max() for _, cell in cells] - medians]
-        ax.bar([x + offset for x, _ in cells], medians, width, yerr=whiskers, color=colors[name], label=name,
-               error_kw={"elinewidth": 0.8, "capsize": 1.5})
+        ax.errorbar([x + offset for x, _ in cells], medians, yerr=whiskers, color=colors[name], label=name,
+                    marker="o", markersize=5, linestyle="none", elinewidth=1, capsize=2)
     log_axis(ax, "y", " s")
     category_axis(ax, categories)
     ax.grid(axis="y", which="major", alpha=0.3)
 
 
-def draw_speedup_strips(ax, categories, series, speedups, colors=None):
-    """Each pair's speedups[(category, series)] as a point, their geometric mean as a black line; log y, 1× dashed."""
+def draw_speedup_strips(ax, categories, series, speedups, colors=None, category_colors=None):
+    """Each pair's speedups[(category, series)] as a point, their geometric mean as a black line; log y, 1× dashed.
+
+    A comparison 'A over B' is filled with A's colour and outlined in B's; category_colors, when given, colours
+    the points by category instead (e.g. a variant per category).
+    """
     colors = colors or colors_for(series)
     offsets, width = series_offsets(len(series))
     jitter = np.random.default_rng(0)
@@ -609,8 +667,10 @@ def draw_speedup_strips(ax, categories, series, speedups, colors=None):
                 continue
             centre = x + offset
             ax.hlines(geometric_mean(values), centre - width / 2, centre + width / 2, color="black", linewidth=1.5)
-            ax.scatter(centre + jitter.uniform(-width / 4, width / 4, len(values)), values, s=18, alpha=0.7,
-                       color=colors[name], linewidths=0, zorder=3, label=None if labelled else name)
+            edge = edge_color(name)
+            ax.scatter(centre + jitter.uniform(-width / 4, width / 4, len(values)), values, s=40, alpha=0.9,
+                       color=(category_colors or {}).get(category, colors[name]), edgecolors=edge or "none", linewidths=1.5 if edge else 0, zorder=3,
+                       label=None if labelled else name)
             labelled = True
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
     log_axis(ax, "y", "×")
@@ -644,11 +704,13 @@ def seconds_text(value):
     return "–" if math.isnan(value) else f"{value:.3g}"
 
 
-def speedup_text(value, interval=(math.nan, math.nan)):
-    """A speedup like '2.00×', with ' [1.80, 2.20]' when an interval is known, '–' for NaN."""
+def speedup_text(value, bounds=(math.nan, math.nan, "")):
+    """A speedup like '2.00×', then ' [95% CI 1.80–2.20]' or ' [range 1.80–2.20]' when known; '–' for NaN."""
     if math.isnan(value):
         return "–"
-    return f"{value:.2f}×" + ("" if math.isnan(interval[0]) else f" [{interval[0]:.2f}, {interval[1]:.2f}]")
+    low, high, kind = bounds
+    kind = "95% CI" if kind == "CI" else kind
+    return f"{value:.2f}×" + ("" if math.isnan(low) else f" [{kind} {low:.2f}–{high:.2f}]")
 
 
 def mean_and_spread(values):
@@ -664,66 +726,314 @@ def image(name, caption):
 
 
 def speedup_table(groups):
-    """Markdown table of geometric-mean and median speedups with bootstrap CIs for [(group, A, B, pairs)]."""
+    """Markdown table of geometric-mean and median speedups with their intervals for [(group, A, B, pairs)]."""
     lines = []
     for group, label_a, label_b, pairs in groups:
         speedups = [pair.speedup for pair in pairs]
         envs = len({pair.config.env for pair in pairs})
         lines.append([
             group, f"{label_a} over {label_b}", len(pairs), envs,
-            speedup_text(geometric_mean(speedups), bootstrap_ci(pairs, geometric_mean)),
-            speedup_text(median(speedups), bootstrap_ci(pairs, median)),
+            speedup_text(geometric_mean(speedups), interval(pairs, geometric_mean)),
+            speedup_text(median(speedups), interval(pairs, median)),
         ])
-    header = ["model size", "speedup of A over B", "pairs", "envs", "geometric mean [95% CI]", "median [95% CI]"]
+    header = ["model size", "speedup of A over B", "pairs", "envs", "geometric mean [interval]", "median [interval]"]
     return markdown_table(header, lines)
 
 
 # ---------------------------------------------------------------------------------------------- report sections
 
 
-def machine_section(systems, heading="## Machine"):
-    """The machine(s) a sweep ran on, from system.json."""
-    lines = [heading, ""]
+def gpu_text(system):
+    """'NVIDIA H100 80GB HBM3 (driver 580.65) ×1', or 'none (CPU only)'."""
+    gpu = system.get("gpu")
+    if not gpu:
+        return "none (CPU only)"
+    if isinstance(gpu, dict):
+        name, driver, count = gpu.get("name", "?"), gpu.get("driver"), gpu.get("count", 1)
+    else:
+        name, driver, count = gpu, system.get("driver"), 1
+    return f"{name}" + (f" (driver {driver})" if driver else "") + f" ×{count}"
+
+
+def cpu_text(system):
+    """'AMD EPYC, 2 cores' (the core count where known)."""
+    cores = system.get("cpu_count")
+    return f"{system.get('cpu', '?')}" + (f", {cores} cores" if cores else "")
+
+
+def packages_text(system):
+    """'jax 0.10.2, torch 2.13.0, …' from system.json's packages."""
+    return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
+
+
+def machine_lines(systems):
+    """One block per system.json: machine, software, commit, command (and load or wall time where recorded)."""
     if not systems:
-        return lines + ["Unknown: no system.json was found.", ""]
-    for system in systems:
-        packages = ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items())
-        driver = f", driver {system['driver']}" if system.get("driver") else ""
+        return ["- **Machine:** unknown: no system.json was found.", ""]
+    lines = []
+    for folder, system in systems:
+        dirty = {True: " (working tree dirty)", False: " (clean)"}.get(system.get("git_dirty"), "")
+        extras = [f"**{key.replace('_', ' ')}:** {value}" for key, value in system.items()
+                  if ("load" in key or "wall" in key) and value is not None]
         lines += [
-            f"- **GPU:** {system.get('gpu') or 'none (CPU only)'}{driver}",
-            f"- **CPU:** {system.get('cpu', '?')}",
-            f"- **Python:** {system.get('python', '?')}; **packages:** {packages or '?'}",
-            f"- **host:** {system.get('hostname', '?')}; **date:** {system.get('date', '?')}; "
-            f"**git commit:** {system.get('git_commit', '?')}",
-            f"- **command:** `{system.get('command', '?')}`",
+            *([f"- **folder:** `{folder}`"] if len(systems) > 1 else []),
+            f"- **CPU:** {cpu_text(system)}; **GPU:** {gpu_text(system)}",
+            f"- **Python:** {system.get('python', '?')}; **packages:** {packages_text(system)}",
+            f"- **git commit:** {system.get('git_commit') or 'unknown'}{dirty}; **host:** {system.get('hostname', '?')}; "
+            f"**date:** {system.get('date', '?')}",
+            f"- **command:** `{system.get('command', '?')}`" + "".join(f"; {extra}" for extra in extras),
             "",
         ]
     return lines
+
+
+def shard_differences(systems):
+    """Lines naming what differs between the folders' machines (hardware, package versions); none when alike."""
+    if len(systems) < 2:
+        return []
+    aspects = {"hardware": lambda system: f"{cpu_text(system)}; GPU {gpu_text(system)}",
+               "package versions": lambda system: f"Python {system.get('python', '?')}, {packages_text(system)}"}
+    lines = []
+    for aspect, describe in aspects.items():
+        seen = defaultdict(list)
+        for folder, system in systems:
+            seen[describe(system)].append(folder.name)
+        if len(seen) > 1:
+            lines.append(f"- **Warning: the folders ran on different {aspect}**, so their runs are not like for like: "
+                         + "; ".join(f"{', '.join(names)}: {text}" for text, names in seen.items()))
+    return lines + [""] if lines else []
+
+
+def is_quick(sweep):
+    """True when the sweep was run with benchmark.sh --quick (its command line or workload.json says so)."""
+    commands = [system.get("command") or "" for _, system in sweep.systems]
+    return any("--quick" in command.split() for command in commands) or any(
+        workload.get("quick") for _, workload in sweep.workload_files)
+
+
+def workload_lines(sweep):
+    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart."""
+    lines = []
+    for work, rows in itertools.groupby(sorted(sweep.rows, key=lambda row: row["config"].work),
+                                        key=lambda row: row["config"].work):
+        rows = list(rows)
+        counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
+        envs = ordered((row["env"] for row in rows), sweep.env_order)
+        settings = ", ".join(f"{name} {value}" for name, value in zip(WORK_FIELDS, work))
+        compiled, eager = counts(False), counts(True)
+        lines.append(f"- **Workload:** {settings}; iterations {'/'.join(map(str, compiled)) or '–'}, eager iterations "
+                     f"{'/'.join(map(str, eager)) or '–'}; {len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
+    for folder, workload in sweep.workload_files:
+        lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
+    if len(lines) > 1 + len(sweep.workload_files):
+        lines.append("- Runs of different workloads are never compared with each other.")
+    return lines + [""]
+
+
+def window_lines(sweep):
+    """Which iterations each window holds for each run length in the sweep."""
+    lines = []
+    for length in sorted({row["num_iterations"] for row in sweep.rows}):
+        held = []
+        for window, (first, last, _) in WINDOWS.items():
+            last = min(last, length - 1)
+            held.append(f"{window}: " + ("none" if last < first else f"{first}" if last == first else f"{first}–{last}"))
+        lines.append(f"- **Iterations each window holds, runs of {length} iterations:** " + "; ".join(held))
+    return lines + [""]
+
+
+def header_section(sweep):
+    """What a reader needs before the numbers: smoke-test warning, machine, software, commit, workload, windows."""
+    lines = []
+    if is_quick(sweep):
+        lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
+                  "the pipeline; its numbers show the shape of the effects only.", ""]
+    return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + workload_lines(sweep) \
+        + window_lines(sweep)
 
 
 def definitions_section(sweep):
     """How to read the numbers: speedup, windows, statistics, repeats."""
     repeats = defaultdict(int)
     for row in sweep.rows:
-        repeats[row["label"], row["config"]] += 1
+        repeats[row["label"], row["config"], row["num_iterations"]] += 1
     counts = sorted(set(repeats.values()))
+    steady = sweep.names["iter8_99_median_s"]
     return [
         "## How to read this report",
         "",
         f"- {len(sweep.rows)} finished runs; repeats (seeds) per configuration: {', '.join(map(str, counts))}.",
-        "- **Speedup of A over B** = time_B / time_A for the same experiment, env, model size and timing mode, "
-        "paired by seed (or, where the two ran different seeds, the ratio of the means over seeds). "
-        "Above 1× means A is faster.",
+        "- **Speedup of A over B** = time_B / time_A for the same experiment, env, model size, timing mode and "
+        "per-iteration workload, paired by seed (only the same seed; totals only between runs of the same number "
+        "of iterations). Above 1× means A is faster.",
         "- Windows of `time/iteration`: **iteration 0** (holds compilation), **iterations 1–7** (mean), "
-        "**iterations 8–99** (median: the steady state). **Start-up** (`time/startup`: imports, device "
+        f"**{steady}** (median: the steady state). **Start-up** (`time/startup`: imports, device "
         "and model creation) precedes iteration 0. **Total** is `time/total` (iteration 0 to the end).",
         "- exp1 runs asynchronously (the honest end-to-end time); exp2 and exp3 synchronise around rollout "
         "and update to time them separately, which adds host syncs.",
-        f"- 95% confidence intervals: percentile bootstrap, {BOOTSTRAP_RESAMPLES:,} resamples (seed "
-        f"{BOOTSTRAP_SEED}), drawing whole envs with replacement (all of an env's seeds together). They "
-        "describe the spread over this sweep's envs and seeds on this machine, not across machines.",
+        f"- Intervals over envs: with {MIN_ENVS_FOR_CI} or more envs a **95% CI** (percentile bootstrap, "
+        f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}, drawing whole envs with replacement); with fewer "
+        "envs the **range** (min–max over envs), which is no confidence interval. Both describe the spread over "
+        "this sweep's envs and seeds on this machine, not across machines.",
         "",
     ]
+
+
+# ---------------------------------------------------------------------------------------------- the ranking
+
+
+@dataclass
+class Standing:
+    """One fully compiled variant of one model size against the fastest: relative times and its windows."""
+
+    label: str
+    envs: int
+    total: tuple  # (geometric mean of time / fastest's time, interval (low, high, kind))
+    steady: tuple
+    iter0_s: float  # geometric mean over envs and seeds
+    steady_s: float
+
+
+def window_standing(rows):
+    """A Standing holding only the geometric means of the rows' iteration 0 and steady state (for break_even)."""
+    return Standing(rows[0]["label"], len({row["env"] for row in rows}), (math.nan, ()), (math.nan, ()),
+                    geometric_mean(metric_values(rows, "iter0_s")), geometric_mean(metric_values(rows, "iter8_99_median_s")))
+
+
+def fastest_label(rows, labels, metric):
+    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran."""
+    keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
+            for label in labels]
+    common = set.intersection(*keys)
+    means = {label: geometric_mean([row[metric] for row in where(rows, label=label)
+                                    if (row["env"], row["seed"]) in common or not common]) for label in labels}
+    return min(labels, key=lambda label: means[label])
+
+
+def relative_to(rows, fastest, label, metric):
+    """(geometric mean, interval) of label's metric over fastest's, paired by env and seed."""
+    pairs = paired(where(rows, label=fastest), where(rows, label=label), metric)
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+
+
+def standings(rows, labels):
+    """Standing of every label and the fastest labels on total and on the steady state."""
+    fastest_total = fastest_label(rows, labels, "total_s")
+    fastest_steady = fastest_label(rows, labels, "iter8_99_median_s")
+    return [Standing(label, len({row["env"] for row in where(rows, label=label)}),
+                     relative_to(rows, fastest_total, label, "total_s"),
+                     relative_to(rows, fastest_steady, label, "iter8_99_median_s"),
+                     geometric_mean(metric_values(where(rows, label=label), "iter0_s")),
+                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")))
+            for label in labels], fastest_total, fastest_steady
+
+
+def break_even(variant, reference):
+    """Iterations after which variant's faster steady state repays its longer iteration 0 against reference.
+
+    With total(n) ≈ iteration 0 + (n − 1) × steady state: n = 1 + Δ iteration 0 / Δ steady state. None when
+    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either.
+    """
+    if variant.steady_s >= reference.steady_s:
+        return None
+    if variant.iter0_s <= reference.iter0_s:
+        return 0
+    return 1 + (variant.iter0_s - reference.iter0_s) / (reference.steady_s - variant.steady_s)
+
+
+def break_even_text(variant, reference):
+    """Plain words for break_even."""
+    if variant is reference:
+        return "–"
+    iterations = break_even(variant, reference)
+    if iterations is None:
+        return "never (steady state not faster)"
+    return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
+
+
+def relative_text(value):
+    """A relative time like '1.09× [range 0.97–1.21]'; '1 (fastest)' for the fastest itself."""
+    mean, bounds = value
+    itself = mean == 1 and (math.isnan(bounds[0]) or bounds[0] == bounds[1] == 1)
+    return "1 (fastest)" if itself else speedup_text(mean, bounds)
+
+
+def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
+    """One generated paragraph of conclusions for one model size."""
+    by_label = {standing.label: standing for standing in table}
+    others = [standing for standing in table if standing.label != fastest_total]
+    sentences = [f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations): "
+                 f"**{fastest_total}** is fastest in total."]
+    for standing in others:
+        mean, (low, high, kind) = standing.total
+        unsure = " — not distinguishable from it on these envs" if not math.isnan(low) and low <= 1 <= high else ""
+        sentences.append(f"{standing.label} takes {speedup_text(mean, (low, high, kind))} its time{unsure}.")
+    steady_winner = by_label[fastest_steady]
+    if fastest_steady == fastest_total:
+        sentences.append(f"It is also fastest in the steady state ({steady_name}).")
+    else:
+        iterations = break_even(steady_winner, by_label[fastest_total])
+        when = "from the start" if iterations == 0 else f"after about {math.ceil(iterations):,} iterations"
+        sentences.append(f"In the steady state ({steady_name}) **{fastest_steady}** is fastest "
+                         f"({speedup_text(by_label[fastest_total].steady[0] / steady_winner.steady[0])} faster per "
+                         f"iteration than {fastest_total}); its longer iteration 0 is repaid {when}.")
+    return " ".join(sentences)
+
+
+def ranking_chart(sizes, tables, out, names):
+    """Chart: per model size, each variant's total and steady-state time relative to the fastest, with intervals."""
+    figure, axes = new_figure("Which variant is fastest? Time relative to the fastest variant per model size (exp1)\n"
+                              "points: geometric mean over envs (and seeds); bars: interval (95% CI, or range with few "
+                              "envs)", len(sizes), panel_size=(6, 0.5 * max(len(t) for t in tables) + 1.8))
+    colors = colors_for(LABEL_COLORS)
+    for ax, size, table in zip(axes, sizes, tables):
+        for y, standing in enumerate(table):
+            for offset, (value, marker, what) in zip((-0.12, 0.12), ((standing.total, "o", "total"),
+                                                                      (standing.steady, "s", names["iter8_99_median_s"]))):
+                mean, (low, high, _) = value
+                xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
+                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
+                            color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
+        for marker, what in (("o", "total"), ("s", names["iter8_99_median_s"])):
+            ax.plot([], [], marker=marker, linestyle="none", color="black",
+                    markerfacecolor="black" if marker == "o" else "white", label=what)
+        ax.set_yticks(range(len(table)), [standing.label for standing in table])
+        ax.set_ylim(len(table) - 0.5, -0.5)
+        ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
+        log_axis(ax, "x", "×")
+        ax.set(title=f"model size: {size}", xlabel="time relative to the fastest (1× = fastest)")
+        ax.grid(axis="x", which="major", alpha=0.3)
+    return save_figure(figure, out, "ranking.png")
+
+
+def section_ranking(sweep, out):
+    """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
+    rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
+    lines = ["## Which variant is fastest? (exp1, fully compiled variants)", ""]
+    labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
+    if len(labels) < 2:
+        warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
+        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    steady_name = sweep.names["iter8_99_median_s"]
+    tables, conclusions, table_rows = [], [], []
+    for size in sizes:
+        sized, length = most_common_length(where(rows, size=size))
+        present = ordered((row["label"] for row in sized), FULLY_COMPILED)
+        table, fastest_total, fastest_steady = standings(sized, present)
+        table.sort(key=lambda standing: standing.total[0])
+        tables.append(table)
+        reference = next(standing for standing in table if standing.label == fastest_total)
+        conclusions.append(ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name))
+        table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
+                        seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
+                        break_even_text(standing, reference)] for standing in table]
+    lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
+    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
+              "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
+              "faster steady state repays iteration 0 (vs the fastest in total)"]
+    lines += markdown_table(header, table_rows)
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
 
 
 def env_section(sweep):
@@ -745,6 +1055,7 @@ def section_duration_vs_complexity(sweep, out):
         return heading + ["Skipped: no exp1 runs.", ""]
     if not sweep.env_relative:  # read_json has warned
         return heading + ["Skipped: no env_timing.json.", ""]
+    rows, length = most_common_length(rows)
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     colors = colors_for(labels)
@@ -752,7 +1063,8 @@ def section_duration_vs_complexity(sweep, out):
     if not_timed := [env for env in envs if env not in sweep.env_relative]:
         warn(f"duration_vs_complexity.png leaves out envs that env_timing.json does not time: {', '.join(not_timed)}")
         envs = [env for env in envs if env in sweep.env_relative]
-    figure, axes = new_figure(f"Total duration against env complexity — exp1 (async, {scope(rows)})\n"
+    figure, axes = new_figure(f"Total duration against env complexity — exp1 (async, {scope(rows)}, runs of {length} "
+                              "iterations)\n"
                               "points: mean over seeds, whiskers: min–max", len(sizes), panel_size=(5.2, 4.8))
     for ax, size in zip(axes, sizes):
         for label in labels:
@@ -776,7 +1088,7 @@ def section_duration_vs_complexity(sweep, out):
 def section_pairwise_speedups(sweep, out, metric, name):
     """Chart and table: speedups between the fully compiled variants on metric, per model size (exp1)."""
     rows = rows_of(sweep.rows, "exp1")
-    what = METRIC_NAMES[metric]
+    what = sweep.names[metric]
     heading = [f"## Speedups between the fully compiled variants: {what} (exp1)", ""]
     comparisons = compiled_comparisons({row["label"] for row in rows})
     if not comparisons:
@@ -803,14 +1115,14 @@ def section_overhead(sweep, out, exp):
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     title = (f"Overhead windows — {exp} ({rows[0]['timing']}, {scope(rows)})\n"
-             "bars: median over runs (envs × seeds), whiskers: min–max")
+             "points: median over runs (envs × seeds), whiskers: min–max")
     figure, axes = new_figure(title, len(OVERHEAD_METRICS), ncols=2, panel_size=(6, 3.8))
     for ax, metric in zip(axes, OVERHEAD_METRICS):
         values = {(size, label): metric_values(where(rows, size=size, label=label), metric)
                   for size in sizes for label in labels}
-        draw_bars(ax, sizes, labels, values)
+        draw_points(ax, sizes, labels, values)
         per_iteration = metric in ("iter1_7_mean_s", "iter8_99_median_s")
-        ax.set(title=METRIC_NAMES[metric], xlabel="model size",
+        ax.set(title=sweep.names[metric], xlabel="model size",
                ylabel="seconds per iteration" if per_iteration else "seconds")
     lines += image(save_figure(figure, out, f"overhead_{exp}.png"), f"overhead windows {exp}")
     table = []
@@ -820,7 +1132,7 @@ def section_overhead(sweep, out, exp):
             medians = [seconds_text(median(metric_values(cell, metric))) for metric in OVERHEAD_METRICS]
             table.append([label, size, len(cell)] + medians)
     header = ["variant (mode)", "model size", "runs", "start-up (s)", "iteration 0 (s)",
-              "iterations 1–7 (s, mean)", "iterations 8–99 (s, median)"]
+              "iterations 1–7 (s, mean)", f"{sweep.names['iter8_99_median_s']} (s, median)"]
     return lines + ["Medians over runs (envs × seeds) of each run's value.", ""] + markdown_table(header, table)
 
 
@@ -834,14 +1146,15 @@ def section_sync(sweep, out, exp, category_field):
     categories = ordered((row[category_field] for row in rows), sweep.env_order if category_field == "env" else SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     layout = {"ncols": 1, "panel_size": (14, 4.2)} if category_field == "env" else {"ncols": 2, "panel_size": (7, 4.2)}
-    title = (f"Synchronised rollout and update times — {exp} ({scope(rows)}), per-run median of iterations 8–99\n"
-             "bars: median over seeds, whiskers: min–max")
+    title = (f"Synchronised rollout and update times — {exp} ({scope(rows)}), per-run median of "
+             f"{sweep.names['iter8_99_median_s']}\n"
+             "points: median over seeds, whiskers: min–max")
     figure, axes = new_figure(title, len(SYNC_METRICS), **layout)
     for ax, metric in zip(axes, SYNC_METRICS):
         values = {(category, label): metric_values(where(rows, label=label, **{category_field: category}), metric)
                   for category in categories for label in labels}
-        draw_bars(ax, categories, labels, values)
-        ax.set(title=METRIC_NAMES[metric], ylabel="seconds per iteration")
+        draw_points(ax, categories, labels, values)
+        ax.set(title=sweep.names[metric], ylabel="seconds per iteration")
     lines += image(save_figure(figure, out, f"sync_times_{exp}.png"), f"synchronised times {exp}")
     comparisons = compiled_comparisons(labels)
     if not comparisons:
@@ -851,52 +1164,59 @@ def section_sync(sweep, out, exp, category_field):
     for ax, metric in zip(axes, SYNC_METRICS):
         draw_speedup_strips(ax, categories, [name for name, _, _ in comparisons],
                             speedups_by_category(rows, category_field, categories, comparisons, metric))
-        ax.set(title=METRIC_NAMES[metric], ylabel="speedup of A over B (time_B / time_A)")
+        ax.set(title=sweep.names[metric], ylabel="speedup of A over B (time_B / time_A)")
     return lines + image(save_figure(figure, out, f"sync_speedups_{exp}.png"), f"synchronised speedups {exp}")
 
 
 def section_compile_modes(sweep, out):
-    """Chart and table: each compiled mode's speedup over its framework's eager mode (exp2 chart; exp2, exp3 table)."""
+    """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
     rows = rows_of(sweep.rows, "exp2")
     comparisons = compile_mode_comparisons(rows)
-    lines = ["## Effect of each compile mode", ""]
+    lines = ["## Effect of each compile mode", "",
+             "Each mode is measured against the same framework one step less compiled: "
+             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
+             + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
+               "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
     if comparisons:
-        lines += compile_mode_chart(rows, comparisons, out)
+        lines += compile_mode_chart(rows, comparisons, out, sweep.names)
     else:
-        warn("skipping compile_modes.png: no exp2 framework has both an eager ('none') and a compiled mode")
-        lines += ["No chart: no exp2 framework has both an eager ('none') and a compiled mode.", ""]
+        warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
+        lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
     table = []
     for exp in ("exp2", "exp3"):
         exp_rows = rows_of(sweep.rows, exp)
         for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
             sized = where(exp_rows, size=size)
             pairs = [paired(where(sized, label=label), where(sized, label=baseline), m) for m in COMPILE_METRICS]
-            if pairs[0]:
-                table.append([exp, label, baseline, size, len(pairs[0])]
-                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs])
-    header = ["exp", "mode", "over", "model size", "pairs"]
-    header += [f"{METRIC_NAMES[metric]} (geo. mean)" for metric in COMPILE_METRICS]
+            if any(pairs):
+                mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
+                table.append([exp, label, baseline, size, max(map(len, pairs))]
+                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
+                             + [break_even_text(mode, base)])
+    header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
+    header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
+    header += ["a faster steady state repays a longer iteration 0"]
     return lines + (markdown_table(header, table) if table else [])
 
 
-def compile_mode_chart(rows, comparisons, out):
-    """Chart: per framework, the speedup of each compiled mode over the eager one on each metric (exp2)."""
+def compile_mode_chart(rows, comparisons, out, names):
+    """Chart: per framework, the speedup of each compiled mode over its baseline on each metric (exp2)."""
     frameworks = ordered((framework for framework, _, _ in comparisons), map(framework_of, LABEL_COLORS))
-    metric_names = [METRIC_NAMES[metric] for metric in COMPILE_METRICS]
-    title = (f"Speedup of each compile mode over its framework's eager mode — exp2 (sync, small, {scope(rows)})\n"
-             "points: (env, seed) pairs, black line: geometric mean")
+    metric_names = [names[metric] for metric in COMPILE_METRICS]
+    title = (f"Speedup of each compile mode over its baseline — exp2 (sync, small, {scope(rows)})\n"
+             "points: (env, seed) pairs, filled: the mode, outline: its baseline; black line: geometric mean")
     figure, axes = new_figure(title, len(frameworks), panel_size=(5.5, 4.6))
     for ax, framework in zip(axes, frameworks):
-        modes = [(label, baseline) for fw, label, baseline in comparisons if fw == framework]
+        modes = [f"{label} over {baseline}" for fw, label, baseline in comparisons if fw == framework]
         speedups = {
-            (METRIC_NAMES[metric], label): [
-                pair.speedup for pair in paired(where(rows, label=label), where(rows, label=baseline), metric)
-            ]
+            (names[metric], mode): [pair.speedup for pair in paired(where(rows, label=mode.split(" over ")[0]),
+                                                                    where(rows, label=mode.split(" over ")[1]), metric)]
             for metric in COMPILE_METRICS
-            for label, baseline in modes
+            for mode in modes
         }
-        draw_speedup_strips(ax, metric_names, [label for label, _ in modes], speedups)
-        ax.set(title=f"{framework}: speedup over {framework} (none)", ylabel="speedup (time_eager / time_compiled)")
+        draw_speedup_strips(ax, metric_names, modes, speedups)
+        ax.set(title=f"{framework}: " + "; ".join(modes), ylabel="speedup (time_baseline / time_mode)")
+        ax.title.set_fontsize(8)
     return image(save_figure(figure, out, "compile_modes.png"), "compile mode effect")
 
 
@@ -912,32 +1232,95 @@ def mean_curve(curves, points=200):
     return grid, ys.mean(axis=0), ys.min(axis=0), ys.max(axis=0)
 
 
+# Line styles for curves identical to an earlier one in the same panel, so that each stays visible.
+DUPLICATE_STYLES = ((0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (2, 4)))
+
+
+def curve_x(run, x_axis):
+    """A run's x values for its returns: env steps, or seconds of training after the end of iteration 0."""
+    if x_axis == "steps":
+        return run.return_steps
+    return run.return_seconds - np.nan_to_num(run.iteration_seconds[0])
+
+
+def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
+    """Draws each label's curve in one panel; returns notes on identical and missing curves for the report."""
+    notes, drawn = [], {}
+    for label in labels:
+        runs = sorted((row["run"] for row in where(panel_rows, label=label)), key=lambda run: run.seed)
+        if not runs:
+            continue
+        signature = tuple((run.seed, tuple(run.return_steps), tuple(run.returns)) for run in runs)
+        same_as = drawn.get(signature, []) if any(run.returns.size for run in runs) else []
+        style = DUPLICATE_STYLES[(len(same_as) - 1) % len(DUPLICATE_STYLES)] if same_as else "solid"
+        if same_as:
+            notes.append(f"{label} is identical to {same_as[0]} (drawn dashed on top of it)")
+        drawn.setdefault(signature, []).append(label)
+        curves = [(curve_x(run, x_axis), run.returns) for run in runs if run.returns.size]
+        curve = mean_curve([(x, y) for x, y in curves if len(y) > 1 and np.isfinite(x).all()])
+        if curve:
+            grid, mean, low, high = curve
+            ax.plot(grid, mean, color=colors[label], linewidth=2.2 if not same_as else 1.2, linestyle=style,
+                    label=label)
+            ax.fill_between(grid, low, high, color=colors[label], alpha=0.2, linewidth=0)
+        elif curves:  # too few returns for a line: each logged return as a point
+            x, y = np.concatenate([x for x, _ in curves]), np.concatenate([y for _, y in curves])
+            ax.scatter(x, y, color=colors[label], marker="o" if not same_as else "x", s=30, label=label, zorder=3)
+            notes.append(f"{label}: too few returns for a line, drawn as points")
+        else:
+            notes.append(f"{label}: no episode finished")
+    if not any(run_rows_returns(panel_rows)):
+        longest = max(row["num_iterations"] for row in panel_rows)
+        ax.text(0.5, 0.5, f"no episode finished\nin these runs\n(at most {longest} iterations)", ha="center",
+                va="center", transform=ax.transAxes, fontsize=9, color="dimgrey")
+        notes = ["no episode finished in any run, so the panel is empty"]
+    return notes
+
+
+def run_rows_returns(rows):
+    """How many returns each row's run logged."""
+    return [row["run"].returns.size for row in rows]
+
+
+def spread_time_axis(ax):
+    """A symmetric-log time axis when the curves end more than 10× apart (eager runs take far longer), so that
+    the fast variants' curves are not squeezed against 0; linear below a tenth of the earliest end."""
+    ends = [float(np.max(line.get_xdata())) for line in ax.lines if len(line.get_xdata())]
+    ends = [end for end in ends if end > 0]
+    if len(ends) > 1 and max(ends) > 10 * min(ends):
+        ax.set_xscale("symlog", linthresh=min(ends) / 10)
+        ax.set_xlabel("training time after iteration 0 (s, log above " + f"{min(ends) / 10:.2g} s)")
+
+
 def learning_curve_figure(rows, env_order, title, x_axis, out, name):
-    """One panel per (env, size): each variant/mode's mean episodic return with a min–max band across seeds."""
+    """One panel per (env, size): each variant/mode's mean episodic return with a min–max band across seeds.
+
+    Returns the file name and notes per panel (identical curves, runs without returns) for the report.
+    """
     panels = ordered_configs(rows, env_order)
     multiple_sizes = len({size for _, size in panels}) > 1
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     colors = colors_for(labels)
     figure, axes = new_figure(title, len(panels), ncols=min(len(panels), 4), panel_size=(4.2, 3.2), fixed_margins=True)
+    notes = []
     for ax, (env, size) in zip(axes, panels):
-        for label in labels:
-            runs = [row["run"] for row in where(rows, env=env, size=size, label=label)]
-            curves = [(run.return_steps if x_axis == "steps" else run.return_seconds, run.returns) for run in runs]
-            curve = mean_curve([(x, y) for x, y in curves if len(y) > 1 and np.isfinite(x).all()])
-            if curve:
-                grid, mean, low, high = curve
-                ax.plot(grid, mean, color=colors[label], linewidth=1.2, label=label)
-                ax.fill_between(grid, low, high, color=colors[label], alpha=0.2, linewidth=0)
-        ax.set(title=f"{env} · {size}" if multiple_sizes else env, ylabel="episodic return",
-               xlabel="env steps" if x_axis == "steps" else "training time, cumulative time/iteration (s)")
+        panel = f"{env} · {size}" if multiple_sizes else env
+        panel_notes = draw_panel_curves(ax, where(rows, env=env, size=size), labels, colors, x_axis)
+        notes += [f"{panel}: {note}" for note in panel_notes]
+        if any("identical" in note for note in panel_notes):
+            ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
+        ax.set(title=panel, ylabel="episodic return",
+               xlabel="env steps" if x_axis == "steps" else "training time after iteration 0 (s)")
+        if x_axis == "time":
+            spread_time_axis(ax)
         ax.grid(alpha=0.3)
-    return save_figure(figure, out, name)
+    return save_figure(figure, out, name), notes
 
 
 def learning_curve_groups(sweep):
-    """(exp, size) of each learning-curve figure pair: exp1 per model size, exp2 and exp3 whole (size None)."""
+    """(exp, size) of each learning-curve figure pair: exp1 per model size, exp2, exp3 and exp4 whole (size None)."""
     groups = [("exp1", size) for size in ordered((row["size"] for row in rows_of(sweep.rows, "exp1")), SIZES)]
-    return groups + [(exp, None) for exp in ("exp2", "exp3") if rows_of(sweep.rows, exp)]
+    return groups + [(exp, None) for exp in ("exp2", "exp3", "exp4") if rows_of(sweep.rows, exp)]
 
 
 def section_learning_curves(sweep, out, exp, size):
@@ -946,12 +1329,15 @@ def section_learning_curves(sweep, out, exp, size):
     rows = where(rows, size=size) if size else rows
     what = f"{exp}, {size}" if size else exp
     lines = [f"### Learning curves: {what}", ""]
-    for x_axis, against in (("steps", "env steps"), ("time", "training time")):
+    notes = []
+    for x_axis, against in (("steps", "env steps"), ("time", "training time after iteration 0")):
         name = f"learning_curves_{exp}{'_' + size if size else ''}_{x_axis}.png"
-        title = f"Episodic return against {against} — {what} ({scope(rows)})\nmean over seeds, band: min–max"
-        figure_name = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name)
+        title = (f"Episodic return against {against} — {what} ({scope(rows)})\nmean over seeds, band: min–max"
+                 + ("; iteration 0 (compilation) left out of the time axis, see the overhead windows" if x_axis == "time"
+                    else ""))
+        figure_name, notes = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name)
         lines += image(figure_name, f"learning curves {what} against {against}")
-    return lines
+    return lines + ([f"- {note}" for note in notes] + [""] if notes else [])
 
 
 def section_final_returns(sweep):
@@ -971,28 +1357,32 @@ def section_final_returns(sweep):
     return lines
 
 
-def machine_name(systems, folder):
-    """Short name of a sweep's machine: its GPU or CPU, else the folder name."""
-    system = systems[0] if systems else {}
-    return f"{folder.name} ({system.get('gpu') or system.get('cpu') or 'unknown machine'})"
+def side_name(letter, folders, sweep):
+    """'A: shard-1, shard-2 (NVIDIA H100 80GB HBM3 (driver 580.65) ×1)': a compared side's folders and machine."""
+    system = sweep.systems[0][1] if sweep.systems else {}
+    machine = gpu_text(system) if system.get("gpu") else system.get("cpu") or "unknown machine"
+    return f"{letter}: {', '.join(folder.name for folder in folders)} ({machine})"
 
 
-def section_compare(folders, sweeps, out):
+def section_compare(sides, sweeps, out):
     """Chart and table: the same configurations' total durations on two sweeps side by side, and A's speedup over B."""
-    (folder_a, folder_b), (sweep_a, sweep_b) = folders, sweeps
-    name_a, name_b = f"A: {machine_name(sweep_a.systems, folder_a)}", f"B: {machine_name(sweep_b.systems, folder_b)}"
-    lines = ["## Comparison of two sweeps", ""]
-    lines += machine_section(sweep_a.systems, f"### {name_a}") + machine_section(sweep_b.systems, f"### {name_b}")
-    lines += ["Only configurations (experiment, variant, mode, env, size, timing) present in both are compared.", ""]
+    (sweep_a, sweep_b) = sweeps
+    name_a, name_b = side_name("A", sides[0], sweep_a), side_name("B", sides[1], sweep_b)
+    lines = ["## Comparison of two sweeps", "", f"### {name_a}", ""] + machine_lines(sweep_a.systems)
+    lines += shard_differences(sweep_a.systems) + [f"### {name_b}", ""] + machine_lines(sweep_b.systems)
+    lines += shard_differences(sweep_b.systems)
+    lines += ["Only configurations (experiment, variant, mode, env, size, timing, workload, iterations) present in "
+              "both are compared, paired by seed.", ""]
     labels_timings = ordered(((row["label"], row["timing"]) for row in sweep_a.rows + sweep_b.rows),
                              list(itertools.product(LABEL_COLORS, ("async", "sync"))))
-    categories, times, speedups, table = [], {}, {}, []
+    categories, times, speedups, table, category_colors = [], {}, {}, [], {}
     for label, timing in labels_timings:
         pairs = paired(*(where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)), "total_s")
         if not pairs:
             continue
         category = f"{label}, {timing}"
         categories.append(category)
+        category_colors[category] = colors_for([label])[label]
         times[category, name_a] = [pair.time_a for pair in pairs]
         times[category, name_b] = [pair.time_b for pair in pairs]
         speedups[category, "A over B"] = [pair.speedup for pair in pairs]
@@ -1001,21 +1391,126 @@ def section_compare(folders, sweeps, out):
             sized_speedups = [pair.speedup for pair in sized]
             table.append([label, timing, size, len(sized), seconds_text(median([pair.time_a for pair in sized])),
                           seconds_text(median([pair.time_b for pair in sized])),
-                          speedup_text(geometric_mean(sized_speedups), bootstrap_ci(sized, geometric_mean))])
+                          speedup_text(geometric_mean(sized_speedups), interval(sized, geometric_mean))])
     if not categories:
         warn("skipping compare.png: the two sweeps share no configuration")
         return lines + ["Skipped: the two sweeps share no configuration.", ""]
     figure, axes = new_figure(f"{name_a}  vs  {name_b}", 2, ncols=1, panel_size=(max(8, 1.1 * len(categories)), 4.2))
-    colors = colors_for([name_a, name_b, "A over B"])
-    draw_bars(axes[0], categories, [name_a, name_b], times, colors)
-    axes[0].set(title="total duration of matched runs (bars: median, whiskers: min–max)", ylabel="total duration")
-    draw_speedup_strips(axes[1], categories, ["A over B"], speedups, colors)
-    axes[1].set(title="speedup of A over B = time_B / time_A\npoints: matched runs, black line: geometric mean",
-                ylabel="speedup of A over B")
+    colors = colors_for([name_a, name_b])
+    draw_points(axes[0], categories, [name_a, name_b], times, colors)
+    axes[0].set(title="total duration of matched runs (points: median, whiskers: min–max)", ylabel="total duration")
+    draw_speedup_strips(axes[1], categories, ["A over B"], speedups, {"A over B": "black"}, category_colors)
+    axes[1].set(title="speedup of A over B = time_B / time_A\npoints: matched runs in the variant's colour, black line: "
+                "geometric mean", ylabel="speedup of A over B")
     lines += image(save_figure(figure, out, "compare.png"), "comparison of two sweeps")
     header = ["variant (mode)", "timing", "model size", "pairs", "median total A (s)", "median total B (s)",
-              "speedup of A over B, geo. mean [95% CI]"]
+              "speedup of A over B, geo. mean [interval]"]
     return lines + markdown_table(header, table)
+
+
+# ---------------------------------------------------------------------------------------------- exp4, memory
+
+
+def backend_effects(rows, metric):
+    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran all four variants.
+
+    Framework effect = √(torch/linen on gymnax × torch/linen on Gymnasium); backend effect = √(Gymnasium/gymnax
+    with torch × Gymnasium/gymnax with linen): time ratios, each averaged (geometrically) over the other factor.
+    """
+    values = defaultdict(dict)
+    for row in rows:
+        if not math.isnan(row[metric]):
+            length = row["num_iterations"] if metric in LENGTH_METRICS else None
+            values[row["config"], length, row["seed"]][row["label"]] = row[metric]
+    effects = defaultdict(list)
+    for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
+        if not all(label in cell for label in BACKEND_CELLS.values()):
+            continue
+        t = {key: cell[label] for key, label in BACKEND_CELLS.items()}
+        framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
+        backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
+        effects[config.env, config.size].append((framework, backend))
+    return effects
+
+
+def ratio_words(ratio, slower, faster):
+    """'Gymnasium takes 3.10× the time of gymnax' (turned around when the ratio is below 1)."""
+    return f"{slower} takes {ratio:.2f}× the time of {faster}" if ratio >= 1 else \
+        f"{faster} takes {1 / ratio:.2f}× the time of {slower}"
+
+
+def backend_conclusion(effects, what):
+    """The generated sentence: which factor dominates on one metric, and by how much."""
+    framework = geometric_mean([f for cell in effects.values() for f, _ in cell])
+    backend = geometric_mean([b for cell in effects.values() for _, b in cell])
+    size_f, size_b = max(framework, 1 / framework), max(backend, 1 / backend)
+    dominant, other = ("the env backend", "the framework") if size_b >= size_f else ("the framework", "the env backend")
+    return (f"On {what}, **{dominant} dominates** ({len(effects)} env/size cells, geometric means): "
+            f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
+            f"{ratio_words(framework, 'torch', 'linen')}; {dominant} changes the time "
+            f"{max(size_f, size_b) / min(size_f, size_b):.2f}× as much as {other}.")
+
+
+def section_env_backend(sweep, out):
+    """Chart, table and conclusion of exp4: framework effect against env-backend effect per env and size."""
+    rows = rows_of(sweep.rows, "exp4")
+    lines = ["## Env backend against framework (exp4)", ""]
+    if not rows:
+        return []
+    metrics = ("total_s", "iter8_99_median_s")
+    effects = {metric: backend_effects(rows, metric) for metric in metrics}
+    if not effects["iter8_99_median_s"]:
+        warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
+        return lines + ["Skipped: no exp4 env and size ran all four variants "
+                        f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
+    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
+              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
+              + ". Each effect is a time ratio averaged over the other factor (see summary.csv for the four times).", ""]
+    series = ("framework: torch / linen", "env backend: Gymnasium / gymnax")
+    cells = ordered_configs([{"env": env, "size": size} for env, size in effects["iter8_99_median_s"]], sweep.env_order)
+    categories = [f"{env} · {size}" for env, size in cells]
+    figure, axes = new_figure("Framework effect against env-backend effect — exp4 (async)\n"
+                              "points: seeds, black line: geometric mean; above 1×: torch / Gymnasium take longer",
+                              len(metrics), panel_size=(max(5.0, 1.2 * len(categories)), 4.4))
+    table = []
+    for ax, metric in zip(axes, metrics):
+        ratios = {(f"{env} · {size}", name): [effect[i] for effect in effects[metric].get((env, size), [])]
+                  for env, size in cells for i, name in enumerate(series)}
+        draw_speedup_strips(ax, categories, series, ratios, dict(zip(series, OTHER_COLORS)))
+        ax.set(title=sweep.names[metric], ylabel="time ratio")
+        for (env, size), cell in sorted(effects[metric].items()):
+            table.append([sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
+                          f"{geometric_mean([b for _, b in cell]):.2f}×"])
+    lines += image(save_figure(figure, out, "env_backend.png"), "framework against env backend")
+    lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
+                             "env backend: Gymnasium / gymnax"], table)
+    conclusions = [backend_conclusion(effects[metric], what) for metric, what in
+                   (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
+                   if effects[metric]]
+    return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def section_memory(sweep, out):
+    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs logged it."""
+    rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
+    lines = ["## Peak device memory", ""]
+    if not rows:
+        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
+    for row in rows:
+        row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — all experiments ({scope(rows)})\n"
+                              "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
+    values = {(size, label): metric_values(where(rows, size=size, label=label), "peak_memory_mib")
+              for size in sizes for label in labels}
+    draw_points(axes[0], sizes, labels, values)
+    log_axis(axes[0], "y", " MiB")
+    axes[0].set(xlabel="model size", ylabel="peak device memory")
+    lines += image(save_figure(figure, out, "memory.png"), "peak device memory")
+    table = [[label, size, len(values[size, label]), f"{median(values[size, label]):.4g}"]
+             for label, size in itertools.product(labels, sizes) if values[size, label]]
+    return lines + markdown_table(["variant (mode)", "model size", "runs", "peak memory (MiB, median)"], table)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -1024,22 +1519,40 @@ def section_compare(folders, sweeps, out):
 def parse_args(argv):
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dirs", nargs="*", type=Path, metavar="DIR", help="sweep folder(s) to read together")
-    parser.add_argument("--out", type=Path, help="output folder (default: the first DIR, or DIR_A)")
-    parser.add_argument("--compare", nargs=2, type=Path, metavar=("DIR_A", "DIR_B"),
-                        help="compare the same configurations on two sweeps (e.g. two machines)")
+    parser.add_argument("dirs", nargs="*", type=Path, metavar="DIR", help="sweep folder(s) to read together as one sweep")
+    parser.add_argument("--out", type=Path, help="output folder (default: the first DIR; with --compare a new folder "
+                        "compare__A__vs__B)")
+    parser.add_argument("--compare", nargs="+", type=Path, metavar="DIR_A",
+                        help="side A of a comparison of two sweeps (e.g. two machines); several folders = the shards "
+                             "of one sweep. `--compare DIR_A DIR_B` alone compares two single folders")
+    parser.add_argument("--vs", nargs="+", type=Path, metavar="DIR_B", help="side B of --compare")
     args = parser.parse_args(argv)
     if not args.dirs and not args.compare:
-        parser.error("give at least one DIR or --compare DIR_A DIR_B")
-    for folder in [*args.dirs, *(args.compare or [])]:
+        fail("give at least one DIR or --compare DIR_A [...] --vs DIR_B [...]")
+    if args.vs and not args.compare:
+        fail("--vs needs --compare")
+    if args.compare and not args.vs:
+        if len(args.compare) != 2:
+            fail("--compare needs --vs DIR_B [...], or exactly two folders: --compare DIR_A DIR_B")
+        args.compare, args.vs = args.compare[:1], args.compare[1:]
+    for folder in [*args.dirs, *(args.compare or []), *(args.vs or [])]:
         if not folder.is_dir():
             fail(f"{folder} is not a folder")
+    if args.compare and args.dirs:
+        fail("give either DIR ... (one sweep's report) or --compare (a comparison), not both")
+    if args.compare:
+        args.out = args.out or Path(f"compare__{args.compare[0].name}__vs__{args.vs[0].name}")
+        if args.out.is_dir() and next(args.out.rglob("events.out.tfevents.*"), None):
+            fail(f"--out {args.out} holds a sweep: a comparison never overwrites a sweep's own REPORT.md")
     return args
 
 
 def report_tasks(sweep, out):
     """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown."""
     return [
+        (section_ranking, sweep, out),
+        (definitions_section, sweep),
+        (env_section, sweep),
         (section_duration_vs_complexity, sweep, out),
         (section_pairwise_speedups, sweep, out, "total_s", "speedups_total.png"),
         (section_overhead, sweep, out, "exp1"),
@@ -1048,28 +1561,32 @@ def report_tasks(sweep, out):
         (section_sync, sweep, out, "exp2", "env"),
         (section_sync, sweep, out, "exp3", "size"),
         (section_compile_modes, sweep, out),
+        (section_env_backend, sweep, out),
+        (section_memory, sweep, out),
         (section_final_returns, sweep),
         *[(section_learning_curves, sweep, out, exp, size) for exp, size in learning_curve_groups(sweep)],
     ]
 
 
 def main(argv=None):
-    """Reads the sweeps, writes summary.csv, the charts and REPORT.md."""
+    """Reads the sweep (or the two compared sweeps), writes summary.csv, the charts and REPORT.md."""
     started = time.perf_counter()
     args = parse_args(argv)
-    out = args.out or (args.dirs or args.compare)[0]
-    sweep = load_sweep(args.dirs) if args.dirs else None
-    compared = [load_sweep([folder]) for folder in args.compare or []]
-    out.mkdir(parents=True, exist_ok=True)
-    report = ["# PPO framework benchmark report", ""]
-    if sweep:
-        write_summary_csv(sweep.rows, out / "summary.csv")
-        print("drawing charts", flush=True)
-        report += machine_section(sweep.systems) + definitions_section(sweep) + env_section(sweep)
-        sections = in_parallel(report_tasks(sweep, out))
-        report += [line for section in sections for line in section]
-    if compared:
-        report += section_compare(args.compare, compared, out)
+    out = args.out or args.dirs[0]
+    with ProcessPoolExecutor(max_workers=WORKERS) as pool:
+        if args.compare:
+            sides = (args.compare, args.vs)
+            sweeps = [load_sweep(folders, pool) for folders in sides]
+            out.mkdir(parents=True, exist_ok=True)
+            report = ["# PPO framework benchmark: comparison of two sweeps", ""] + section_compare(sides, sweeps, out)
+        else:
+            sweep = load_sweep(args.dirs, pool)
+            out.mkdir(parents=True, exist_ok=True)
+            write_summary_csv(sweep.rows, out / "summary.csv")
+            print("drawing charts", flush=True)
+            sections = in_parallel(pool, report_tasks(sweep, out))
+            report = ["# PPO framework benchmark report", ""] + header_section(sweep)
+            report += [line for section in sections for line in section]
     (out / "REPORT.md").write_text("\n".join(report))
     print(f"wrote {out / 'REPORT.md'} in {time.perf_counter() - started:.1f} s", flush=True)
 

@@ -1,4 +1,4 @@
-"""Writes synthetic TensorBoard runs and sweep folders in the exact format of the ppo_*.py scripts (SPEC §5)."""
+"""Writes synthetic TensorBoard runs and sweep folders in the exact format of the ppo_*.py scripts."""
 
 import json
 from pathlib import Path
@@ -10,11 +10,9 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.types_pb2 import DT_STRING
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-ENVS = (
-    "CartPole-v1", "Acrobot-v1", "MountainCar-v0", "DiscountingChain-bsuite", "MemoryChain-bsuite",
-    "UmbrellaChain-bsuite", "BernoulliBandit-misc", "GaussianBandit-misc", "Asterix-MinAtar",
-    "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar",
-)
+from sweep_info import GRID_ENVS
+
+ENVS = GRID_ENVS
 SIZES = ("small", "medium", "large")
 COMPILED_PAIRS = (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_torch_compile", "compile"))
 ALL_PAIRS = (
@@ -60,6 +58,8 @@ def write_run(
     finished=True,
     num_envs=32,
     num_steps=256,
+    update_epochs=10,
+    num_minibatches=8,
 ):
     """Writes one run's event file into run_dir; returns run_dir.
 
@@ -72,7 +72,8 @@ def write_run(
     returns = [10.0 * (i + 1) for i in range(num_iterations)] if returns is None else returns
     hyperparameters = {
         "exp_name": variant, "seed": seed, "env_id": env_id, "model_size": model_size, "num_envs": num_envs,
-        "num_steps": num_steps, "num_iterations": num_iterations, "learning_rate": 0.00025,
+        "num_steps": num_steps, "num_iterations": num_iterations, "update_epochs": update_epochs,
+        "num_minibatches": num_minibatches, "bootstrap_truncated": True, "learning_rate": 0.00025,
         "sync_timing": sync_timing, "device": "auto", "log_dir": "runs",
     }
     system = {
@@ -119,7 +120,7 @@ def synthetic_iteration_seconds(variant, compile_mode, env_relative, model_size,
 
 
 def write_sweep(root, envs=ENVS, seeds=(1, 2, 3), num_iterations=100, sizes=SIZES):
-    """Writes the reference grid (SPEC §7) with synthetic times under root: system.json, env_timing.json, runs/<exp>/.
+    """Writes the reference grid (the study's) with synthetic times under root: system.json, env_timing.json, runs/<exp>/.
 
     Returns the number of runs written (warm-up included).
     """

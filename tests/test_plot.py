@@ -1,18 +1,24 @@
 """Tests of plot.py on synthetic event files: exact numbers, skipped files, clean errors, every chart, --compare."""
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from matplotlib.figure import Figure
 
-from events import ALL_PAIRS, SIZES, write_run, write_sweep
+import plot
+from events import ALL_PAIRS, SIZES, write_json, write_run, write_sweep
 
 PLOT = Path(__file__).resolve().parents[1] / "plot.py"
+
 # every chart but the learning curves, of which there is one pair per experiment (and model size in exp1)
-CHARTS = ("duration_vs_complexity", "speedups_total", "overhead_exp1", "overhead_exp3", "speedups_steady_state",
-          "sync_times_exp2", "sync_speedups_exp2", "sync_times_exp3", "sync_speedups_exp3", "compile_modes")
+CHARTS = ("ranking", "duration_vs_complexity", "speedups_total", "overhead_exp1", "overhead_exp3",
+          "speedups_steady_state", "sync_times_exp2", "sync_speedups_exp2", "sync_times_exp3", "sync_speedups_exp3",
+          "compile_modes")
 
 # Iteration times exactly representable in float32 (simple_value), with known windows:
 # iteration 0 = 4, mean of iterations 1–7 = 1, median of iterations 8–11 = 0.5, total = 13.
@@ -21,9 +27,10 @@ KNOWN_SECONDS = [4.0, 0.5, 1.0, 1.5, 0.5, 1.0, 1.5, 1.0, 0.25, 0.5, 0.75, 0.5]
 TORCH_SLOWDOWN = {"CartPole-v1": 2.0, "Acrobot-v1": 8.0}
 
 
-def run_plot(*args):
+def run_plot(*args, cwd=None):
     """Runs plot.py with args; returns the completed process (text output captured)."""
-    return subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True, timeout=300,
+                          cwd=cwd)
 
 
 def read_summary(folder):
@@ -90,6 +97,7 @@ def test_summary_csv_holds_the_exact_window_values_of_known_iteration_times(know
 def test_summary_csv_holds_synchronised_rollout_and_update_medians(known_sweep):
     root, _ = known_sweep
     synced = read_summary(root)["ppo_linen", "none", "Acrobot-v1", "small", "exp2", "1"]
+    assert (synced["num_steps"], synced["update_epochs"], synced["num_minibatches"]) == ("256", "10", "8")
     assert synced["timing"] == "sync"
     assert (float(synced["rollout_8_99_median_s"]), float(synced["update_8_99_median_s"])) == (0.5, 1.5)
     unsynced = read_summary(root)["ppo_linen", "jit", "Acrobot-v1", "small", "exp1", "1"]
@@ -102,12 +110,14 @@ def test_runs_shorter_than_the_windows_use_what_exists_and_leave_the_rest_empty(
     assert windows(short) == (4.0, 2.0, None)
 
 
-def test_report_gives_exact_geometric_mean_and_median_speedups_with_bootstrap_intervals(known_sweep):
+def test_report_gives_exact_geometric_mean_and_median_speedups_with_the_range_over_few_envs(known_sweep):
     root, _ = known_sweep
     report = (root / "REPORT.md").read_text()
-    # Speedups 2 and 8 over two envs: geometric mean 4, median 5; resampling the 2 envs spans [2, 8].
-    row = "| small | linen (jit) over torch_compile (compile) | 2 | 2 | 4.00× [2.00, 8.00] | 5.00× [2.00, 8.00] |"
-    assert report.count(row) == 2  # total duration and iterations 8–99 scale alike
+    # Speedups 2 and 8 over two envs: geometric mean 4, median 5; with two envs the interval is their range.
+    row = ("| small | linen (jit) over torch_compile (compile) | 2 | 2 | 4.00× [range 2.00–8.00] "
+           "| 5.00× [range 2.00–8.00] |")
+    assert report.count(row) == 2  # total duration and iterations 8–11 scale alike
+    assert "CI" not in report.split("## How to read")[0]  # no confidence interval from 2 envs
 
 
 def test_report_tables_give_the_exact_overhead_windows_and_compile_mode_speedups(known_sweep):
@@ -115,15 +125,16 @@ def test_report_tables_give_the_exact_overhead_windows_and_compile_mode_speedups
     report = (root / "REPORT.md").read_text()
     assert "| linen (jit) | small | 3 | 2 | 4 | 1 | 0.5 |" in report  # CartPole, Acrobot and the short run
     assert "| torch_compile (compile) | small | 2 | 2 | 20 | 5 | 2.5 |" in report  # medians of 2× and 8×
-    assert "| exp2 | linen (jit) | linen (none) | small | 2 | 4.00× | 4.00× | 4.00× | 4.00× | 4.00× |" in report
+    assert ("| exp2 | linen (jit) | linen (none) | small | 2 | 4.00× | 4.00× | 4.00× | 4.00× | 4.00× "
+            "| from the start |") in report
 
 
 def test_unfinished_corrupt_and_cut_runs_are_skipped_with_one_warning_each(known_sweep):
     root, result = known_sweep
     assert result.returncode == 0 and "Traceback" not in result.stderr
-    for run, reason in (("unfinished", "unfinished run (no time/total)"), ("corrupt", "CRC"), ("cut", "truncated")):
+    for run in ("unfinished", "corrupt", "cut"):  # tensorboard's loader stops at a bad record: no time/total
         warnings = [line for line in result.stderr.splitlines() if f"/{run}/" in line]
-        assert len(warnings) == 1 and warnings[0].startswith("warning: skipping") and reason in warnings[0]
+        assert len(warnings) == 1 and warnings[0].startswith("warning: skipping") and "no time/total" in warnings[0]
     assert {key[5] for key in read_summary(root)} == {"1"}  # seeds 2, 3 and 4 were the skipped runs
 
 
@@ -147,8 +158,8 @@ def test_every_chart_and_the_report_are_written_for_a_full_synthetic_sweep(refer
     for chart in charts:
         assert (out / f"{chart}.png").stat().st_size > 10_000, chart
         assert f"({chart}.png)" in report, chart
-    assert sorted(path.stem for path in out.glob("*.png")) == sorted(charts)
-    assert "iteration 0" in report and "iterations 1–7" in report and "iterations 8–99" in report
+    assert sorted(path.stem for path in out.glob("*.png")) == sorted(charts + ["memory"])
+    assert "iteration 0" in report and "iterations 1–7" in report and "iterations 8–11" in report
 
 
 def test_summary_has_one_row_per_finished_run_and_ignores_warmup(reference_sweep):
@@ -172,13 +183,14 @@ def test_runs_outside_a_sweep_layout_are_classified_by_timing_mode(tmp_path):
     assert "env_timing.json not found: no duration_vs_complexity.png" in result.stderr  # skipped, not crashed
 
 
-def test_speedups_pair_by_the_means_over_seeds_when_two_variants_ran_different_seeds(tmp_path):
-    for seed, seconds in ((1, 1.0), (2, 3.0)):  # linen: mean total 2 × 12
+def test_speedups_pair_only_the_same_seed(tmp_path):
+    for seed, seconds in ((1, 1.0), (2, 3.0)):
         write_run(tmp_path / "runs" / "exp1" / f"linen{seed}", [seconds] * 12, seed=seed)
-    write_run(tmp_path / "runs" / "exp1" / "torch3", [6.0] * 12, variant="ppo_torch_compile", compile_mode="compile",
-              seed=3)  # torch: total 72, so 72 / 24 = 3
+    for seed, seconds in ((2, 6.0), (3, 1.0)):  # seed 2 pairs (6 / 3 = 2); seed 3 has no partner
+        write_run(tmp_path / "runs" / "exp1" / f"torch{seed}", [seconds] * 12, variant="ppo_torch_compile",
+                  compile_mode="compile", seed=seed)
     assert run_plot(tmp_path).returncode == 0
-    row = "| small | linen (jit) over torch_compile (compile) | 1 | 1 | 3.00× | 3.00× |"
+    row = "| small | linen (jit) over torch_compile (compile) | 1 | 1 | 2.00× | 2.00× |"
     assert row in (tmp_path / "REPORT.md").read_text()
 
 
@@ -189,8 +201,9 @@ def test_compare_puts_two_sweeps_side_by_side_with_their_ratio(tmp_path, known_s
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "compare" / "compare.png").stat().st_size > 10_000
     report = (tmp_path / "compare" / "REPORT.md").read_text()
-    assert "| linen (jit) | async | small | 3 | 13 | 26 | 2.00× [2.00, 2.00] |" in report
-    assert "| linen (none) | sync | small | 2 | 52 | 104 | 2.00× [2.00, 2.00] |" in report
+    assert "| linen (jit) | async | small | 3 | 13 | 26 | 2.00× [range 2.00–2.00] |" in report
+    assert "| linen (none) | sync | small | 2 | 52 | 104 | 2.00× [range 2.00–2.00] |" in report
+    assert "[1.00, 1.00]" not in report and "CI" not in report  # 2–3 envs: a labelled range, never a "CI"
 
 
 def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_path):
@@ -204,3 +217,213 @@ def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_pa
     charts = list(CHARTS)
     charts += [f"learning_curves_{group}_{x}" for group in ("exp1_small", "exp2", "exp3") for x in ("steps", "time")]
     assert sorted(path.stem for path in tmp_path.glob("*.png")) == sorted(charts)
+    report = (tmp_path / "REPORT.md").read_text()
+    assert report.index("Smoke test, not results") < report.index("## Which variant is fastest?") < report.index(
+        "## How to read this report")
+    assert "**linen (jit)** is fastest in total" in report  # the generated conclusion, from the committed runs
+    assert "iterations 8–99: 8–9" in report  # 10-iteration runs: the steady-state window holds iterations 8 and 9
+    assert "Acrobot-v1 · small: no episode finished in any run" in report  # the empty panel says why
+
+
+def test_identical_learning_curves_are_named_and_drawn_apart(known_sweep):
+    root, _ = known_sweep
+    report = (root / "REPORT.md").read_text()
+    # linen jit and none log the same returns at the same steps: the second is dashed on top and named
+    assert "- CartPole-v1: linen (jit) is identical to linen (none) (drawn dashed on top of it)" in report
+
+
+# ---------------------------------------------------------------------------------------------- a sharded sweep
+# Two folders of one sweep (different machines): s1 holds exp1, s2 exp2, exp3 and exp4 and the env timing.
+H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "580.65", "count": 1}
+BACKEND_SECONDS = {("ppo_linen", "jit"): 1.0, ("ppo_torch", "env-jit"): 1.5,
+                   ("ppo_linen_gymnasium", "jit"): 3.0, ("ppo_torch_gymnasium", "eager"): 4.5}
+
+
+def write_shards(root):
+    """The two shard folders s1 and s2 under root (see above); returns them."""
+    s1, s2 = root / "s1", root / "s2"
+    envs = ("CartPole-v1", "Acrobot-v1")
+    for env in envs:  # linen: iteration 0 = 4 s, then 1 s; torch_compile: 14 s, then 0.5 s — break-even 1 + 10/0.5
+        write_run(s1 / "runs" / "exp1" / f"linen_{env}", [4.0] + [1.0] * 11, env_id=env)
+        write_run(s1 / "runs" / "exp1" / f"torch_{env}", [14.0] + [0.5] * 11, variant="ppo_torch_compile",
+                  compile_mode="compile", env_id=env)
+        for (variant, mode), seconds in BACKEND_SECONDS.items():
+            write_run(s2 / "runs" / "exp4" / f"{variant}_{env}", [seconds] * 12, variant=variant, compile_mode=mode,
+                      env_id=env)
+    exp2 = s2 / "runs" / "exp2"
+    write_run(exp2 / "linen_jit", [1.0] * 12, sync_timing=True)
+    write_run(exp2 / "linen_none", [4.0] * 10, compile_mode="none", sync_timing=True)  # eager: fewer iterations
+    write_run(exp2 / "torch_envjit", [2.0] * 12, variant="ppo_torch", compile_mode="env-jit", sync_timing=True)
+    write_run(exp2 / "torch_compile", [12.0] + [1.0] * 11, variant="ppo_torch_compile", compile_mode="compile",
+              sync_timing=True)
+    write_run(exp2 / "nnx_jit", [1.0] * 12, variant="ppo_nnx", sync_timing=True)
+    write_run(exp2 / "nnx_none", [4.0] * 12, variant="ppo_nnx", compile_mode="none", sync_timing=True, num_steps=128)
+    exp3 = s2 / "runs" / "exp3"
+    write_run(exp3 / "one_return", [1.0] * 12, env_id="Acrobot-v1", sync_timing=True, returns=[None] * 11 + [5.0])
+    for variant, mode in (("ppo_linen", "jit"), ("ppo_torch", "env-jit")):
+        write_run(exp3 / f"{variant}_medium", [1.0] * 12, variant=variant, compile_mode=mode, env_id="Acrobot-v1",
+                  model_size="medium", sync_timing=True, returns=[None] * 12)
+    system = {"cpu": "AMD EPYC", "cpu_count": 2, "gpu": None, "python": "3.11.7", "packages": {"jax": "0.10.2"},
+              "git_commit": "a" * 40, "git_dirty": True, "command": "./benchmark.sh --quick --shard 1/2 --out s1",
+              "load_average": "0.12 0.10 0.05"}
+    write_json(s1 / "system.json", system)
+    write_json(s1 / "workload.json", {"num_iterations": 12, "eager_iterations": 10})
+    write_json(s2 / "system.json", {**system, "cpu": "Intel Xeon", "cpu_count": 16, "gpu": H100,
+                                    "packages": {"jax": "0.10.3"}, "git_dirty": False})
+    write_json(s2 / "env_timing.json", {"envs": {"CartPole-v1": {"step_seconds": 1e-5, "relative": 1.0},
+                                                 "Acrobot-v1": {"step_seconds": 3e-5, "relative": 3.0}}})
+    return s1, s2
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    """The two shards, plot.py's result on them read together, and the report."""
+    root = tmp_path_factory.mktemp("shards")
+    s1, s2 = write_shards(root)
+    result = run_plot(s1, s2, "--out", root / "report")
+    return root / "report", result, (root / "report" / "REPORT.md").read_text()
+
+
+def test_report_opens_with_the_smoke_test_label_the_machines_and_the_workload(shards):
+    _, result, report = shards
+    assert result.returncode == 0, result.stderr
+    head = report.split("## Which variant is fastest?")[0]
+    assert "Smoke test, not results" in head
+    assert "**CPU:** AMD EPYC, 2 cores; **GPU:** none (CPU only)" in head
+    assert "**CPU:** Intel Xeon, 16 cores; **GPU:** NVIDIA H100 80GB HBM3 (driver 580.65) ×1" in head
+    assert "{'name'" not in report
+    assert f"**git commit:** {'a' * 40} (working tree dirty)" in head and "(clean)" in head
+    assert "**load average:** 0.12 0.10 0.05" in head and "eager_iterations 10" in head
+    assert ("**Workload:** num_envs 32, num_steps 256, update_epochs 10, num_minibatches 8, bootstrap_truncated True; "
+            "iterations 12, eager iterations 10;") in head
+    assert "**Iterations each window holds, runs of 10 iterations:** iteration 0: 0; iterations 1–7: 1–7; " \
+           "iterations 8–99: 8–9" in head
+
+
+def test_folders_on_different_machines_are_flagged_and_env_timing_comes_from_any_folder(shards):
+    out, result, report = shards
+    assert "Warning: the folders ran on different hardware" in report
+    assert "Warning: the folders ran on different package versions" in report
+    assert "warning" not in result.stderr  # s1 has no env_timing.json, s2's serves both
+    assert (out / "duration_vs_complexity.png").exists()
+
+
+def test_ranking_gives_relative_times_and_the_break_even_of_a_faster_steady_state(shards):
+    _, _, report = shards
+    assert "| small | torch_compile (compile) | 2 | 1.30× [range 1.30–1.30] | 1 (fastest) | 14 | 0.5 | " \
+           "after 21 iterations |" in report  # total 19.5 / 15; 1 + (14 − 4) / (1 − 0.5)
+    assert ("**linen (jit)** is fastest in total. torch_compile (compile) takes 1.30× [range 1.30–1.30] its time. "
+            "In the steady state (iterations 8+) **torch_compile (compile)** is fastest (2.00× faster per iteration "
+            "than linen (jit)); its longer iteration 0 is repaid after about 21 iterations.") in report
+
+
+def test_runs_of_other_workloads_are_never_paired_and_totals_need_equal_length(shards):
+    out, _, report = shards
+    rows = read_summary(out)
+    assert rows["ppo_nnx", "none", "CartPole-v1", "small", "exp2", "1"]["num_steps"] == "128"
+    assert "| exp2 | nnx (jit) |" not in report  # nnx none ran another workload: no pair
+    # linen none ran 10 iterations, linen jit 12: no total compared, every per-iteration window is
+    assert "| exp2 | linen (jit) | linen (none) | small | 1 | – | 4.00× | 4.00× | 4.00× | 4.00× | from the start |" in report
+
+
+def test_torch_compile_is_measured_against_torch_env_jit_with_its_break_even(shards):
+    out, _, report = shards
+    # totals 23 and 24 s; iteration 0: 12 against 2 s; steady state 1 against 2 s: repaid after 1 + 10 / 1 iterations
+    assert ("| exp2 | torch_compile (compile) | torch (env-jit) | small | 1 | 1.04× | 0.17× | 2.00× | 2.00× | 2.00× "
+            "| after 11 iterations |") in report
+    assert "| exp2 | torch_compile (compile) | torch (none) |" not in report
+    assert (out / "compile_modes.png").exists()
+
+
+def test_empty_learning_curve_panels_say_why_and_single_returns_are_drawn(shards):
+    _, _, report = shards
+    assert "- Acrobot-v1 · medium: no episode finished in any run, so the panel is empty" in report
+    assert "- Acrobot-v1 · small: linen (jit): too few returns for a line, drawn as points" in report
+
+
+def test_env_backend_experiment_draws_the_two_by_two_with_a_generated_conclusion(shards):
+    out, _, report = shards
+    assert (out / "env_backend.png").stat().st_size > 10_000
+    assert "| total duration | CartPole-v1 | small | 1 | 1.50× | 3.00× |" in report
+    assert ("On total time, **the env backend dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
+            "takes 3.00× the time of gymnax on the device, while torch takes 1.50× the time of linen; the env backend "
+            "changes the time 2.00× as much as the framework.") in report
+
+
+def test_peak_memory_is_charted_when_logged(shards):
+    out, _, report = shards
+    assert (out / "memory.png").exists()
+    # linen jit, small: 2 exp1 + 1 exp2 + 1 exp3 + 2 exp4 runs of 1 << 20 bytes = 1 MiB each
+    assert "| linen (jit) | small | 6 | 1 |" in report.split("## Peak device memory")[1]
+
+
+def test_compare_takes_a_sharded_side_and_never_writes_into_a_sweep(tmp_path, known_sweep):
+    root_a, _ = known_sweep
+    root_b = write_known_sweep(tmp_path / "b", scale=2.0)
+    shard_2 = tmp_path / "a2"
+    (root_b / "runs" / "exp2").rename(tmp_path / "exp2_b")  # B's exp2 runs moved to a second shard of B
+    (shard_2 / "runs").mkdir(parents=True)
+    (tmp_path / "exp2_b").rename(shard_2 / "runs" / "exp2")
+    result = run_plot("--compare", root_a, "--vs", root_b, shard_2, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / f"compare__{root_a.name}__vs__b" / "REPORT.md").read_text()
+    assert "| linen (jit) | async | small |" in report and "| linen (none) | sync | small |" in report
+    assert not (root_b / "REPORT.md").exists() and not (shard_2 / "REPORT.md").exists()
+    refused = run_plot("--compare", root_a, "--vs", root_b, "--out", root_b)
+    assert refused.returncode != 0 and refused.stderr.startswith("plot.py: error:")
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def test_points_replace_bars_so_nothing_depends_on_where_a_log_axis_starts():
+    ax = Figure().subplots()
+    plot.draw_points(ax, ["small"], ["linen (jit)"], {("small", "linen (jit)"): [1.0, 2.0, 4.0]})
+    assert not ax.patches  # no bars
+    assert list(ax.lines[0].get_ydata()) == [2.0]  # the median, whiskers to 1 and 4
+
+
+def test_every_variant_has_its_own_colour_and_comparisons_carry_both_variants_colours():
+    colours = list(plot.LABEL_COLORS.values())
+    assert len(set(colours)) == len(colours) and not set(colours) & set(plot.OTHER_COLORS)
+    for label in ("nnx_tree (tree)", "equinox (none)", "equinox (jit)", "torch_gymnasium (eager)",
+                  "linen_gymnasium (jit)"):
+        assert label in plot.LABEL_COLORS
+    name = "linen (jit) over torch_compile (compile)"
+    assert plot.colors_for([name])[name] == plot.LABEL_COLORS["linen (jit)"]
+    assert plot.edge_color(name) == plot.LABEL_COLORS["torch_compile (compile)"]
+
+
+def pairs_over_envs(count):
+    """One pair per env with speedups 1, 2, …, count."""
+    config = lambda env: plot.Config("exp1", env, "small", "async", ())
+    return [plot.Pair(config(f"env{i}"), 1.0, float(i + 1)) for i in range(count)]
+
+
+def test_an_interval_is_a_bootstrap_ci_only_from_the_minimum_number_of_envs():
+    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI - 1), plot.geometric_mean)
+    assert (low, kind) == (1.0, "range") and high == pytest.approx(plot.MIN_ENVS_FOR_CI - 1.0)
+    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI), plot.geometric_mean)
+    assert kind == "CI" and 1.0 < low < high < plot.MIN_ENVS_FOR_CI
+
+
+def test_the_time_axis_of_learning_curves_starts_at_the_end_of_iteration_0(tmp_path):
+    run = plot.load_run(next(write_run(tmp_path / "run", KNOWN_SECONDS).iterdir()))
+    assert plot.curve_x(run, "time")[:2].tolist() == [0.0, 0.5]  # returns after iterations 0 and 1
+    assert plot.curve_x(run, "steps")[0] == 32 * 256
+
+
+def test_a_faster_steady_state_that_is_not_repaid_or_needs_no_repaying():
+    standing = lambda iter0, steady: plot.Standing("x", 1, (1.0, ()), (1.0, ()), iter0, steady)
+    assert plot.break_even(standing(10.0, 1.0), standing(1.0, 1.0)) is None  # not faster: never repaid
+    assert plot.break_even(standing(1.0, 0.5), standing(2.0, 1.0)) == 0  # faster from the start
+    assert plot.break_even(standing(11.0, 0.5), standing(1.0, 1.0)) == 21.0
+
+
+@pytest.mark.parametrize("args", [["--compare", "A"], ["A", "--compare", "A", "A"]], ids=["one-side", "both-modes"])
+def test_a_comparison_without_two_sides_fails_with_one_error_line(tmp_path, args):
+    (tmp_path / "A").mkdir()
+    result = run_plot(*args, cwd=tmp_path)
+    assert result.returncode != 0 and result.stderr.startswith("plot.py: error:")
+    assert len(result.stderr.strip().splitlines()) == 1
