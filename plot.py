@@ -970,7 +970,7 @@ def ranking_conclusion(size, length, table, fastest_total, fastest_steady, stead
         sentences.append(f"{standing.label} takes {speedup_text(mean, (low, high, kind))} its time{unsure}.")
     steady_winner = by_label[fastest_steady]
     if fastest_steady == fastest_total:
-        sentences.append(f"It is also fastest in the steady state ({steady_name}).")
+        sentences.append(f"{fastest_total} is also fastest in the steady state ({steady_name}).")
     else:
         iterations = break_even(steady_winner, by_label[fastest_total])
         when = "from the start" if iterations == 0 else f"after about {math.ceil(iterations):,} iterations"
