@@ -3,10 +3,11 @@
 Two measurements, both at the benchmark's default config (CartPole-v1, 32 envs x 256 steps):
 
   per-call  all variants in ONE process, round-robin iteration by iteration (so they share the machine's load):
-            the median host time until each call returns (rollout, GAE, update; the work itself is asynchronous)
-            and the median whole iteration (ending with the scripts' one host fetch). Variants: Linen `jax.jit`,
-            `nnx.jit`, `nnx.cached_partial(nnx.jit)`, `eqx.filter_jit`, and what an Equinox user does against
-            filter_jit's per-call cost: partition once, plain `jax.jit` on the arrays.
+            the median host time until each call returns (rollout, GAE, update; the work itself is asynchronous,
+            except under eqx.filter_jit, which waits for it) and the median whole iteration (ending with the
+            scripts' one host fetch). Variants: Linen `jax.jit`, `nnx.jit`, `nnx.cached_partial(nnx.jit)`,
+            `eqx.filter_jit`, and what an Equinox user does against filter_jit's per-call cost: partition once,
+            plain `jax.jit` on the arrays.
   runs      ppo_linen.py, ppo_nnx.py, ppo_nnx_cached.py and ppo_equinox.py in fresh processes, alternating (the order
             reversed every other round): median [min-max] of time/startup, iteration 0, iterations 1-7 (mean) and
             iterations 8-99 (median), read with plot.py's own reader.
@@ -15,7 +16,7 @@ Timings mean something only on an otherwise idle machine (load average below 0.5
 
     python tools/host_time_equinox.py per-call --model-size small
     python tools/host_time_equinox.py runs --rounds 3 --model-size small
-    python tools/host_time_equinox.py runs --rounds 1 --num-envs 4 --num-steps 16   # a quick check of the tool
+    python tools/host_time_equinox.py runs --rounds 1 --num-steps 16 --num-iterations 10   # a quick check of the tool
 """
 import argparse
 import functools
@@ -71,8 +72,24 @@ def gae_partial(module, args):
     )
 
 
-class Linen:
-    """ppo_linen.py's loop body: jax.jit on the three functions."""
+class CarryLoop:
+    """The loop body of ppo_linen.py and ppo_equinox.py: carry and train state through rollout, GAE and update."""
+
+    module = ppo_linen
+    model_field = "params"  # the field of both the train state and the rollout carry that holds the model
+
+    def iteration(self, times):
+        key, update_key = jax.random.split(self.carry.key)
+        self.carry = self.carry._replace(key=key, **{self.model_field: getattr(self.train_state, self.model_field)})
+        self.carry, storage, last_value = timed(times, "rollout", self.rollout_fn, self.carry)
+        advantages, returns = timed(times, "GAE", self.gae_fn, storage, last_value)
+        b = self.module.flatten_batch(storage, advantages, returns)
+        self.train_state, losses, explained_var = timed(times, "update", self.update_fn, self.train_state, b, update_key)
+        return losses, explained_var, self.carry.stats
+
+
+class Linen(CarryLoop):
+    """ppo_linen.py's loop: jax.jit on the three functions."""
 
     def __init__(self, args, env, env_params):
         key, param_key, obs, env_state, stats = seeded_start(ppo_linen, args, env, env_params)
@@ -85,18 +102,9 @@ class Linen:
         self.gae_fn = jax.jit(gae_partial(ppo_linen, args))
         self.update_fn = jax.jit(functools.partial(ppo_linen.update, agent=agent, args=args))
 
-    def iteration(self, times):
-        key, update_key = jax.random.split(self.carry.key)
-        self.carry = self.carry._replace(params=self.train_state.params, key=key)
-        self.carry, storage, last_value = timed(times, "rollout", self.rollout_fn, self.carry)
-        advantages, returns = timed(times, "GAE", self.gae_fn, storage, last_value)
-        b = ppo_linen.flatten_batch(storage, advantages, returns)
-        self.train_state, losses, explained_var = timed(times, "update", self.update_fn, self.train_state, b, update_key)
-        return losses, explained_var, self.carry.stats
-
 
 class NNX:
-    """ppo_nnx.py's loop body (nnx.jit, objects passed every call) or, with `cached`, ppo_nnx_cached.py's."""
+    """ppo_nnx.py's loop (nnx.jit, objects passed every call) or, with `cached`, ppo_nnx_cached.py's."""
 
     def __init__(self, args, env, env_params, cached=False):
         module = ppo_nnx_cached if cached else ppo_nnx
@@ -136,8 +144,11 @@ def jit_on_arrays(fn, holder):
     return jax.jit(fn)
 
 
-class Equinox:
-    """ppo_equinox.py's loop body, under eqx.filter_jit or (`on_arrays`) jit_on_arrays."""
+class Equinox(CarryLoop):
+    """ppo_equinox.py's loop, under eqx.filter_jit or (`on_arrays`) jit_on_arrays."""
+
+    module = ppo_equinox
+    model_field = "agent"
 
     def __init__(self, args, env, env_params, on_arrays=False):
         key, param_key, obs, env_state, stats = seeded_start(ppo_equinox, args, env, env_params)
@@ -154,15 +165,6 @@ class Equinox:
             self.update_fn = jit_on_arrays(update_fn, self.train_state)
         else:
             self.rollout_fn, self.gae_fn, self.update_fn = map(eqx.filter_jit, (rollout_fn, gae_fn, update_fn))
-
-    def iteration(self, times):
-        key, update_key = jax.random.split(self.carry.key)
-        self.carry = self.carry._replace(agent=self.train_state.agent, key=key)
-        self.carry, storage, last_value = timed(times, "rollout", self.rollout_fn, self.carry)
-        advantages, returns = timed(times, "GAE", self.gae_fn, storage, last_value)
-        b = ppo_equinox.flatten_batch(storage, advantages, returns)
-        self.train_state, losses, explained_var = timed(times, "update", self.update_fn, self.train_state, b, update_key)
-        return losses, explained_var, self.carry.stats
 
 
 VARIANTS = {
@@ -191,7 +193,8 @@ def per_call(options):
             times[name]["iteration"].append(time.perf_counter() - start)
         print(f"round {iteration + 1}/{options.warmup + options.iterations}", file=sys.stderr, flush=True)
     print(f"median host time per call, ms ({options.env_id}, {options.model_size}, {options.iterations} iterations"
-          f" after {options.warmup} warm-up; 'iteration' includes the work and the one host fetch)\n")
+          f" after {options.warmup} warm-up; 'iteration' includes the work and the one host fetch;"
+          " eqx.filter_jit blocks until its computation is done, so its calls include their work)\n")
     print("| call | " + " | ".join(variants) + " |")
     print("| --- |" + " --- |" * len(variants))
     for call in CALLS:
