@@ -1,4 +1,5 @@
 """Equinox-specific checks: what --jit really compiles, and eqx.filter_jit's synchronisation, which the README states."""
+import importlib.metadata
 import json
 import os
 import re
@@ -9,7 +10,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from helpers import ROOT, TINY
+from helpers import ROOT, TINY, read_run, table
 
 # Run ppo_equinox.py as __main__ with eqx.filter_jit wrapped to record which functions it is given.
 ENTRY_POINT_PROBE = """
@@ -29,7 +30,7 @@ print("PROBE", json.dumps(jitted))
 """
 
 
-def test_jit_mode_compiles_rollout_gae_and_update_once_each_with_filter_jit(tmp_path):
+def test_jit_mode_compiles_rollout_gae_and_update_once_each_with_filter_jit_and_logs_equinox_version(tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", ENTRY_POINT_PROBE, os.path.join(ROOT, "ppo_equinox.py"), *TINY,
          "--num-iterations", "3", "--log-dir", str(tmp_path), "--run-name", "probe"],
@@ -39,6 +40,8 @@ def test_jit_mode_compiles_rollout_gae_and_update_once_each_with_filter_jit(tmp_
     assert sorted(json.loads(result.stdout.split("PROBE ", 1)[1])) == ["compute_gae", "rollout", "update"]
     compiled = re.findall(r"Compiling jit\((rollout|compute_gae|update)\)", result.stderr)
     assert sorted(compiled) == ["compute_gae", "rollout", "update"]
+    system = table(read_run(str(tmp_path / "probe"))[1]["system"])
+    assert system["equinox"] == importlib.metadata.version("equinox") and system["compile_mode"] == "jit"
 
 
 def test_filter_jit_returns_only_when_its_computation_is_done_unlike_jax_jit():
