@@ -1,5 +1,6 @@
 """ppo_nnx.py against ppo_linen.py (same weights, same batch), and ppo_nnx_cached.py against ppo_nnx.py."""
 import functools
+from typing import Any, NamedTuple
 
 import gymnax
 import jax
@@ -54,31 +55,38 @@ def new_stats(module, num_envs):
     return module.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
 
 
-@pytest.mark.parametrize("clip_vloss,norm_adv", [(True, True), (False, False)])
-def test_loss_terms_and_gradients_parity_with_linen_on_identical_weights_and_minibatch(clip_vloss, norm_adv):
+def linen_loss_case(clip_vloss, norm_adv):
+    """Linen's params, the minibatch, the loss coefficients, and Linen's loss, loss terms and gradients on them."""
     linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(3), obs_dim=4, action_dim=3, model_size="small")
-    agent = nnx_agent_like(params, obs_dim=4, action_dim=3)
-    mb = reference.minibatch_like()
+    mb = {k: jnp.asarray(v) for k, v in reference.minibatch_like().items()}
     coefs = (0.2, clip_vloss, norm_adv, 0.01, 0.5)
-    (linen_loss, linen_info), linen_grads = jax.value_and_grad(ppo_linen.ppo_loss, has_aux=True)(
-        params, linen_agent, ppo_linen.Batch(**{k: jnp.asarray(v) for k, v in mb.items()}), *coefs
+    (loss, info), grads = jax.value_and_grad(ppo_linen.ppo_loss, has_aux=True)(
+        params, linen_agent, ppo_linen.Batch(**mb), *coefs
     )
-    (loss, info), grads = nnx.value_and_grad(ppo_nnx.ppo_loss, has_aux=True)(
-        agent, ppo_nnx.Batch(**{k: jnp.asarray(v) for k, v in mb.items()}), *coefs
-    )
+    return params, mb, coefs, (loss, info, grads)
+
+
+def assert_loss_parity(loss, info, grad_layers, linen):
+    """Loss, every loss term and every gradient ({head: layers}) equal Linen's (from linen_loss_case)."""
+    linen_loss, linen_info, linen_grads = linen
     assert float(info.clipfrac) > 0
     np.testing.assert_allclose(loss, linen_loss, **TOLERANCE)
     for name, value in info._asdict().items():
         np.testing.assert_allclose(value, getattr(linen_info, name), **TOLERANCE, err_msg=name)
+    assert_layers_close(grad_layers, {head: linen_layers(linen_grads, head) for head in ("actor", "critic")})
+
+
+@pytest.mark.parametrize("clip_vloss,norm_adv", [(True, True), (False, False)])
+def test_loss_terms_and_gradients_parity_with_linen_on_identical_weights_and_minibatch(clip_vloss, norm_adv):
+    params, mb, coefs, linen = linen_loss_case(clip_vloss, norm_adv)
+    agent = nnx_agent_like(params, obs_dim=4, action_dim=3)
+    (loss, info), grads = nnx.value_and_grad(ppo_nnx.ppo_loss, has_aux=True)(agent, ppo_nnx.Batch(**mb), *coefs)
     grad_agent = nnx.merge(nnx.graphdef(agent), grads)
-    assert_layers_close(
-        {head: nnx_layers(grad_agent, head) for head in ("actor", "critic")},
-        {head: linen_layers(linen_grads, head) for head in ("actor", "critic")},
-    )
+    assert_loss_parity(loss, info, {head: nnx_layers(grad_agent, head) for head in ("actor", "critic")}, linen)
 
 
-@pytest.mark.parametrize("bootstrap_truncated", [True, False])
-def test_gae_parity_with_linen_and_numpy_reference(bootstrap_truncated):
+def assert_gae_parity_with_linen_and_numpy_reference(module, bootstrap_truncated):
+    """`module.compute_gae` equals Linen's bit for bit and the numpy reference within tolerance."""
     r = reference.rollout_like()
     arrays = dict(
         obs=None, actions=None, logprobs=None, values=jnp.asarray(r["values"]), rewards=jnp.asarray(r["rewards"]),
@@ -86,13 +94,18 @@ def test_gae_parity_with_linen_and_numpy_reference(bootstrap_truncated):
         final_values=jnp.asarray(r["final_values"]),
     )
     last_value = jnp.asarray(r["last_value"])
-    advantages, returns = ppo_nnx.compute_gae(ppo_nnx.Storage(**arrays), last_value, 0.99, 0.95, bootstrap_truncated)
+    advantages, returns = module.compute_gae(module.Storage(**arrays), last_value, 0.99, 0.95, bootstrap_truncated)
     linen_adv, linen_ret = ppo_linen.compute_gae(ppo_linen.Storage(**arrays), last_value, 0.99, 0.95, bootstrap_truncated)
     np.testing.assert_array_equal(advantages, linen_adv)
     np.testing.assert_array_equal(returns, linen_ret)
     expected_adv, expected_ret = reference.gae(**r, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=bootstrap_truncated)
     np.testing.assert_allclose(advantages, expected_adv, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(returns, expected_ret, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("bootstrap_truncated", [True, False])
+def test_gae_parity_with_linen_and_numpy_reference(bootstrap_truncated):
+    assert_gae_parity_with_linen_and_numpy_reference(ppo_nnx, bootstrap_truncated)
 
 
 @pytest.mark.parametrize("model_size", ["small", "medium"])
@@ -106,8 +119,24 @@ def test_init_parity_seeded_orthogonal_with_ppo_gains_and_zero_biases(model_size
     assert np.array_equal(kernel(agent), kernel(same)) and not np.array_equal(kernel(agent), kernel(other))
 
 
-def test_rollout_and_update_parity_with_linen_from_identical_weights():
-    """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys."""
+class LinenIteration(NamedTuple):
+    """The inputs of one Linen iteration and what it produced: the reference of the rollout + update parity tests."""
+
+    env: Any
+    env_params: Any
+    obs: jax.Array
+    env_state: Any
+    params: Any
+    storage: Any
+    last_value: jax.Array
+    stats: Any
+    losses: Any
+    new_params: Any
+
+
+def linen_iteration() -> LinenIteration:
+    """One Linen rollout, GAE and update (4 Adam steps, annealed LR) from fixed weights, env state and keys
+    (PRNGKey 2 for the rollout, 4 for the update), on CartPole with 5-step episodes so that some end."""
     env, env_params = gymnax.make("CartPole-v1")
     env_params = env_params.replace(max_steps_in_episode=5)
     args = ppo_linen.Args(**TINY_ARGS)
@@ -115,30 +144,41 @@ def test_rollout_and_update_parity_with_linen_from_identical_weights():
     linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     train_state = TrainState.create(apply_fn=linen_agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
     carry = ppo_linen.RolloutCarry(params, env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_linen, args.num_envs))
-    carry, linen_storage, linen_last = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
-    linen_adv, linen_ret = ppo_linen.compute_gae(linen_storage, linen_last, 0.99, 0.95, True)
-    linen_b = ppo_linen.flatten_batch(linen_storage, linen_adv, linen_ret)
-    train_state, linen_losses, _ = ppo_linen.update(train_state, linen_b, jax.random.PRNGKey(4), linen_agent, args)
+    carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
+    advantages, returns = ppo_linen.compute_gae(storage, last_value, 0.99, 0.95, True)
+    b = ppo_linen.flatten_batch(storage, advantages, returns)
+    train_state, losses, _ = ppo_linen.update(train_state, b, jax.random.PRNGKey(4), linen_agent, args)
+    return LinenIteration(
+        env, env_params, obs, env_state, params, storage, last_value, carry.stats, losses, train_state.params
+    )
 
-    agent = nnx_agent_like(params, obs.shape[1], 2)
-    optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(ppo_nnx.Args(**TINY_ARGS)), wrt=nnx.Param)
-    state = ppo_nnx.RolloutState(env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_nnx, args.num_envs))
-    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps)
+
+def assert_iteration_parity(linen: LinenIteration, storage, last_value, stats, losses, new_layers):
+    """Storage, V(last obs), episode stats, losses and the updated weights ({head: layers}) equal Linen's."""
     for name, value in storage._asdict().items():
-        np.testing.assert_allclose(value, getattr(linen_storage, name), **TOLERANCE, err_msg=name)
-    np.testing.assert_allclose(last_value, linen_last, **TOLERANCE)
-    for name, value in state.stats.get_value()._asdict().items():
-        np.testing.assert_allclose(value, getattr(carry.stats, name), **TOLERANCE, err_msg=name)
+        np.testing.assert_allclose(value, getattr(linen.storage, name), **TOLERANCE, err_msg=name)
+    np.testing.assert_allclose(last_value, linen.last_value, **TOLERANCE)
+    for name, value in stats._asdict().items():
+        np.testing.assert_allclose(value, getattr(linen.stats, name), **TOLERANCE, err_msg=name)
+    for name, value in losses._asdict().items():
+        np.testing.assert_allclose(value, getattr(linen.losses, name), **TOLERANCE, err_msg=name)
+    assert_layers_close(new_layers, {head: linen_layers(linen.new_params, head) for head in ("actor", "critic")})
+
+
+def test_rollout_and_update_parity_with_linen_from_identical_weights():
+    """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys."""
+    linen = linen_iteration()
+    args = ppo_nnx.Args(**TINY_ARGS)
+    agent = nnx_agent_like(linen.params, linen.obs.shape[1], 2)
+    optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(args), wrt=nnx.Param)
+    state = ppo_nnx.RolloutState(linen.env_state, linen.obs, jax.random.PRNGKey(2), new_stats(ppo_nnx, args.num_envs))
+    storage, last_value = ppo_nnx.rollout(agent, state, linen.env, linen.env_params, args.num_steps)
     advantages, returns = ppo_nnx.compute_gae(storage, last_value, 0.99, 0.95, True)
     b = ppo_nnx.flatten_batch(storage, advantages, returns)
-    losses, _ = ppo_nnx.update(agent, optimizer, b, jax.random.PRNGKey(4), ppo_nnx.Args(**TINY_ARGS))
-    for name, value in losses._asdict().items():
-        np.testing.assert_allclose(value, getattr(linen_losses, name), **TOLERANCE, err_msg=name)
+    losses, _ = ppo_nnx.update(agent, optimizer, b, jax.random.PRNGKey(4), args)
     assert int(optimizer.step.get_value()) == args.update_epochs * args.num_minibatches
-    assert_layers_close(
-        {head: nnx_layers(agent, head) for head in ("actor", "critic")},
-        {head: linen_layers(train_state.params, head) for head in ("actor", "critic")},
-    )
+    new_layers = {head: nnx_layers(agent, head) for head in ("actor", "critic")}
+    assert_iteration_parity(linen, storage, last_value, state.stats.get_value(), losses, new_layers)
 
 
 def training_setup(module, num_steps):
