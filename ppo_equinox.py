@@ -9,7 +9,10 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 import functools
 import importlib.metadata
+import math
 import platform
+import resource
+import signal
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -95,22 +98,46 @@ class Args:
 
 
 def check_args(args: Args) -> str | None:
-    """Return why `args` cannot run, or None when they can."""
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
     counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
-    for name in counts:
-        if getattr(args, name) <= 0:
-            return f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}"
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    if args.num_envs * args.num_steps < args.num_minibatches:
+        return (
+            f"minibatch size 0: batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is smaller"
+            f" than --num-minibatches {args.num_minibatches}"
+        )
     if (args.num_envs * args.num_steps) % args.num_minibatches:
         return (
             f"batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is not divisible"
             f" by --num-minibatches {args.num_minibatches}"
         )
+    unwritable = unwritable_folder(os.path.join(args.log_dir, args.run_name))
+    if unwritable:
+        return f"--log-dir {args.log_dir}: cannot write the run folder there ({unwritable} is not a writable folder)"
     if args.env_id not in gymnax.registered_envs:
         return f"unknown env '{args.env_id}': not a registered gymnax environment"
     env, env_params = gymnax.make(args.env_id)
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
     return None
+
+
+def unwritable_folder(path: str) -> str | None:
+    """The nearest existing folder on `path` when the run folder cannot be made there, else None; creates nothing."""
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
+        return None
+    return existing
 
 
 # ENV HELPERS
@@ -469,9 +496,37 @@ def select_device(choice: str) -> jax.Device:
     return jax.devices()[0]
 
 
-def fail(message: str):
+def peak_device_bytes(device: jax.Device) -> int | None:
+    """Peak device memory of the process (README, Logged metrics): JAX's peak; None on the CPU, where none is reported."""
+    return (device.memory_stats() or {}).get("peak_bytes_in_use")
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident host memory of the process (ru_maxrss is in KiB on Linux, in bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def non_finite(values: Sequence[float]) -> str | None:
+    """'NaN' or 'inf' when one of the already fetched `values` is not finite, else None."""
+    if any(math.isnan(value) for value in values):
+        return "NaN"
+    if any(math.isinf(value) for value in values):
+        return "inf"
+    return None
+
+
+def stop_on_signal(signum: int, frame: Any, run_dir: str):
+    """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal through the loop's `finally`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    print(f"interrupted by {signal.Signals(signum).name}: partial run (no time/total) in {run_dir}", file=sys.stderr)
+    sys.exit(128 + signum)
+
+
+def fail(message: str, status: int = 2):
     print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(status)
 
 
 if __name__ == "__main__":
@@ -490,7 +545,8 @@ if __name__ == "__main__":
     jax.config.update("jax_default_device", device)
     jax.config.update("jax_default_matmul_precision", "highest")
 
-    writer = EventWriter(os.path.join(args.log_dir, args.run_name))
+    run_dir = os.path.join(args.log_dir, args.run_name)
+    writer = EventWriter(run_dir)
     writer.add_text("hyperparameters", markdown_table("param", asdict(args)))
     writer.add_text("system", markdown_table("key", system_info(compile_mode, f"{device.platform}: {device.device_kind}")))
 
@@ -521,6 +577,8 @@ if __name__ == "__main__":
     training_start = time.perf_counter()
     writer.add_scalar("time/startup", training_start - PROCESS_START, 0)
     last_fetch = training_start
+    signal.signal(signal.SIGINT, functools.partial(stop_on_signal, run_dir=run_dir))
+    signal.signal(signal.SIGTERM, functools.partial(stop_on_signal, run_dir=run_dir))
     try:
         for iteration in range(args.num_iterations):
             iteration_start = time.perf_counter()
@@ -564,10 +622,16 @@ if __name__ == "__main__":
                 flush=True,
             )
             last_fetch = now
+            diverged = non_finite(losses)
+            if diverged:
+                fail(f"loss is {diverged} at iteration {iteration + 1}; partial run in {run_dir}", 3)
 
-        memory = device.memory_stats()
-        if memory and "peak_bytes_in_use" in memory:
-            writer.add_scalar("memory/peak_bytes", memory["peak_bytes_in_use"], args.num_iterations)
+        peak_bytes = peak_device_bytes(device)
+        if peak_bytes is not None:
+            writer.add_scalar("memory/peak_bytes", peak_bytes, args.num_iterations)
+        writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), args.num_iterations)
         writer.add_scalar("time/total", last_fetch - training_start, args.num_iterations)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late signal must not cut the close short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         writer.close()
