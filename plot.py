@@ -94,7 +94,7 @@ COMPILE_METRICS = ("total_s", "iter0_s", "iter8_99_median_s", "rollout_8_99_medi
 FINAL_RETURN_EPISODES = 5
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
-# Fewer envs than this: an interval is the min–max range over envs, labelled so (docs/statistics.md says why).
+# Fewer envs than this: an interval is the min–max range over envs, labelled so (docs/method.md, Statistics, says why).
 MIN_ENVS_FOR_CI = 8
 DPI = 110
 # Reading and drawing run in this many processes: enough to use the 2 cores the full grid must plot on in
