@@ -1,5 +1,6 @@
 """ppo_nnx.py against ppo_linen.py (same weights, same batch), and ppo_nnx_cached.py against ppo_nnx.py."""
 import functools
+from typing import Any, NamedTuple
 
 import gymnax
 import jax
@@ -17,6 +18,7 @@ from test_linen import linen_layers
 
 TINY_ARGS = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, batch_size=64, minibatch_size=32)
 TOLERANCE = dict(rtol=1e-4, atol=1e-6)
+ROLLOUT_KEY = jax.random.PRNGKey(2)
 
 
 def nnx_layers(agent, head):
@@ -106,39 +108,67 @@ def test_init_parity_seeded_orthogonal_with_ppo_gains_and_zero_biases(model_size
     assert np.array_equal(kernel(agent), kernel(same)) and not np.array_equal(kernel(agent), kernel(other))
 
 
-def test_rollout_and_update_parity_with_linen_from_identical_weights():
-    """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys."""
+class LinenIteration(NamedTuple):
+    storage: Any
+    last_value: Any
+    stats: Any
+    losses: Any
+    params: Any
+
+
+def linen_iterations(num_iterations):
+    """Linen's rollout, GAE and update from fixed weights, env state and keys (CartPole-v1 episodes cut at 5 steps,
+    4 Adam steps per update, annealed LR): the env, its start, the initial params and each iteration's results."""
     env, env_params = gymnax.make("CartPole-v1")
     env_params = env_params.replace(max_steps_in_episode=5)
     args = ppo_linen.Args(**TINY_ARGS)
     obs, env_state = ppo_linen.env_reset(jax.random.PRNGKey(0), env, env_params, args.num_envs)
     linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     train_state = TrainState.create(apply_fn=linen_agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
-    carry = ppo_linen.RolloutCarry(params, env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_linen, args.num_envs))
-    carry, linen_storage, linen_last = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
-    linen_adv, linen_ret = ppo_linen.compute_gae(linen_storage, linen_last, 0.99, 0.95, True)
-    linen_b = ppo_linen.flatten_batch(linen_storage, linen_adv, linen_ret)
-    train_state, linen_losses, _ = ppo_linen.update(train_state, linen_b, jax.random.PRNGKey(4), linen_agent, args)
+    carry = ppo_linen.RolloutCarry(params, env_state, obs, ROLLOUT_KEY, new_stats(ppo_linen, args.num_envs))
+    iterations = []
+    for iteration in range(num_iterations):
+        carry = carry._replace(params=train_state.params)
+        carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
+        advantages, returns = ppo_linen.compute_gae(storage, last_value, 0.99, 0.95, True)
+        b = ppo_linen.flatten_batch(storage, advantages, returns)
+        train_state, losses, _ = ppo_linen.update(train_state, b, update_key(iteration), linen_agent, args)
+        iterations.append(LinenIteration(storage, last_value, carry.stats, losses, train_state.params))
+    return (env, env_params, obs, env_state), params, iterations
 
-    agent = nnx_agent_like(params, obs.shape[1], 2)
-    optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(ppo_nnx.Args(**TINY_ARGS)), wrt=nnx.Param)
-    state = ppo_nnx.RolloutState(env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_nnx, args.num_envs))
-    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps)
+
+def update_key(iteration):
+    return jax.random.PRNGKey(4 + iteration)
+
+
+def assert_iteration_parity(linen, storage, last_value, stats, losses, agent):
+    """One NNX iteration's storage, V(last obs), episode stats, losses and updated agent against Linen's."""
     for name, value in storage._asdict().items():
-        np.testing.assert_allclose(value, getattr(linen_storage, name), **TOLERANCE, err_msg=name)
-    np.testing.assert_allclose(last_value, linen_last, **TOLERANCE)
-    for name, value in state.stats.get_value()._asdict().items():
-        np.testing.assert_allclose(value, getattr(carry.stats, name), **TOLERANCE, err_msg=name)
-    advantages, returns = ppo_nnx.compute_gae(storage, last_value, 0.99, 0.95, True)
-    b = ppo_nnx.flatten_batch(storage, advantages, returns)
-    losses, _ = ppo_nnx.update(agent, optimizer, b, jax.random.PRNGKey(4), ppo_nnx.Args(**TINY_ARGS))
+        np.testing.assert_allclose(value, getattr(linen.storage, name), **TOLERANCE, err_msg=name)
+    np.testing.assert_allclose(last_value, linen.last_value, **TOLERANCE)
+    for name, value in stats._asdict().items():
+        np.testing.assert_allclose(value, getattr(linen.stats, name), **TOLERANCE, err_msg=name)
     for name, value in losses._asdict().items():
-        np.testing.assert_allclose(value, getattr(linen_losses, name), **TOLERANCE, err_msg=name)
-    assert int(optimizer.step.get_value()) == args.update_epochs * args.num_minibatches
+        np.testing.assert_allclose(value, getattr(linen.losses, name), **TOLERANCE, err_msg=name)
     assert_layers_close(
         {head: nnx_layers(agent, head) for head in ("actor", "critic")},
-        {head: linen_layers(train_state.params, head) for head in ("actor", "critic")},
+        {head: linen_layers(linen.params, head) for head in ("actor", "critic")},
     )
+
+
+def test_rollout_and_update_parity_with_linen_from_identical_weights():
+    """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys."""
+    (env, env_params, obs, env_state), params, (linen,) = linen_iterations(1)
+    args = ppo_nnx.Args(**TINY_ARGS)
+    agent = nnx_agent_like(params, obs.shape[1], 2)
+    optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(args), wrt=nnx.Param)
+    state = ppo_nnx.RolloutState(env_state, obs, ROLLOUT_KEY, new_stats(ppo_nnx, args.num_envs))
+    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps)
+    advantages, returns = ppo_nnx.compute_gae(storage, last_value, 0.99, 0.95, True)
+    b = ppo_nnx.flatten_batch(storage, advantages, returns)
+    losses, _ = ppo_nnx.update(agent, optimizer, b, update_key(0), args)
+    assert_iteration_parity(linen, storage, last_value, state.stats.get_value(), losses, agent)
+    assert int(optimizer.step.get_value()) == args.update_epochs * args.num_minibatches
 
 
 def training_setup(module, num_steps):
