@@ -22,11 +22,12 @@ EAGER_FLAG = {
     "ppo_linen.py": "--no-jit",
     "ppo_nnx.py": "--no-jit",
     "ppo_nnx_cached.py": None,
+    "ppo_nnx_tree.py": None,
     "ppo_torch.py": "--no-jit-env",
     "ppo_torch_compile.py": None,
 }
 SCRIPTS = list(EAGER_FLAG)
-JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py"]
+JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py"]
 JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
 
 
