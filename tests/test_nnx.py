@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT, TINY
+from helpers import ROOT, TINY, read_run, table
 
 # each NNX script and the mode it pins: graph mode with graph updates, or tree mode
 PINNED_MODE = {"ppo_nnx.py": True, "ppo_nnx_cached.py": True, "ppo_nnx_tree.py": False}
@@ -103,24 +103,24 @@ def test_script_pins_its_nnx_mode_whatever_the_flax_default(script):
 
 
 @pytest.mark.parametrize(
-    "script,flags,jitted,bound,graph_work",
+    "script,flags,mode,jitted,bound,graph_work",
     [
-        ("ppo_nnx.py", ["--no-jit"], [], [], None),
-        ("ppo_nnx.py", [], [["rollout", True], ["compute_gae", True], ["update", True]], [], True),
+        ("ppo_nnx.py", ["--no-jit"], "none", [], [], None),
+        ("ppo_nnx.py", [], "jit", [["rollout", True], ["compute_gae", True], ["update", True]], [], True),
         (
-            "ppo_nnx_cached.py", [], [["rollout", True], ["compute_gae", True], ["update", True]],
+            "ppo_nnx_cached.py", [], "cached", [["rollout", True], ["compute_gae", True], ["update", True]],
             ["Agent+RolloutState", "Agent+Optimizer"], True,
         ),
         (
-            "ppo_nnx_tree.py", [], [["rollout", False], ["compute_gae", False], ["update", False]],
+            "ppo_nnx_tree.py", [], "tree", [["rollout", False], ["compute_gae", False], ["update", False]],
             ["Agent+RolloutState", "Agent+Optimizer"], False,
         ),
     ],
 )
 def test_compile_mode_uses_the_nnx_entry_points_it_claims_and_compiles_only_in_iteration_0(
-    script, flags, jitted, bound, graph_work, tmp_path
+    script, flags, mode, jitted, bound, graph_work, tmp_path
 ):
-    """--no-jit never reaches nnx.jit; nnx.jit and the cached script run in graph mode, the tree script in tree mode.
+    """The compile mode logged is the one tested. --no-jit never reaches nnx.jit; nnx.jit and the cached script run in graph mode, the tree script in tree mode.
     The cached and tree scripts bind the agent, rollout state and optimizer once (nnx.cached_partial / nnx.jit_partial)
     and call the bound functions every iteration (Flax raises if a cached call's nnx.jit did not use the cache). After
     iteration 0 nothing compiles, and of the compiled modes only tree mode's calls skip NNX's graph machinery entirely."""
@@ -136,4 +136,5 @@ def test_compile_mode_uses_the_nnx_entry_points_it_claims_and_compiles_only_in_i
     assert probe["bound"] == bound
     assert probe["calls"] == {key: iterations for key in bound}
     assert probe["fetches"] == iterations and probe["compiles_after_iteration_0"] == 0
+    assert table(read_run(str(tmp_path / "probe"))[1]["system"])["compile_mode"] == mode
     assert graph_work is None or (probe["graph_calls_after_iteration_0"] > 0) == graph_work
