@@ -89,6 +89,7 @@ def measure(script: str, entry_points: list[str], script_args: list[str]) -> dic
     iterations = [fetches[0] - first_start] + [b - a for a, b in zip(fetches, fetches[1:])]
     result = {"iteration_0": iterations[0], "steady_iteration": statistics.median(iterations[1:])}
     for name, timings in calls.items():
+        result[f"{name}_calls"] = len(timings)
         result[f"{name}_first"] = timings[0][1]
         result[f"{name}_steady"] = statistics.median(seconds for _, seconds in timings[1:])
     return result
@@ -113,6 +114,12 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
+def calls_timed(runs: list[dict]) -> str:
+    """How many calls of each function one run timed: one per iteration, or the wrapping went wrong."""
+    counts = {" / ".join(str(run.get(f"{name}_calls", 0)) for name in CALLS) for run in runs}
+    return ", ".join(sorted(counts))
+
+
 def report(results: dict) -> str:
     """Medians over the rounds: host ms per call (steady state, first call) and iteration 0 / steady-state iteration."""
 
@@ -126,6 +133,7 @@ def report(results: dict) -> str:
     iteration = [
         ["iteration 0 (s)"] + [median(label, "iteration_0", 1) for label in labels],
         ["steady-state iteration (ms)"] + [median(label, "steady_iteration", 1e3) for label in labels],
+        ["calls timed per run (" + " / ".join(CALLS) + ")"] + [calls_timed(results[label]) for label in labels],
     ]
     rounds = min(len(runs) for runs in results.values())
     return (
@@ -159,9 +167,9 @@ def main():
             order = variants if round_index % 2 == 0 else variants[::-1]
             for label in order:
                 script, entry_points = VARIANTS[label]
-                print(f"round {round_index + 1}/{args.rounds}: {label} ({script})", file=sys.stderr, flush=True)
                 run_name = f"{script[: -len('.py')]}__{round_index}"
                 results[label].append(run_variant(script, entry_points, script_args, log_dir, run_name))
+                print(f"round {round_index + 1}/{args.rounds}: {label} ({script}) done", file=sys.stderr, flush=True)
     print(report(results))
 
 
