@@ -28,7 +28,7 @@ from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_p
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
-# NNX tree mode (objects as plain pytrees, what nnx.jit_partial is for), pinned: a new Flax default must not change the measure
+# NNX tree mode (objects as plain pytrees, for nnx.jit_partial), pinned: a new Flax default must not change the measure
 flax.config.update("nnx_graph_mode", False)
 flax.config.update("nnx_graph_updates", False)
 

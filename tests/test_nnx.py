@@ -120,10 +120,11 @@ def test_script_pins_its_nnx_mode_whatever_the_flax_default(script):
 def test_compile_mode_uses_the_nnx_entry_points_it_claims_and_compiles_only_in_iteration_0(
     script, flags, mode, jitted, bound, graph_work, tmp_path
 ):
-    """The compile mode logged is the one tested. --no-jit never reaches nnx.jit; nnx.jit and the cached script run in graph mode, the tree script in tree mode.
-    The cached and tree scripts bind the agent, rollout state and optimizer once (nnx.cached_partial / nnx.jit_partial)
-    and call the bound functions every iteration (Flax raises if a cached call's nnx.jit did not use the cache). After
-    iteration 0 nothing compiles, and of the compiled modes only tree mode's calls skip NNX's graph machinery entirely."""
+    """The compile mode logged is the one tested. --no-jit never reaches nnx.jit; nnx.jit and the cached script run
+    in graph mode, the tree script in tree mode. The cached and tree scripts bind the agent, rollout state and optimizer
+    once (nnx.cached_partial / nnx.jit_partial) and call the bound functions every iteration (Flax raises if a cached
+    call's nnx.jit did not use the cache). After iteration 0 nothing compiles, and of the compiled modes only tree
+    mode's calls skip NNX's graph machinery entirely."""
     iterations = 3
     result = subprocess.run(
         [sys.executable, "-c", ENTRY_POINT_PROBE, os.path.join(ROOT, script), *TINY, *flags,

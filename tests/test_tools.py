@@ -1,4 +1,4 @@
-"""tools/host_time_per_call.py end to end on the smallest config: it runs the scripts it names and reports every call."""
+"""tools/host_time_per_call.py end to end on the smallest config: it runs the scripts it names, reports every call."""
 import os
 import subprocess
 import sys

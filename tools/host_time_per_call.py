@@ -128,7 +128,9 @@ def report(results: dict) -> str:
         return f"{statistics.median(values) * scale:.3g}" if values else "-"
 
     labels = list(results)
-    per_call = [[f"{name} (ms per call)"] + [median(label, f"{name}_steady", 1e3) for label in labels] for name in CALLS]
+    per_call = [
+        [f"{name} (ms per call)"] + [median(label, f"{name}_steady", 1e3) for label in labels] for name in CALLS
+    ]
     first = [[f"{name} first call (s)"] + [median(label, f"{name}_first", 1) for label in labels] for name in CALLS]
     iteration = [
         ["iteration 0 (s)"] + [median(label, "iteration_0", 1) for label in labels],
