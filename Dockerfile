@@ -26,7 +26,7 @@ COPY --chown=bench:bench requirements.txt .
 RUN pip install --user -r requirements.txt \
     && pip install --user "jax[cuda13]==$(sed -n 's/^jax==//p' requirements.txt)"
 
-COPY --chown=bench:bench ppo_linen.py ppo_nnx.py ppo_nnx_cached.py ppo_equinox.py ppo_torch.py ppo_torch_compile.py \
+COPY --chown=bench:bench ppo_linen.py ppo_nnx.py ppo_nnx_cached.py ppo_nnx_tree.py ppo_equinox.py ppo_torch.py ppo_torch_compile.py \
     benchmark.sh sweep_info.py plot.py ./
 RUN mkdir results
 VOLUME ["/home/bench/benchback/results"]

@@ -22,12 +22,13 @@ EAGER_FLAG = {
     "ppo_linen.py": "--no-jit",
     "ppo_nnx.py": "--no-jit",
     "ppo_nnx_cached.py": None,
+    "ppo_nnx_tree.py": None,
     "ppo_equinox.py": "--no-jit",
     "ppo_torch.py": "--no-jit-env",
     "ppo_torch_compile.py": None,
 }
 SCRIPTS = list(EAGER_FLAG)
-JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_equinox.py"]
+JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py"]
 JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
 
 

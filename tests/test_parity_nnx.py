@@ -18,6 +18,7 @@ from test_linen import linen_layers
 
 TINY_ARGS = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, batch_size=64, minibatch_size=32)
 TOLERANCE = dict(rtol=1e-4, atol=1e-6)
+ROLLOUT_KEY = jax.random.PRNGKey(2)
 
 
 def nnx_layers(agent, head):
@@ -120,41 +121,41 @@ def test_init_parity_seeded_orthogonal_with_ppo_gains_and_zero_biases(model_size
 
 
 class LinenIteration(NamedTuple):
-    """The inputs of one Linen iteration and what it produced: the reference of the rollout + update parity tests."""
-
-    env: Any
-    env_params: Any
-    obs: jax.Array
-    env_state: Any
-    params: Any
     storage: Any
-    last_value: jax.Array
+    last_value: Any
     stats: Any
     losses: Any
-    new_params: Any
+    params: Any
 
 
-def linen_iteration() -> LinenIteration:
-    """One Linen rollout, GAE and update (4 Adam steps, annealed LR) from fixed weights, env state and keys
-    (PRNGKey 2 for the rollout, 4 for the update), on CartPole with 5-step episodes so that some end."""
+def linen_iterations(num_iterations):
+    """Linen's rollout, GAE and update from fixed weights, env state and keys (CartPole-v1 episodes cut at 5 steps,
+    4 Adam steps per update, annealed LR): the env, its start, the initial params and each iteration's results."""
     env, env_params = gymnax.make("CartPole-v1")
     env_params = env_params.replace(max_steps_in_episode=5)
     args = ppo_linen.Args(**TINY_ARGS)
     obs, env_state = ppo_linen.env_reset(jax.random.PRNGKey(0), env, env_params, args.num_envs)
     linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     train_state = TrainState.create(apply_fn=linen_agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
-    carry = ppo_linen.RolloutCarry(params, env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_linen, args.num_envs))
-    carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
-    advantages, returns = ppo_linen.compute_gae(storage, last_value, 0.99, 0.95, True)
-    b = ppo_linen.flatten_batch(storage, advantages, returns)
-    train_state, losses, _ = ppo_linen.update(train_state, b, jax.random.PRNGKey(4), linen_agent, args)
-    return LinenIteration(
-        env, env_params, obs, env_state, params, storage, last_value, carry.stats, losses, train_state.params
-    )
+    carry = ppo_linen.RolloutCarry(params, env_state, obs, ROLLOUT_KEY, new_stats(ppo_linen, args.num_envs))
+    iterations = []
+    for iteration in range(num_iterations):
+        carry = carry._replace(params=train_state.params)
+        carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
+        advantages, returns = ppo_linen.compute_gae(storage, last_value, 0.99, 0.95, True)
+        b = ppo_linen.flatten_batch(storage, advantages, returns)
+        train_state, losses, _ = ppo_linen.update(train_state, b, update_key(iteration), linen_agent, args)
+        iterations.append(LinenIteration(storage, last_value, carry.stats, losses, train_state.params))
+    return (env, env_params, obs, env_state), params, iterations
 
 
-def assert_iteration_parity(linen: LinenIteration, storage, last_value, stats, losses, new_layers):
-    """Storage, V(last obs), episode stats, losses and the updated weights ({head: layers}) equal Linen's."""
+def update_key(iteration):
+    return jax.random.PRNGKey(4 + iteration)
+
+
+def assert_iteration_parity(linen, storage, last_value, stats, losses, new_layers):
+    """One iteration's storage, V(last obs), episode stats, losses and updated weights ({head: layers}) against
+    Linen's."""
     for name, value in storage._asdict().items():
         np.testing.assert_allclose(value, getattr(linen.storage, name), **TOLERANCE, err_msg=name)
     np.testing.assert_allclose(last_value, linen.last_value, **TOLERANCE)
@@ -162,23 +163,26 @@ def assert_iteration_parity(linen: LinenIteration, storage, last_value, stats, l
         np.testing.assert_allclose(value, getattr(linen.stats, name), **TOLERANCE, err_msg=name)
     for name, value in losses._asdict().items():
         np.testing.assert_allclose(value, getattr(linen.losses, name), **TOLERANCE, err_msg=name)
-    assert_layers_close(new_layers, {head: linen_layers(linen.new_params, head) for head in ("actor", "critic")})
+    assert_layers_close(new_layers, {head: linen_layers(linen.params, head) for head in ("actor", "critic")})
+
+
+def agent_layers(agent):
+    return {head: nnx_layers(agent, head) for head in ("actor", "critic")}
 
 
 def test_rollout_and_update_parity_with_linen_from_identical_weights():
     """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys."""
-    linen = linen_iteration()
+    (env, env_params, obs, env_state), params, (linen,) = linen_iterations(1)
     args = ppo_nnx.Args(**TINY_ARGS)
-    agent = nnx_agent_like(linen.params, linen.obs.shape[1], 2)
+    agent = nnx_agent_like(params, obs.shape[1], 2)
     optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(args), wrt=nnx.Param)
-    state = ppo_nnx.RolloutState(linen.env_state, linen.obs, jax.random.PRNGKey(2), new_stats(ppo_nnx, args.num_envs))
-    storage, last_value = ppo_nnx.rollout(agent, state, linen.env, linen.env_params, args.num_steps)
+    state = ppo_nnx.RolloutState(env_state, obs, ROLLOUT_KEY, new_stats(ppo_nnx, args.num_envs))
+    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps)
     advantages, returns = ppo_nnx.compute_gae(storage, last_value, 0.99, 0.95, True)
     b = ppo_nnx.flatten_batch(storage, advantages, returns)
-    losses, _ = ppo_nnx.update(agent, optimizer, b, jax.random.PRNGKey(4), args)
+    losses, _ = ppo_nnx.update(agent, optimizer, b, update_key(0), args)
+    assert_iteration_parity(linen, storage, last_value, state.stats.get_value(), losses, agent_layers(agent))
     assert int(optimizer.step.get_value()) == args.update_epochs * args.num_minibatches
-    new_layers = {head: nnx_layers(agent, head) for head in ("actor", "critic")}
-    assert_iteration_parity(linen, storage, last_value, state.stats.get_value(), losses, new_layers)
 
 
 def training_setup(module, num_steps):

@@ -1,0 +1,184 @@
+"""Host time per call of each JAX variant's compiled functions, its iteration 0 and its steady-state iteration.
+
+Every variant is its own script, run unchanged in a fresh process (its own main block, default config unless told
+otherwise) with its compile entry point wrapped: each outermost call of a wrapped function records the host time until
+it returns (the work itself is asynchronous), and the script's one host fetch per iteration (`jax.device_get`) marks
+the end of each iteration, as the script's own `time/iteration` does. Per run: the median host time per call over
+the calls after the first, the first call (tracing + compilation), iteration 0 (from the first compiled call to the
+first fetch) and the median of iterations 1 onwards. The variants alternate, the order reversed every other round,
+and the tables give the median over the rounds.
+
+Timings mean something only on an otherwise idle machine (load average near 0, nothing else running):
+
+    python tools/host_time_per_call.py --rounds 3 --model-size small
+    python tools/host_time_per_call.py --rounds 3 --model-size medium
+    python tools/host_time_per_call.py --rounds 1 --num-iterations 3 --tiny   # a quick check that the tool runs
+"""
+import argparse
+import json
+import os
+import runpy
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# label: (script, the entry points it compiles through, as "module:attribute"); a script not in the repository is
+# skipped. For the bound variants, the binding is outermost: its calls are timed, not the nnx.jit inside.
+VARIANTS = {
+    "Linen jax.jit": ("ppo_linen.py", ["jax:jit"]),
+    "nnx.jit": ("ppo_nnx.py", ["flax.nnx:jit"]),
+    "nnx.cached_partial(nnx.jit)": ("ppo_nnx_cached.py", ["flax.nnx:cached_partial", "flax.nnx:jit"]),
+    "nnx.jit_partial (tree)": ("ppo_nnx_tree.py", ["flax.nnx:jit_partial", "flax.nnx:jit"]),
+    "eqx.filter_jit": ("ppo_equinox.py", ["equinox:filter_jit"]),
+}
+CALLS = ("rollout", "compute_gae", "update")
+TINY = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
+
+
+def measure(script: str, entry_points: list[str], script_args: list[str]) -> dict:
+    """Run `script` as __main__ in this process with `entry_points` wrapped; return its timings in seconds."""
+    import importlib.util
+
+    import jax
+
+    calls, fetches, depth = {}, [], [0]
+
+    def timed(name, fun):
+        def call(*args, **kwargs):
+            if depth[0]:
+                return fun(*args, **kwargs)
+            depth[0] += 1
+            start = time.perf_counter()
+            try:
+                return fun(*args, **kwargs)
+            finally:
+                calls.setdefault(name, []).append((start, time.perf_counter() - start))
+                depth[0] -= 1
+
+        call.__name__ = name
+        return call
+
+    def wrap(entry):
+        def wrapped(fun, *args, **kwargs):
+            name = getattr(fun, "func", fun).__name__
+            return timed(name, entry(fun, *args, **kwargs))
+
+        return wrapped
+
+    def device_get(tree):
+        out = real_device_get(tree)
+        fetches.append(time.perf_counter())
+        return out
+
+    # import what the scripts import before wrapping, so that library code decorated at import keeps the real entries
+    for module in ("gymnax", "optax", "flax.nnx", "equinox"):
+        if importlib.util.find_spec(module.split(".")[0]):
+            importlib.import_module(module)
+    for entry_point in entry_points:
+        module_name, attribute = entry_point.split(":")
+        module = importlib.import_module(module_name)
+        setattr(module, attribute, wrap(getattr(module, attribute)))
+    real_device_get, jax.device_get = jax.device_get, device_get
+    sys.argv = [script, *script_args]
+    runpy.run_path(script, run_name="__main__")
+
+    first_start = min(calls[name][0][0] for name in CALLS if name in calls)
+    iterations = [fetches[0] - first_start] + [b - a for a, b in zip(fetches, fetches[1:])]
+    result = {"iteration_0": iterations[0], "steady_iteration": statistics.median(iterations[1:])}
+    for name, timings in calls.items():
+        result[f"{name}_calls"] = len(timings)
+        result[f"{name}_first"] = timings[0][1]
+        result[f"{name}_steady"] = statistics.median(seconds for _, seconds in timings[1:])
+    return result
+
+
+def run_variant(script: str, entry_points: list[str], script_args: list[str], log_dir: str, run_name: str) -> dict:
+    """One fresh process of `script`; its timings. A script's own error line (bad input) is passed on as it is."""
+    command = [
+        sys.executable, os.path.abspath(__file__), "--measure", script, *entry_points, "--",
+        *script_args, "--log-dir", log_dir, "--run-name", run_name,
+    ]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    if result.returncode == 0 and lines:
+        return json.loads(lines[-1][len("RESULT "):])
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    sys.exit(errors[-1] if errors else f"error: {script} failed:\n{result.stderr[-3000:]}")
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def calls_timed(runs: list[dict]) -> str:
+    """How many calls of each function one run timed: one per iteration, or the wrapping went wrong."""
+    counts = {" / ".join(str(run.get(f"{name}_calls", 0)) for name in CALLS) for run in runs}
+    return ", ".join(sorted(counts))
+
+
+def report(results: dict) -> str:
+    """Medians over the rounds: host ms per call (steady state, first call) and iteration 0 / steady-state iteration."""
+
+    def median(label, key, scale):
+        values = [run[key] for run in results[label] if key in run]
+        return f"{statistics.median(values) * scale:.3g}" if values else "-"
+
+    labels = list(results)
+    per_call = [
+        [f"{name} (ms per call)"] + [median(label, f"{name}_steady", 1e3) for label in labels] for name in CALLS
+    ]
+    first = [[f"{name} first call (s)"] + [median(label, f"{name}_first", 1) for label in labels] for name in CALLS]
+    iteration = [
+        ["iteration 0 (s)"] + [median(label, "iteration_0", 1) for label in labels],
+        ["steady-state iteration (ms)"] + [median(label, "steady_iteration", 1e3) for label in labels],
+        ["calls timed per run (" + " / ".join(CALLS) + ")"] + [calls_timed(results[label]) for label in labels],
+    ]
+    rounds = min(len(runs) for runs in results.values())
+    return (
+        f"median over {rounds} round(s)\n\n" + table(["host time"] + labels, per_call) + "\n\n"
+        + table(["iteration 0 and steady state"] + labels, first + iteration)
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each variant (fresh processes, alternating)")
+    parser.add_argument("--model-size", default="small", choices=["small", "medium", "large"])
+    parser.add_argument("--env-id", default="CartPole-v1")
+    parser.add_argument("--num-iterations", type=int, default=30, help="iterations per run (iteration 0 included)")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
+    parser.add_argument("--tiny", action="store_true", help="the test suite's smallest config (checks the tool only)")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    args = parser.parse_args()
+    if args.rounds < 1 or args.num_iterations < 2:
+        sys.exit("error: --rounds must be at least 1 and --num-iterations at least 2")
+    variants = [label for label in args.variants if os.path.exists(os.path.join(ROOT, VARIANTS[label][0]))]
+    for label in sorted(set(args.variants) - set(variants)):
+        print(f"skipped {label}: {VARIANTS[label][0]} is not in this repository", file=sys.stderr)
+    script_args = [
+        "--model-size", args.model_size, "--env-id", args.env_id, "--num-iterations", str(args.num_iterations),
+        "--device", args.device, *(TINY if args.tiny else []),
+    ]
+    results = {label: [] for label in variants}
+    with tempfile.TemporaryDirectory() as log_dir:
+        for round_index in range(args.rounds):
+            order = variants if round_index % 2 == 0 else variants[::-1]
+            for label in order:
+                script, entry_points = VARIANTS[label]
+                run_name = f"{script[: -len('.py')]}__{round_index}"
+                results[label].append(run_variant(script, entry_points, script_args, log_dir, run_name))
+                print(f"round {round_index + 1}/{args.rounds}: {label} ({script}) done", file=sys.stderr, flush=True)
+    print(report(results))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--measure":
+        split = sys.argv.index("--")
+        timings = measure(os.path.join(ROOT, sys.argv[2]), sys.argv[3:split], sys.argv[split + 1 :])
+        print("RESULT " + json.dumps(timings), flush=True)
+    else:
+        main()
