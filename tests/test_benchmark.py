@@ -276,6 +276,7 @@ def fake_repo(tmp_path, ppo_linen_source):
 TWO_LINEN_RUNS = r"(warmup|exp2)__ppo_linen__jit__CartPole-v1__small__"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (REPO / "ppo_linen.py").exists(), reason="ppo_linen.py is not written yet")
 def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skips_them(tmp_path):
     out = tmp_path / "sweep"

@@ -1,0 +1,122 @@
+"""Run a ppo_*.py script in this process and record its host fetches and its compilations, per iteration.
+
+Usage: python probe.py OUT.json SCRIPT.py [script args...]
+
+Every call of a host-fetching method (jax.Array.__array__/block_until_ready/item/tolist, jax.device_get and, when
+the script imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__) is recorded with
+the file and line that made it. The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
+itself) marks the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records
+that JAX logs for every function it lowers) and, for torch, of dynamo compilations so far is recorded. OUT.json gets
+the fetches, both boundary lists, the name of every JAX compilation and, for torch, every dynamo compilation
+(`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. For an NNX script, nnx.jit and
+nnx.cached_partial are wrapped to record the functions they are given, the objects bound and the calls of each bound
+function. The script runs as `__main__` and writes its logs as in a plain run, so the same run serves every check
+of its output.
+"""
+import collections
+import json
+import logging
+import os
+import re
+import runpy
+import sys
+
+import jax
+from jax._src.array import ArrayImpl
+
+out_path, script = sys.argv[1], os.path.abspath(sys.argv[2])
+with open(script) as source:
+    imports = source.read()
+uses_torch = re.search(r"^import torch$", imports, flags=re.M) is not None
+uses_nnx = re.search(r"^from flax import nnx$", imports, flags=re.M) is not None
+fetches, boundaries, jax_boundaries, jax_compilations = [], [], [], []
+nnx_jitted, nnx_bound, nnx_calls = [], [], collections.Counter()
+
+
+class CompileLog(logging.Handler):
+    """Collects the name of every function JAX logs as compiling (jax_log_compiles)."""
+
+    def emit(self, record):
+        message = record.getMessage()
+        if message.startswith("Compiling "):
+            jax_compilations.append(message.split()[1])
+
+
+def dynamo_compilations():
+    return len(torch._dynamo.utils.get_compilation_metrics()) if uses_torch else 0
+
+
+def at_boundary(caller, name):
+    """The script's own per-iteration fetch: `.tolist()` (torch) or `jax.device_get` (JAX)."""
+    return caller.f_code.co_filename == script and name in ("tolist", "device_get")
+
+
+def recording(owner, name, label):
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        caller = sys._getframe(1)
+        fetches.append({"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno})
+        if at_boundary(caller, name):
+            boundaries.append(dynamo_compilations())
+            jax_boundaries.append(len(jax_compilations))
+        return original(*args, **kwargs)
+
+    setattr(owner, name, wrapper)
+
+
+def record_nnx_entry_points(nnx):
+    real_jit, real_cached_partial = nnx.jit, nnx.cached_partial
+
+    def jit(fun, **kwargs):
+        nnx_jitted.append(fun.func.__name__)
+        return real_jit(fun, **kwargs)
+
+    def cached_partial(fun, *objects):
+        key = "+".join(type(obj).__name__ for obj in objects)
+        nnx_bound.append(key)
+        cached = real_cached_partial(fun, *objects)
+
+        def counted(*args):
+            nnx_calls[key] += 1
+            return cached(*args)
+
+        return counted
+
+    nnx.jit, nnx.cached_partial = jit, cached_partial
+
+
+jax.config.update("jax_log_compiles", True)
+logging.getLogger("jax").addHandler(CompileLog())
+if uses_torch:
+    import torch
+    import torch._dynamo.utils
+
+    for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__", "__index__"):
+        recording(torch.Tensor, name, f"torch.Tensor.{name}")
+if uses_nnx:
+    from flax import nnx
+
+    record_nnx_entry_points(nnx)
+for name in ("__array__", "block_until_ready", "item", "tolist"):
+    recording(ArrayImpl, name, f"jax.Array.{name}")
+recording(jax, "device_get", "jax.device_get")
+
+sys.argv = sys.argv[2:]
+try:
+    runpy.run_path(script, run_name="__main__")
+finally:
+    record = {"fetches": fetches, "boundaries": boundaries, "jax_boundaries": jax_boundaries,
+              "jax_compilations": jax_compilations}
+    if uses_nnx:
+        record.update(nnx_jitted=nnx_jitted, nnx_bound=nnx_bound, nnx_calls=nnx_calls)
+    if uses_torch:
+        record["compilations"] = [
+            {"compile_id": m.compile_id, "co_name": m.co_name, "co_filename": m.co_filename,
+             "graph_op_count": m.graph_op_count, "fail_type": m.fail_type,
+             "seconds": m.entire_frame_compile_time_s}
+            for m in torch._dynamo.utils.get_compilation_metrics()
+        ]
+        record["graph_breaks"] = dict(torch._dynamo.utils.counters["graph_break"])
+    with open(out_path, "w") as f:
+        json.dump(record, f, indent=1)
