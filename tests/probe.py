@@ -8,12 +8,9 @@ the file and line that made it. The script's one fetch per iteration (`.tolist()
 itself) marks the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records
 that JAX logs for every function it lowers) and, for torch, of dynamo compilations so far is recorded. OUT.json gets
 the fetches, both boundary lists, the name of every JAX compilation and, for torch, every dynamo compilation
-(`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. For an NNX script, nnx.jit and
-nnx.cached_partial are wrapped to record the functions they are given, the objects bound and the calls of each bound
-function. The script runs as `__main__` and writes its logs as in a plain run, so the same run serves every check
-of its output.
+(`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. The script runs as `__main__`
+and writes its logs as in a plain run, so the same run serves every check of its output.
 """
-import collections
 import json
 import logging
 import os
@@ -26,11 +23,9 @@ from jax._src.array import ArrayImpl
 
 out_path, script = sys.argv[1], os.path.abspath(sys.argv[2])
 with open(script) as source:
-    imports = source.read()
-uses_torch = re.search(r"^import torch$", imports, flags=re.M) is not None
-uses_nnx = re.search(r"^from flax import nnx$", imports, flags=re.M) is not None
+    source_text = source.read()
+uses_torch = re.search(r"^import torch$", source_text, flags=re.M) is not None
 fetches, boundaries, jax_boundaries, jax_compilations = [], [], [], []
-nnx_jitted, nnx_bound, nnx_calls = [], [], collections.Counter()
 
 
 class CompileLog(logging.Handler):
@@ -65,27 +60,6 @@ def recording(owner, name, label):
     setattr(owner, name, wrapper)
 
 
-def record_nnx_entry_points(nnx):
-    real_jit, real_cached_partial = nnx.jit, nnx.cached_partial
-
-    def jit(fun, **kwargs):
-        nnx_jitted.append(fun.func.__name__)
-        return real_jit(fun, **kwargs)
-
-    def cached_partial(fun, *objects):
-        key = "+".join(type(obj).__name__ for obj in objects)
-        nnx_bound.append(key)
-        cached = real_cached_partial(fun, *objects)
-
-        def counted(*args):
-            nnx_calls[key] += 1
-            return cached(*args)
-
-        return counted
-
-    nnx.jit, nnx.cached_partial = jit, cached_partial
-
-
 jax.config.update("jax_log_compiles", True)
 logging.getLogger("jax").addHandler(CompileLog())
 if uses_torch:
@@ -94,10 +68,6 @@ if uses_torch:
 
     for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__", "__index__"):
         recording(torch.Tensor, name, f"torch.Tensor.{name}")
-if uses_nnx:
-    from flax import nnx
-
-    record_nnx_entry_points(nnx)
 for name in ("__array__", "block_until_ready", "item", "tolist"):
     recording(ArrayImpl, name, f"jax.Array.{name}")
 recording(jax, "device_get", "jax.device_get")
@@ -108,8 +78,6 @@ try:
 finally:
     record = {"fetches": fetches, "boundaries": boundaries, "jax_boundaries": jax_boundaries,
               "jax_compilations": jax_compilations}
-    if uses_nnx:
-        record.update(nnx_jitted=nnx_jitted, nnx_bound=nnx_bound, nnx_calls=nnx_calls)
     if uses_torch:
         record["compilations"] = [
             {"compile_id": m.compile_id, "co_name": m.co_name, "co_filename": m.co_filename,

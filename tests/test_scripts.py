@@ -82,11 +82,12 @@ def test_eager_mode_compilations_do_not_grow_with_iterations(script, shared_runs
     assert boundaries[1] > 0 and boundaries[1:] == [boundaries[1]] * (EAGER_ITERATIONS - 1), boundaries
 
 
+# the first in the fast subset; each costs a process that imports its framework
 BAD_INPUTS = [
     (["--env-id", "NoSuchEnv-v0"], "unknown env"),
-    (["--env-id", "Pendulum-v1"], "continuous action space"),
-    (["--num-minibatches", "7"], "not divisible"),
-    (["--num-envs", "0"], "--num-envs must be positive"),
+    pytest.param(["--env-id", "Pendulum-v1"], "continuous action space", marks=pytest.mark.slow),
+    pytest.param(["--num-minibatches", "7"], "not divisible", marks=pytest.mark.slow),
+    pytest.param(["--num-envs", "0"], "--num-envs must be positive", marks=pytest.mark.slow),
 ]
 
 
