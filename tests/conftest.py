@@ -17,9 +17,9 @@ Rules that keep the suite inside the budget:
 - Run a mode only where that mode is what is tested: eager runs for eager behaviour (one probed run
   per eager script counts compilations per iteration), env families (bsuite, MinAtar) once per
   framework family (their env code is the same line for line), sync timing on its own run.
-- Mark `@pytest.mark.slow` every learning run, eager run, cold torch.compile run beyond each script's
-  one fast smoke run, and real sweep; the fast subset keeps one TINY run per script, the unit and
-  parity tests, bad input, and the dry runs.
+- Mark `@pytest.mark.slow` every learning run, eager run, cold torch.compile (in a script beyond
+  its one fast smoke run, or in the test process) and real sweep; the fast subset keeps one probed
+  TINY run per script, the unit and eager parity tests, one bad input per script and the dry runs.
 - Never add a run that proves what another run already proves.
 - Every JAX process of the session shares one persistent compilation cache, empty when the session
   starts: the same function or primitive compiled twice (eager runs compile each primitive; runs
@@ -57,10 +57,12 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(items):
+    """The learning tests last, so that their background runs overlap with every other test."""
     items.sort(key=lambda item: item.get_closest_marker("learning") is not None)
 
 
 def pytest_collection_finish(session):
+    """Start the learning runs of the selected learning tests in the background."""
     if session.config.option.collectonly:
         return
     for item in session.items:

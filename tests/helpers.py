@@ -92,7 +92,10 @@ class SharedRuns:
                 self.runs[key] = self.background.submit(work)
             else:
                 self.runs[key] = concurrent.futures.Future()
-                self.runs[key].set_result(work())
+                try:
+                    self.runs[key].set_result(work())
+                except Exception as error:  # a timeout: every test that asks for this run fails with it
+                    self.runs[key].set_exception(error)
         return self.runs[key]
 
     def prefetch(self, script: str, *args: str, probe: bool = False, env: dict | None = None):
@@ -117,7 +120,10 @@ class SharedRuns:
             self.processes.discard(process)
         run_dir = os.path.join(folder, "run")
         scalars, texts = read_run(run_dir) if result.returncode == 0 else ({}, {})
-        record = json.loads(open(out).read()) if probe and result.returncode == 0 else None
+        record = None
+        if probe and result.returncode == 0:
+            with open(out) as file:
+                record = json.load(file)
         return Run(result, run_dir, scalars, texts, record)
 
     def close(self):
