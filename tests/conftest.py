@@ -26,9 +26,10 @@ Rules that keep the suite inside the budget:
   that differ only by seed or sync timing compile the same functions) is compiled once. JAX logs
   "Compiling ..." when it lowers a function, before the cache lookup, so compilation counts still
   count every compilation a script asks for.
-- Learning runs start in the background, one at a time, as soon as the tests are collected (tests
-  marked `learning`, which run last): they use one core for most of the session while the other
-  tests use the other.
+- The runs that take longest per script start in the background, one at a time, as soon as the
+  tests are collected: a test marked `background("smoke")` or `background("learning")` starts its
+  script's smoke or learning run there (the learning tests run last). They use one core for most
+  of the session while the tests in this process use the other.
 """
 import os
 import shutil
@@ -36,7 +37,7 @@ import tempfile
 
 import pytest
 
-from helpers import LEARNING_ARGS, SharedRuns
+from helpers import SharedRuns
 
 SHARED = {}
 
@@ -45,6 +46,12 @@ def shared():
     if "runs" not in SHARED:
         SHARED["runs"] = SharedRuns(tempfile.mkdtemp(prefix="benchback-shared-runs-"))
     return SHARED["runs"]
+
+
+def background_kind(item):
+    """The kind of shared run a test marked `background` reads, else None."""
+    marker = item.get_closest_marker("background")
+    return marker.args[0] if marker else None
 
 
 def pytest_configure(config):
@@ -58,16 +65,17 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     """The learning tests last, so that their background runs overlap with every other test."""
-    items.sort(key=lambda item: item.get_closest_marker("learning") is not None)
+    items.sort(key=lambda item: background_kind(item) == "learning")
 
 
 def pytest_collection_finish(session):
-    """Start the learning runs of the selected learning tests in the background."""
+    """Start the shared runs that the selected tests marked `background` read, in the background, smoke runs first."""
     if session.config.option.collectonly:
         return
-    for item in session.items:
-        if item.get_closest_marker("learning"):
-            shared().prefetch(item.callspec.params["script"], *LEARNING_ARGS)
+    marked = [item for item in session.items if background_kind(item)]
+    for item in sorted(marked, key=lambda item: background_kind(item) != "smoke"):
+        kind, script = background_kind(item), item.callspec.params["script"]
+        getattr(shared(), kind)(script, background=True)
 
 
 def pytest_sessionfinish(session):

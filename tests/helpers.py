@@ -38,7 +38,6 @@ FAMILIES = {"jax": JAX_SCRIPTS, "torch": [script for script in SCRIPTS if script
 PROBE = os.path.join(ROOT, "tests", "probe.py")
 # the learning run: the default config, fewer iterations (the LR still anneals to 0 over them), seed 1
 LEARNING_ITERATIONS = 70
-LEARNING_ARGS = ("--seed", "1", "--num-iterations", str(LEARNING_ITERATIONS))
 EAGER_ITERATIONS = 5  # the probed eager run: compilations must stop growing after iteration 2
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
 
@@ -77,8 +76,8 @@ class Run(NamedTuple):
 
 class SharedRuns:
     """Fresh-process runs shared by the whole test session: a run asked for twice (same script, arguments,
-    environment variables and probe) runs once, and every test that needs it reads the same logs. `prefetch` starts
-    runs in a background thread, one at a time, so that they overlap with the tests that run meanwhile."""
+    environment variables and probe) runs once, and every test that needs it reads the same logs. Runs can also be
+    started in a background thread, one at a time, so that they overlap with the tests that run meanwhile."""
 
     def __init__(self, root):
         self.root, self.runs, self.processes = str(root), {}, set()
@@ -87,7 +86,8 @@ class SharedRuns:
     def future(self, script: str, args: tuple, probe: bool, env: dict | None, background: bool):
         key = (script, args, probe, tuple(sorted((env or {}).items())))
         if key not in self.runs:
-            work = functools.partial(self.run, os.path.join(self.root, f"run{len(self.runs)}"), script, args, probe, env)
+            folder = os.path.join(self.root, f"run{len(self.runs)}")
+            work = functools.partial(self.run, folder, script, args, probe, env)
             if background:
                 self.runs[key] = self.background.submit(work)
             else:
@@ -98,13 +98,15 @@ class SharedRuns:
                     self.runs[key].set_exception(error)
         return self.runs[key]
 
-    def prefetch(self, script: str, *args: str, probe: bool = False, env: dict | None = None):
-        """Start the run that `get` with the same arguments will return."""
-        self.future(script, args, probe, env, background=True)
-
-    def get(self, script: str, *args: str, probe: bool = False, env: dict | None = None) -> Run:
-        """`python script args` (under tests/probe.py when `probe`), asserted to exit 0."""
-        run = self.future(script, args, probe, env, background=False).result()
+    def get(
+        self, script: str, *args: str, probe: bool = False, env: dict | None = None, background: bool = False
+    ) -> Run | None:
+        """`python script args` (under tests/probe.py when `probe`), asserted to exit 0; with `background`, only start
+        it in the background thread (after the runs started there before), for a later `get` to return."""
+        future = self.future(script, args, probe, env, background)
+        if background:
+            return None
+        run = future.result()
         assert run.result.returncode == 0, f"{script} {' '.join(args)}: {run.result.stderr[-3000:]}"
         return run
 
@@ -136,17 +138,17 @@ class SharedRuns:
         """A run of the TINY config."""
         return self.get(script, *TINY, "--num-iterations", str(iterations), *args, **kwargs)
 
-    def smoke(self, script: str) -> Run:
+    def smoke(self, script: str, background: bool = False) -> Run | None:
         """Each script's one fast run: TINY, CartPole, its default mode, default seed (1), no sync timing, probed."""
-        return self.tiny(script, probe=True, env=VERBOSE_IMPORTS)
+        return self.tiny(script, probe=True, env=VERBOSE_IMPORTS, background=background)
 
     def eager(self, script: str) -> Run:
         """An eager script's probed eager run (TINY, EAGER_ITERATIONS)."""
         return self.tiny(script, EAGER_FLAG[script], iterations=EAGER_ITERATIONS, probe=True)
 
-    def learning(self, script: str) -> Run:
+    def learning(self, script: str, background: bool = False) -> Run | None:
         """The learning run: the default config with LEARNING_ITERATIONS, seed 1."""
-        return self.get(script, *LEARNING_ARGS)
+        return self.get(script, "--seed", "1", "--num-iterations", str(LEARNING_ITERATIONS), background=background)
 
 
 def read_run(run_dir: str) -> tuple[dict, dict]:

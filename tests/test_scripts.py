@@ -38,6 +38,7 @@ def assert_every_spec_tag(run, script, env_id, eager, sync, iterations, batch=64
     assert system["compile_mode"] == ("none" if eager else system["compile_mode"])
 
 
+@pytest.mark.background("smoke")
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_smoke_run_logs_every_spec_tag(script, shared_runs):
     assert_every_spec_tag(shared_runs.smoke(script), script, "CartPole-v1", eager=False, sync=False, iterations=3)
@@ -100,7 +101,7 @@ def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_pat
 
 
 @pytest.mark.slow
-@pytest.mark.learning
+@pytest.mark.background("learning")
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_default_config_learns_cartpole_with_the_lr_annealed_to_zero(script, shared_runs):
     scalars = shared_runs.learning(script).scalars
