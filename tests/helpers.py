@@ -1,8 +1,12 @@
-"""Shared test helpers: run a script in a fresh process, read its TensorBoard event file."""
+"""Shared test helpers: run a script in a fresh process (or share one such run), read its TensorBoard event file."""
+import concurrent.futures
+import functools
 import glob
+import json
 import os
 import subprocess
 import sys
+from typing import NamedTuple
 
 import numpy as np
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
@@ -30,15 +34,125 @@ EAGER_FLAG = {
 SCRIPTS = list(EAGER_FLAG)
 JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py"]
 JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
+EAGER_SCRIPTS = [script for script in SCRIPTS if EAGER_FLAG[script]]
+# the scripts of a family share their env code (env_reset, env_step, flatten_obs) line for line
+FAMILIES = {"jax": JAX_SCRIPTS, "torch": [script for script in SCRIPTS if script not in JAX_SCRIPTS]}
+PROBE = os.path.join(ROOT, "tests", "probe.py")
+# the learning run: the default config in fewer iterations (the LR still anneals to 0 over them), seed 1. With 80 every
+# script ends well above 400; the final return is not monotone in the count (70 fails one script, 90 another), so a
+# new count needs a check of every script
+LEARNING_ITERATIONS = 80
+EAGER_ITERATIONS = 5  # the probed eager run: compilations must stop growing after iteration 2
+VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
+
+
+def start_script(script: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """Start `python script args...` from the repository root in a fresh process."""
+    return subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, script), *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+    )
+
+
+def finish_script(process: subprocess.Popen, timeout: int) -> subprocess.CompletedProcess:
+    """Wait for a started script (killed past `timeout` seconds) and return what it did."""
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def run_script(script: str, *args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
     """Run `python script args...` from the repository root in a fresh process."""
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, os.path.join(ROOT, script), *args],
-        cwd=ROOT, capture_output=True, text=True, env=full_env, timeout=timeout,
-    )
+    return finish_script(start_script(script, *args, env=env), timeout)
+
+
+class Run(NamedTuple):
+    result: subprocess.CompletedProcess
+    run_dir: str
+    scalars: dict
+    texts: dict
+    record: dict | None  # what tests/probe.py recorded, for a probed run
+
+
+class SharedRuns:
+    """Fresh-process runs shared by the whole test session: a run asked for twice (same script, arguments,
+    environment variables and probe) runs once, and every test that needs it reads the same logs. Runs can also be
+    started in a background thread, one at a time, so that they overlap with the tests that run meanwhile."""
+
+    def __init__(self, root):
+        self.root, self.runs, self.processes = str(root), {}, set()
+        self.background = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+
+    def future(self, script: str, args: tuple, probe: bool, env: dict | None, background: bool):
+        key = (script, args, probe, tuple(sorted((env or {}).items())))
+        if key not in self.runs:
+            folder = os.path.join(self.root, f"run{len(self.runs)}")
+            work = functools.partial(self.run, folder, script, args, probe, env)
+            if background:
+                self.runs[key] = self.background.submit(work)
+            else:
+                self.runs[key] = concurrent.futures.Future()
+                try:
+                    self.runs[key].set_result(work())
+                except Exception as error:  # a timeout: every test that asks for this run fails with it
+                    self.runs[key].set_exception(error)
+        return self.runs[key]
+
+    def get(
+        self, script: str, *args: str, probe: bool = False, env: dict | None = None, background: bool = False
+    ) -> Run | None:
+        """`python script args` (under tests/probe.py when `probe`), asserted to exit 0; with `background`, only start
+        it in the background thread (after the runs started there before), for a later `get` to return."""
+        future = self.future(script, args, probe, env, background)
+        if background:
+            return None
+        run = future.result()
+        assert run.result.returncode == 0, f"{script} {' '.join(args)}: {run.result.stderr[-3000:]}"
+        return run
+
+    def run(self, folder, script, args, probe, env):
+        out, command = os.path.join(folder, "probe.json"), [script]
+        if probe:
+            command = [PROBE, out, os.path.join(ROOT, script)]
+        process = start_script(*command, *args, "--log-dir", folder, "--run-name", "run", env=env)
+        self.processes.add(process)
+        try:
+            result = finish_script(process, timeout=1800)
+        finally:
+            self.processes.discard(process)
+        run_dir = os.path.join(folder, "run")
+        scalars, texts = read_run(run_dir) if result.returncode == 0 else ({}, {})
+        record = None
+        if probe and result.returncode == 0:
+            with open(out) as file:
+                record = json.load(file)
+        return Run(result, run_dir, scalars, texts, record)
+
+    def close(self):
+        """Cancel the runs not started yet and stop the running ones."""
+        self.background.shutdown(wait=False, cancel_futures=True)
+        for process in list(self.processes):
+            process.kill()
+
+    def tiny(self, script: str, *args: str, iterations: int = 3, **kwargs) -> Run:
+        """A run of the TINY config."""
+        return self.get(script, *TINY, "--num-iterations", str(iterations), *args, **kwargs)
+
+    def smoke(self, script: str, background: bool = False) -> Run | None:
+        """Each script's one fast run: TINY, CartPole, its default mode, default seed (1), no sync timing, probed."""
+        return self.tiny(script, probe=True, env=VERBOSE_IMPORTS, background=background)
+
+    def eager(self, script: str) -> Run:
+        """An eager script's probed eager run (TINY, EAGER_ITERATIONS)."""
+        return self.tiny(script, EAGER_FLAG[script], iterations=EAGER_ITERATIONS, probe=True)
+
+    def learning(self, script: str, background: bool = False) -> Run | None:
+        """The learning run: the default config with LEARNING_ITERATIONS, seed 1."""
+        return self.get(script, "--seed", "1", "--num-iterations", str(LEARNING_ITERATIONS), background=background)
 
 
 def read_run(run_dir: str) -> tuple[dict, dict]:

@@ -105,7 +105,7 @@ def test_script_pins_its_nnx_mode_whatever_the_flax_default(script):
 @pytest.mark.parametrize(
     "script,flags,mode,jitted,bound,graph_work",
     [
-        ("ppo_nnx.py", ["--no-jit"], "none", [], [], None),
+        pytest.param("ppo_nnx.py", ["--no-jit"], "none", [], [], None, marks=pytest.mark.slow),
         ("ppo_nnx.py", [], "jit", [["rollout", True], ["compute_gae", True], ["update", True]], [], True),
         (
             "ppo_nnx_cached.py", [], "cached", [["rollout", True], ["compute_gae", True], ["update", True]],

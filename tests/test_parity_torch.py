@@ -20,7 +20,8 @@ torch.set_float32_matmul_precision("highest")
 
 MODULES = [ppo_torch, ppo_torch_compile]
 # (module, compiled): the eager functions of both scripts, and the compiled ones of ppo_torch_compile.py
-VARIANTS = [(ppo_torch, False), (ppo_torch_compile, False), (ppo_torch_compile, True)]
+# the compiled variant compiles cold in this process: slow
+VARIANTS = [(ppo_torch, False), (ppo_torch_compile, False), pytest.param(ppo_torch_compile, True, marks=pytest.mark.slow)]
 VARIANT_IDS = ["torch", "torch_compile-eager", "torch_compile-compiled"]
 LOSS_KWARGS = dict(clip_coef=0.2, clip_vloss=True, norm_adv=True, ent_coef=0.01, vf_coef=0.5)
 RTOL, ATOL = 1e-4, 1e-6
@@ -164,6 +165,7 @@ def test_parity_init_is_seeded_orthogonal_with_ppo_gains_and_zero_biases(module,
     assert torch.equal(first(agent), first(build(0))) and not torch.equal(first(agent), first(build(1)))
 
 
+@pytest.mark.slow
 def test_parity_compiled_rollout_steps_match_eager():
     """policy step (same seed, same random stream under fallback_random), record step and V(obs): compiled == eager."""
     module = ppo_torch_compile

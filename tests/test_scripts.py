@@ -1,81 +1,94 @@
-"""Behaviour every ppo_*.py script shares: smoke runs, logged tags, bad input, learning, seeding."""
-import os
+"""Behaviour every ppo_*.py script shares: smoke runs, logged tags, bad input, learning, seeding.
+
+The runs are shared (tests/conftest.py): per script one fast TINY run, a TINY run with --sync-timing, one with
+seed 2 and a learning run; per eager script one probed eager run; the bsuite and MinAtar envs on one script per
+framework family, in both modes."""
 import re
 
 import pytest
 
 from helpers import (
-    ALWAYS_TAGS, EAGER_FLAG, JAX_EAGER_SCRIPTS, JAX_SCRIPTS, SCRIPTS, SYNC_TAGS, TINY, assert_clean_error, final_return,
-    read_run, run_script, table,
+    ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, JAX_EAGER_SCRIPTS, JAX_SCRIPTS,
+    LEARNING_ITERATIONS, SCRIPTS, SYNC_TAGS, assert_clean_error, final_return, run_script, table,
 )
 
-# (env, eager, sync): every flag combination on a classic env; both modes on bsuite and MinAtar
-SMOKE_CASES = [
-    ("CartPole-v1", False, False),
-    ("CartPole-v1", False, True),
-    ("CartPole-v1", True, False),
-    ("CartPole-v1", True, True),
+# per framework family, the script that runs its envs: the first that has an eager mode, so both modes run
+FAMILY_SCRIPTS = [next((s for s in scripts if EAGER_FLAG[s]), scripts[0]) for scripts in FAMILIES.values()]
+# (env, eager, sync) on each family's script: each env in both modes, sync timing in both modes
+ENV_FAMILY_CASES = [
     ("MemoryChain-bsuite", False, True),
-    ("MemoryChain-bsuite", True, False),
+    ("MemoryChain-bsuite", True, True),
     ("Breakout-MinAtar", False, True),
     ("Breakout-MinAtar", True, False),
 ]
 
 
-def run_tiny(script, tmp_path, *extra, iterations=2, name="run", env=None):
-    log_dir = str(tmp_path / "runs")
-    result = run_script(
-        script, *TINY, "--num-iterations", str(iterations), "--log-dir", log_dir, "--run-name", name, *extra, env=env
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result, os.path.join(log_dir, name)
-
-
-@pytest.mark.parametrize(
-    "script,env_id,eager,sync",
-    [(script, *case) for script in SCRIPTS for case in SMOKE_CASES if EAGER_FLAG[script] or not case[1]],
-)
-def test_smoke_run_logs_every_spec_tag(script, env_id, eager, sync, tmp_path):
-    flags = ["--env-id", env_id] + ([EAGER_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
-    _, run_dir = run_tiny(script, tmp_path, *flags, iterations=3)
-    scalars, texts = read_run(run_dir)
+def assert_every_spec_tag(run, script, env_id, eager, sync, iterations, batch=64):
+    scalars, texts = run.scalars, run.texts
     expected = ALWAYS_TAGS | (SYNC_TAGS if sync else set())
     assert expected <= set(scalars), expected - set(scalars)
-    assert not sync and not (SYNC_TAGS & set(scalars)) or sync
-    assert [step for step, _ in scalars["time/iteration"]] == [0, 1, 2]
-    assert scalars["time/total"] == [(3, pytest.approx(sum(v for _, v in scalars["time/iteration"]), rel=1e-4))]
-    assert [step for step, _ in scalars["charts/SPS"]] == [64, 128, 192]
+    assert sync or not (SYNC_TAGS & set(scalars))
+    assert [step for step, _ in scalars["time/iteration"]] == list(range(iterations))
+    total = sum(v for _, v in scalars["time/iteration"])
+    assert scalars["time/total"] == [(iterations, pytest.approx(total, rel=1e-4))]
+    assert [step for step, _ in scalars["charts/SPS"]] == [batch * (i + 1) for i in range(iterations)]
     hyperparameters, system = table(texts["hyperparameters"]), table(texts["system"])
     assert hyperparameters["env_id"] == env_id and hyperparameters["sync_timing"] == str(sync)
     assert system["script"] == script and system["device"].startswith("cpu")
     assert system["compile_mode"] == ("none" if eager else system["compile_mode"])
 
 
+@pytest.mark.background("smoke")
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_smoke_run_logs_every_spec_tag(script, shared_runs):
+    assert_every_spec_tag(shared_runs.smoke(script), script, "CartPole-v1", eager=False, sync=False, iterations=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_sync_timing_run_logs_the_rollout_and_update_times_too(script, shared_runs):
+    run = shared_runs.tiny(script, "--sync-timing")
+    assert_every_spec_tag(run, script, "CartPole-v1", eager=False, sync=True, iterations=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", EAGER_SCRIPTS)
+def test_eager_run_logs_every_spec_tag(script, shared_runs):
+    run = shared_runs.eager(script)
+    assert_every_spec_tag(run, script, "CartPole-v1", eager=True, sync=False, iterations=EAGER_ITERATIONS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "script,env_id,eager,sync",
+    [(script, *case) for script in FAMILY_SCRIPTS for case in ENV_FAMILY_CASES if EAGER_FLAG[script] or not case[1]],
+)
+def test_bsuite_and_minatar_runs_log_every_spec_tag_once_per_framework_family(script, env_id, eager, sync, shared_runs):
+    flags = ["--env-id", env_id] + ([EAGER_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
+    assert_every_spec_tag(shared_runs.tiny(script, *flags), script, env_id, eager, sync, iterations=3)
+
+
 @pytest.mark.parametrize("script", JAX_SCRIPTS)
-def test_jax_script_does_not_import_torch(script, tmp_path):
-    result, _ = run_tiny(script, tmp_path, "--num-iterations", "1", env={"PYTHONVERBOSE": "1"})
-    imported = re.findall(r"^import '([\w.]+)'", result.stderr, flags=re.M)
+def test_jax_script_does_not_import_torch(script, shared_runs):
+    imported = re.findall(r"^import '([\w.]+)'", shared_runs.smoke(script).result.stderr, flags=re.M)
     assert "jax" in imported and "torch" not in imported
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", JAX_EAGER_SCRIPTS)
-def test_eager_mode_compilations_do_not_grow_with_iterations(script, tmp_path):
-    def compilations(iterations):
-        result, _ = run_tiny(
-            script, tmp_path, EAGER_FLAG[script], iterations=iterations, name=f"n{iterations}",
-            env={"JAX_LOG_COMPILES": "1"},
-        )
-        return len(re.findall(r"^.*Compiling ", result.stderr, flags=re.M))
-
-    two, five = compilations(2), compilations(5)
-    assert two > 0 and five == two
+def test_eager_mode_compilations_do_not_grow_with_iterations(script, shared_runs):
+    """JAX's compile log, counted at each iteration's end: iterations 3 to 5 compile nothing more than 1 and 2."""
+    boundaries = shared_runs.eager(script).record["jax_boundaries"]
+    assert len(boundaries) == EAGER_ITERATIONS
+    assert boundaries[1] > 0 and boundaries[1:] == [boundaries[1]] * (EAGER_ITERATIONS - 1), boundaries
 
 
+# the first in the fast subset; each costs a process that imports its framework
 BAD_INPUTS = [
     (["--env-id", "NoSuchEnv-v0"], "unknown env"),
-    (["--env-id", "Pendulum-v1"], "continuous action space"),
-    (["--num-minibatches", "7"], "not divisible"),
-    (["--num-envs", "0"], "--num-envs must be positive"),
+    pytest.param(["--env-id", "Pendulum-v1"], "continuous action space", marks=pytest.mark.slow),
+    pytest.param(["--num-minibatches", "7"], "not divisible", marks=pytest.mark.slow),
+    pytest.param(["--num-envs", "0"], "--num-envs must be positive", marks=pytest.mark.slow),
 ]
 
 
@@ -87,22 +100,26 @@ def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_pat
     assert_clean_error(result, log_dir, expected)
 
 
+@pytest.mark.slow
+@pytest.mark.background("learning")
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_default_config_learns_cartpole(script, tmp_path):
-    log_dir = str(tmp_path / "runs")
-    result = run_script(script, "--seed", "1", "--log-dir", log_dir, "--run-name", "learn")
-    assert result.returncode == 0, result.stderr[-3000:]
-    scalars, _ = read_run(os.path.join(log_dir, "learn"))
+def test_default_config_learns_cartpole_with_the_lr_annealed_to_zero(script, shared_runs):
+    scalars = shared_runs.learning(script).scalars
     assert final_return(scalars) >= 400
+    learning_rates = [value for _, value in scalars["charts/learning_rate"]]
+    assert len(learning_rates) == LEARNING_ITERATIONS and learning_rates == sorted(learning_rates, reverse=True)
+    assert learning_rates[-1] <= learning_rates[0] / LEARNING_ITERATIONS * 1.0001
+    assert ALWAYS_TAGS <= set(scalars)
 
 
+def curve(run):
+    return [run.scalars[tag] for tag in ("losses/value_loss", "losses/policy_loss", "charts/episodic_return")]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_same_seed_same_curve_other_seed_differs(script, tmp_path):
-    def curve(seed, name):
-        _, run_dir = run_tiny(script, tmp_path, "--seed", str(seed), iterations=3, name=name)
-        scalars, _ = read_run(run_dir)
-        return [scalars[tag] for tag in ("losses/value_loss", "losses/policy_loss", "charts/episodic_return")]
-
-    first = curve(1, "a")
-    assert curve(1, "b") == first
-    assert curve(2, "c") != first
+def test_same_seed_same_curve_with_or_without_sync_timing_other_seed_differs(script, shared_runs):
+    first = curve(shared_runs.smoke(script))
+    assert table(shared_runs.smoke(script).texts["hyperparameters"])["seed"] == "1"
+    assert curve(shared_runs.tiny(script, "--sync-timing")) == first
+    assert curve(shared_runs.tiny(script, "--seed", "2")) != first

@@ -1,9 +1,7 @@
 """Torch-specific behaviour: torch.compile really compiles (and never recompiles), the eager loop fetches to the host
 once per iteration, --no-jit-env stays eager, sampling, the rollout's bootstrap values, GPU-only flags on a CPU."""
 import collections
-import json
 import os
-import re
 
 import gymnax
 import jax
@@ -12,37 +10,26 @@ import pytest
 import torch
 
 import ppo_torch
-from helpers import ROOT, TINY, assert_clean_error, run_script
+from helpers import EAGER_ITERATIONS, ROOT, assert_clean_error, run_script
 
-PROBE = os.path.join(ROOT, "tests", "torch_probe.py")
-ITERATIONS = 3
 # torch's Adam keeps its step count on the host unless capturable or fused, and reads it with .item() (a CPU tensor:
 # no device sync); it is the only host read allowed outside the script's own per-iteration fetch
 ADAM_STEP_COUNT = ("torch.Tensor.item", os.path.join("torch", "optim", "optimizer.py"))
-
-
-def probe(script, tmp_path, *extra):
-    """Run `script` (tiny config) under tests/torch_probe.py; return its record."""
-    out = tmp_path / "probe.json"
-    result = run_script(
-        PROBE, str(out), os.path.join(ROOT, script), *TINY, "--num-iterations", str(ITERATIONS),
-        "--log-dir", str(tmp_path / "runs"), "--run-name", "probe", *extra,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(out.read_text())
 
 
 def script_fetches(record, script):
     return [f["method"] for f in record["fetches"] if f["file"] == os.path.join(ROOT, script)]
 
 
-def test_compile_graphs_exactly_the_executables_and_never_recompiles(tmp_path):
-    record = probe("ppo_torch_compile.py", tmp_path)
+def test_compile_graphs_exactly_the_executables_and_never_recompiles(shared_runs):
+    """Read from the script's probed smoke run (tests/probe.py): its one cold compile in the fast subset."""
+    run = shared_runs.smoke("ppo_torch_compile.py")
+    record, iterations = run.record, len(run.scalars["time/iteration"])
     compilations = [c for c in record["compilations"] if c["co_name"]]
     assert not [c for c in compilations if c["fail_type"]]
     # every graph is compiled during iteration 0: the count at each iteration's fetch never grows, no frame has a
     # second compilation ("frame/1") and so no recompilation ever happens
-    assert record["boundaries"] == [len(record["compilations"])] * ITERATIONS
+    assert record["boundaries"] == [len(record["compilations"])] * iterations
     assert all(c["compile_id"].endswith("/0") for c in compilations), compilations
     ours = [c for c in compilations if c["co_filename"] == os.path.join(ROOT, "ppo_torch_compile.py")]
     graphs = {c["co_name"]: c["graph_op_count"] for c in ours}
@@ -58,13 +45,15 @@ def test_compile_graphs_exactly_the_executables_and_never_recompiles(tmp_path):
     reasons = " ".join(record["graph_breaks"])
     assert len(record["graph_breaks"]) == 3, reasons
     assert "Optimizer.zero_grad" in reasons and "Tensor.backward" in reasons and "torch._dynamo.graph_break()" in reasons
-    assert script_fetches(record, "ppo_torch_compile.py") == ["torch.Tensor.tolist"] * ITERATIONS
+    assert script_fetches(record, "ppo_torch_compile.py") == ["torch.Tensor.tolist"] * iterations
 
 
-@pytest.mark.parametrize("env_flag", ["--jit-env", "--no-jit-env"])
-def test_eager_loop_fetches_to_the_host_once_per_iteration_and_compiles_nothing(env_flag, tmp_path):
-    record = probe("ppo_torch.py", tmp_path, env_flag)
-    assert script_fetches(record, "ppo_torch.py") == ["torch.Tensor.tolist"] * ITERATIONS
+@pytest.mark.parametrize("jit_env", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["jit-env", "no-jit-env"])
+def test_eager_loop_fetches_to_the_host_once_per_iteration_and_compiles_nothing(jit_env, shared_runs):
+    """Read from ppo_torch.py's probed runs: the smoke run (--jit-env, the default) and the eager run (--no-jit-env)."""
+    run = shared_runs.smoke("ppo_torch.py") if jit_env else shared_runs.eager("ppo_torch.py")
+    record = run.record
+    assert script_fetches(record, "ppo_torch.py") == ["torch.Tensor.tolist"] * len(run.scalars["time/iteration"])
     elsewhere = collections.Counter(
         (f["method"], f["file"].split("site-packages" + os.sep)[-1])
         for f in record["fetches"] if f["file"] != os.path.join(ROOT, "ppo_torch.py")
@@ -73,19 +62,16 @@ def test_eager_loop_fetches_to_the_host_once_per_iteration_and_compiles_nothing(
     assert record["compilations"] == []
 
 
-def test_no_jit_env_compilations_do_not_grow_with_iterations(tmp_path):
-    def compilations(iterations):
-        result = run_script(
-            "ppo_torch.py", *TINY, "--no-jit-env", "--num-iterations", str(iterations),
-            "--log-dir", str(tmp_path / "runs"), "--run-name", f"n{iterations}", env={"JAX_LOG_COMPILES": "1"},
-        )
-        assert result.returncode == 0, result.stderr[-3000:]
-        lines = re.findall(r"^.*Compiling (\S+)", result.stderr, flags=re.M)
-        assert not [name for name in lines if "env_step" in name or name.startswith("jit(step")], lines
-        return len(lines)
-
-    two, five = compilations(2), compilations(5)
-    assert two > 0 and five == two
+@pytest.mark.slow
+def test_no_jit_env_compilations_do_not_grow_with_iterations(shared_runs):
+    """JAX's compile log in the eager run, counted at each iteration's end: the env step is never compiled, and
+    iterations 3 to 5 compile nothing more than 1 and 2."""
+    record = shared_runs.eager("ppo_torch.py").record
+    names = record["jax_compilations"]
+    assert not [name for name in names if "env_step" in name or name.startswith("jit(step")], names
+    boundaries = record["jax_boundaries"]
+    assert len(boundaries) == EAGER_ITERATIONS
+    assert boundaries[1] > 0 and boundaries[1:] == [boundaries[1]] * (EAGER_ITERATIONS - 1), boundaries
 
 
 def test_cudagraphs_on_a_cpu_exits_with_one_clear_line(tmp_path):

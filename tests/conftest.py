@@ -1,0 +1,90 @@
+"""Fixtures shared by every test file, and the suite's time budget.
+
+Budget, on 2 idle cores: `python -m pytest` (the full suite, CI's command) at most 15 minutes;
+`python -m pytest -m "not slow"` at most 3 minutes, and it still runs every script at least once.
+A new variant (one more ppo_*.py in the registry of tests/helpers.py) may add at most ~90 s to the
+full suite and ~15 s to the fast subset. What a script costs, roughly: a TINY run of a JAX script
+a few seconds; a cold torch.compile run ~45 s (the script disables every compile cache on purpose);
+an eager (--no-jit) run ~35 s, almost all of it JAX compiling each primitive once; a learning run
+(default config, LEARNING_ITERATIONS) from ~25 s (JAX) to minutes (torch, torch.compile).
+
+Rules that keep the suite inside the budget:
+- Share fresh-process runs: ask the session-wide `shared_runs` fixture (tests/helpers.py, SharedRuns)
+  for a run; the same script, arguments, environment and probe run once, whichever test asks first,
+  and every assertion about that run reads the same logs. Put several assertions on one run rather
+  than one run per assertion (a learning run also checks the tags; a probed run also its logs).
+- Use the TINY config (`shared_runs.tiny`) unless the test is about learning or the default config.
+- Run a mode only where that mode is what is tested: eager runs for eager behaviour (one probed run
+  per eager script counts compilations per iteration), env families (bsuite, MinAtar) once per
+  framework family (their env code is the same line for line), sync timing on its own run.
+- Mark `@pytest.mark.slow` every learning run, eager run, cold torch.compile (in a script beyond
+  its one fast smoke run, or in the test process) and real sweep; the fast subset keeps one probed
+  TINY run per script, the unit and eager parity tests, one bad input per script and the dry runs.
+- Never add a run that proves what another run already proves.
+- Every JAX process of the session shares one persistent compilation cache, empty when the session
+  starts: the same function or primitive compiled twice (eager runs compile each primitive; runs
+  that differ only by seed or sync timing compile the same functions) is compiled once. JAX logs
+  "Compiling ..." when it lowers a function, before the cache lookup, so compilation counts still
+  count every compilation a script asks for.
+- The runs that take longest per script start in the background, one at a time, as soon as the
+  tests are collected: a test marked `background("smoke")` or `background("learning")` starts its
+  script's smoke or learning run there (the learning tests run last). They use one core for most
+  of the session while the tests in this process use the other.
+"""
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from helpers import SharedRuns
+
+SHARED = {}
+
+
+def shared():
+    if "runs" not in SHARED:
+        SHARED["runs"] = SharedRuns(tempfile.mkdtemp(prefix="benchback-shared-runs-"))
+    return SHARED["runs"]
+
+
+def background_kind(item):
+    """The kind of shared run a test marked `background` reads, else None."""
+    marker = item.get_closest_marker("background")
+    return marker.args[0] if marker else None
+
+
+def pytest_configure(config):
+    """The session's JAX compilation cache, for every process started from here on (set before jax is imported)."""
+    os.environ.update(
+        JAX_COMPILATION_CACHE_DIR=os.path.join(shared().root, "jax-cache"),
+        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1",
+    )
+
+
+def pytest_collection_modifyitems(items):
+    """The learning tests last, so that their background runs overlap with every other test."""
+    items.sort(key=lambda item: background_kind(item) == "learning")
+
+
+def pytest_collection_finish(session):
+    """Start the shared runs that the selected tests marked `background` read, in the background, smoke runs first."""
+    if session.config.option.collectonly:
+        return
+    marked = [item for item in session.items if background_kind(item)]
+    for item in sorted(marked, key=lambda item: background_kind(item) != "smoke"):
+        kind, script = background_kind(item), item.callspec.params["script"]
+        getattr(shared(), kind)(script, background=True)
+
+
+def pytest_sessionfinish(session):
+    if "runs" in SHARED:
+        runs = SHARED.pop("runs")
+        runs.close()
+        shutil.rmtree(runs.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def shared_runs():
+    return shared()

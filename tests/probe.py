@@ -1,0 +1,90 @@
+"""Run a ppo_*.py script in this process and record its host fetches and its compilations, per iteration.
+
+Usage: python probe.py OUT.json SCRIPT.py [script args...]
+
+Every call of a host-fetching method (jax.Array.__array__/block_until_ready/item/tolist, jax.device_get and, when
+the script imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__) is recorded with
+the file and line that made it. The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
+itself) marks the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records
+that JAX logs for every function it lowers) and, for torch, of dynamo compilations so far is recorded. OUT.json gets
+the fetches, both boundary lists, the name of every JAX compilation and, for torch, every dynamo compilation
+(`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. The script runs as `__main__`
+and writes its logs as in a plain run, so the same run serves every check of its output.
+"""
+import json
+import logging
+import os
+import re
+import runpy
+import sys
+
+import jax
+from jax._src.array import ArrayImpl
+
+out_path, script = sys.argv[1], os.path.abspath(sys.argv[2])
+with open(script) as source:
+    source_text = source.read()
+uses_torch = re.search(r"^import torch$", source_text, flags=re.M) is not None
+fetches, boundaries, jax_boundaries, jax_compilations = [], [], [], []
+
+
+class CompileLog(logging.Handler):
+    """Collects the name of every function JAX logs as compiling (jax_log_compiles)."""
+
+    def emit(self, record):
+        message = record.getMessage()
+        if message.startswith("Compiling "):
+            jax_compilations.append(message.split()[1])
+
+
+def dynamo_compilations():
+    return len(torch._dynamo.utils.get_compilation_metrics()) if uses_torch else 0
+
+
+def at_boundary(caller, name):
+    """The script's own per-iteration fetch: `.tolist()` (torch) or `jax.device_get` (JAX)."""
+    return caller.f_code.co_filename == script and name in ("tolist", "device_get")
+
+
+def recording(owner, name, label):
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        caller = sys._getframe(1)
+        fetches.append({"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno})
+        if at_boundary(caller, name):
+            boundaries.append(dynamo_compilations())
+            jax_boundaries.append(len(jax_compilations))
+        return original(*args, **kwargs)
+
+    setattr(owner, name, wrapper)
+
+
+jax.config.update("jax_log_compiles", True)
+logging.getLogger("jax").addHandler(CompileLog())
+if uses_torch:
+    import torch
+    import torch._dynamo.utils
+
+    for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__", "__index__"):
+        recording(torch.Tensor, name, f"torch.Tensor.{name}")
+for name in ("__array__", "block_until_ready", "item", "tolist"):
+    recording(ArrayImpl, name, f"jax.Array.{name}")
+recording(jax, "device_get", "jax.device_get")
+
+sys.argv = sys.argv[2:]
+try:
+    runpy.run_path(script, run_name="__main__")
+finally:
+    record = {"fetches": fetches, "boundaries": boundaries, "jax_boundaries": jax_boundaries,
+              "jax_compilations": jax_compilations}
+    if uses_torch:
+        record["compilations"] = [
+            {"compile_id": m.compile_id, "co_name": m.co_name, "co_filename": m.co_filename,
+             "graph_op_count": m.graph_op_count, "fail_type": m.fail_type,
+             "seconds": m.entire_frame_compile_time_s}
+            for m in torch._dynamo.utils.get_compilation_metrics()
+        ]
+        record["graph_breaks"] = dict(torch._dynamo.utils.counters["graph_break"])
+    with open(out_path, "w") as f:
+        json.dump(record, f, indent=1)
