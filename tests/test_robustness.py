@@ -61,6 +61,7 @@ if is_torch == "1":
     ]
 else:
     report["peaks"] = [module.peak_device_bytes(jax_gpu), module.peak_device_bytes(module.select_device("cpu"))]
+report["peak_rss_bytes_before"] = module.peak_rss_bytes()
 with open("/proc/self/status") as status:
     report["vm_hwm_kib"] = int(next(line for line in status if line.startswith("VmHWM:")).split()[1])
 report["peak_rss_bytes"] = module.peak_rss_bytes()
@@ -116,7 +117,8 @@ def test_peak_device_bytes_adds_every_framework_on_the_device_and_is_none_on_cpu
 
 def test_peak_rss_bytes_is_the_process_high_water_mark_in_bytes(probe):
     _, report, _, _ = probe
-    assert report["peak_rss_bytes"] == pytest.approx(report["vm_hwm_kib"] * 1024, rel=0.05)
+    # a high-water mark only grows (the process's own threads may allocate between the reads): read before and after
+    assert 0.95 * report["peak_rss_bytes_before"] <= report["vm_hwm_kib"] * 1024 <= 1.05 * report["peak_rss_bytes"]
 
 
 def whole_records(run_dir: str) -> bool:
