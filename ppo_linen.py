@@ -517,7 +517,7 @@ if __name__ == "__main__":
     else:
         jax.config.update("jax_disable_jit", True)
 
-    # PROFILING: --profile traces iterations 8-10 (or the last of a shorter run), nothing else
+    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
     profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
     profiling = contextlib.ExitStack()
     global_step = 0

@@ -519,7 +519,7 @@ if __name__ == "__main__":
     gae_fn = nnx.jit(gae_fn)
     update_fn = nnx.cached_partial(nnx.jit(update_fn), agent, optimizer)
 
-    # PROFILING: --profile traces iterations 8-10 (or the last of a shorter run), nothing else
+    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
     profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
     profiling = contextlib.ExitStack()
     global_step = 0

@@ -123,8 +123,11 @@ def flatten_obs(obs: jax.Array) -> jax.Array:
 
 
 def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
+    """Reset every env; the observation comes packed as env_step packs it (reward and flags 0, final obs = obs), so
+    torch sees every observation in one memory layout (a compiled function would recompile for new strides)."""
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
-    return flatten_obs(obs), env_state
+    obs = flatten_obs(obs)
+    return jnp.concatenate([obs, jnp.zeros((num_envs, 3)), obs], axis=1), env_state
 
 
 def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
@@ -487,8 +490,8 @@ if __name__ == "__main__":
     torch.manual_seed(args.seed)
     key, env_key = jax.random.split(key)
     env, env_params = gymnax.make(args.env_id)
-    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    obs = torch.from_dlpack(obs)
+    step, env_state = env_reset(env_key, env, env_params, args.num_envs)
+    obs = unpack_step(torch.from_dlpack(step))[0]
     agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
     optimizer = make_optimizer(agent, args)
     zeros = torch.zeros(args.num_envs, device=torch_device)
@@ -538,7 +541,7 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
-    # PROFILING: --profile traces iterations 8-10 (or the last of a shorter run), nothing else
+    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
     profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
     profiling = contextlib.ExitStack()
     global_step = 0

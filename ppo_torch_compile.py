@@ -124,8 +124,11 @@ def flatten_obs(obs: jax.Array) -> jax.Array:
 
 
 def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
+    """Reset every env; the observation comes packed as env_step packs it (reward and flags 0, final obs = obs), so
+    torch sees every observation in one memory layout (a compiled function would recompile for new strides)."""
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
-    return flatten_obs(obs), env_state
+    obs = flatten_obs(obs)
+    return jnp.concatenate([obs, jnp.zeros((num_envs, 3)), obs], axis=1), env_state
 
 
 def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
@@ -189,14 +192,17 @@ def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.dev
 def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
     """Adam (the global-norm clip is in update_minibatch); the LR is set once per iteration.
 
-    fused: one kernel steps every parameter (CPU and CUDA) instead of a dozen ops per parameter. The LR lives in a
-    tensor updated in place (a float would be a constant to the compiled step); capturable Adam keeps its step count on
-    the device, as CUDA graphs need.
+    fused: one kernel steps every parameter (CPU and CUDA) instead of a dozen ops per parameter. torch.compile does not
+    trace into a fused step (it is one kernel already), so the step runs as it is, between the compiled graphs of
+    update_minibatch. The LR lives in a tensor updated in place; capturable Adam keeps its step count on the device, as
+    CUDA graphs need.
     """
     lr = torch.tensor(args.learning_rate, device=next(agent.parameters()).device)
-    return torch.optim.Adam(
+    optimizer = torch.optim.Adam(
         agent.parameters(), lr=lr, betas=(0.9, 0.999), eps=args.adam_eps, fused=True, capturable=args.cudagraphs
     )
+    optimizer.step = torch.compiler.disable(optimizer.step)
+    return optimizer
 
 
 class Storage(NamedTuple):
@@ -408,7 +414,10 @@ class CudaGraph:
             torch.cuda.current_stream().wait_stream(self.stream)
             return out
         if self.graph is None:
-            self.static_args = pytree.tree_map(torch.clone, args)
+            # same strides as the arguments (views of the packed env output), or the compiled function would recompile
+            self.static_args = pytree.tree_map(
+                lambda x: torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device).copy_(x), args
+            )
             self.graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(self.graph):
                 self.static_out = self.fn(*self.static_args)
@@ -516,7 +525,8 @@ if __name__ == "__main__":
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
-    # compile from scratch in every process, as JAX does (no on-disk cache): iteration 0 times the whole compiler
+    # compile from scratch in every process, as JAX does (no on-disk cache): iteration 0 times the whole compiler;
+    # TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 in the environment overrides this (a user's second run, warm caches)
     torch.compiler.config.force_disable_caches = True
 
     writer = EventWriter(os.path.join(args.log_dir, args.run_name))
@@ -528,8 +538,8 @@ if __name__ == "__main__":
     torch.manual_seed(args.seed)
     key, env_key = jax.random.split(key)
     env, env_params = gymnax.make(args.env_id)
-    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    obs = torch.from_dlpack(obs)
+    step, env_state = env_reset(env_key, env, env_params, args.num_envs)
+    obs = unpack_step(torch.from_dlpack(step))[0]
     agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
     optimizer = make_optimizer(agent, args)
     zeros = torch.zeros(args.num_envs, device=torch_device)
@@ -539,14 +549,15 @@ if __name__ == "__main__":
     env_state, key = jax.device_put((env_state, key), device)
     carry = RolloutCarry(env_state, obs, key, stats)
 
-    # EXECUTABLES: the same top-level functions under torch.compile (the env step under jax.jit); --cudagraphs
-    # replays CUDA graphs of the compiled policy, record and minibatch steps
-    policy_fn = functools.partial(torch.compile(policy_step), agent=agent)
+    # EXECUTABLES: torch.compile where it repays its compile time: the per-step policy and record steps (whole graphs)
+    # and the minibatch update; V(last obs) and GAE run once per iteration and stay eager (the env step under jax.jit);
+    # --cudagraphs replays CUDA graphs of the compiled policy, record and minibatch steps
+    policy_fn = functools.partial(torch.compile(policy_step, fullgraph=True), agent=agent)
     env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
-    record_fn = functools.partial(torch.compile(record_step), agent=agent)
-    value_fn = torch.compile(agent.value)
+    record_fn = functools.partial(torch.compile(record_step, fullgraph=True), agent=agent)
+    value_fn = agent.value
     gae_fn = functools.partial(
-        torch.compile(compute_gae),
+        compute_gae,
         gamma=args.gamma,
         gae_lambda=args.gae_lambda,
         bootstrap_truncated=args.bootstrap_truncated,
@@ -579,7 +590,7 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
-    # PROFILING: --profile traces iterations 8-10 (or the last of a shorter run), nothing else
+    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
     profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
     profiling = contextlib.ExitStack()
     global_step = 0

@@ -125,9 +125,10 @@ def optax_global_norm(tree):
     return jnp.sqrt(sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(tree)))
 
 
-@pytest.mark.parametrize("module,compiled", VARIANTS, ids=VARIANT_IDS)
+@pytest.mark.parametrize("module", MODULES)
 @pytest.mark.parametrize("bootstrap_truncated", [True, False])
-def test_parity_gae_matches_linen_on_the_same_rollout(module, compiled, bootstrap_truncated):
+def test_parity_gae_matches_linen_on_the_same_rollout(module, bootstrap_truncated):
+    """GAE runs eagerly in both scripts (compiling it does not repay), so only the eager function is compared."""
     r = reference.rollout_like()
     linen_storage = ppo_linen.Storage(
         obs=None, actions=None, logprobs=None, values=jnp.asarray(r["values"]), rewards=jnp.asarray(r["rewards"]),
@@ -140,8 +141,7 @@ def test_parity_gae_matches_linen_on_the_same_rollout(module, compiled, bootstra
         rewards=torch.from_numpy(r["rewards"]), terminated=torch.from_numpy(r["terminated"]),
         truncated=torch.from_numpy(r["truncated"]), final_values=torch.from_numpy(r["final_values"]),
     )
-    gae_fn = maybe_compile(module.compute_gae, compiled)
-    got = gae_fn(storage, torch.from_numpy(r["last_value"]), 0.99, 0.95, bootstrap_truncated)
+    got = module.compute_gae(storage, torch.from_numpy(r["last_value"]), 0.99, 0.95, bootstrap_truncated)
     for value, linen_value in zip(got, expected, strict=True):
         np.testing.assert_allclose(value.numpy(), np.asarray(linen_value), rtol=RTOL, atol=ATOL)
 
@@ -165,7 +165,7 @@ def test_parity_init_is_seeded_orthogonal_with_ppo_gains_and_zero_biases(module,
 
 
 def test_parity_compiled_rollout_steps_match_eager():
-    """policy step (same seed, same random stream under fallback_random), record step and V(obs): compiled == eager."""
+    """policy step (same seed, same random stream under fallback_random) and record step: compiled == eager."""
     module = ppo_torch_compile
     _, _, agent = linen_and_torch_agents(module)
     obs = torch.from_numpy(reference.minibatch_like(batch=64)["obs"])
@@ -178,7 +178,6 @@ def test_parity_compiled_rollout_steps_match_eager():
             torch.manual_seed(7)
             policy = maybe_compile(module.policy_step, compiled)(obs, agent=agent)
             record = maybe_compile(module.record_step, compiled)(stats, reward, done, ~done & (reward > 0), obs, agent=agent)
-            value = maybe_compile(agent.value, compiled)(obs)
-            results.append(torch.utils._pytree.tree_leaves((policy, record, value)))
+            results.append(torch.utils._pytree.tree_leaves((policy, record)))
     for eager, compiled in zip(*results, strict=True):
         np.testing.assert_allclose(compiled.numpy(), eager.numpy(), rtol=RTOL, atol=ATOL)
