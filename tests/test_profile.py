@@ -19,7 +19,7 @@ def profiled_run(script, tmp_path):
     return run_dir
 
 
-def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_the_env_step(tmp_path):
+def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_rollout_and_update(tmp_path):
     run_dir = profiled_run("ppo_linen.py", tmp_path)
     # TensorBoard's profile plugin reads {run}/plugins/profile/{session}/*.xplane.pb
     (session,) = glob.glob(str(run_dir / "plugins" / "profile" / "*"))
