@@ -43,7 +43,7 @@ class Args:
     model_size: Literal["small", "medium", "large"] = "small"
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     cudagraphs: bool = False
-    """replay CUDA graphs of the compiled policy step and minibatch update (GPU only)"""
+    """replay CUDA graphs of the policy and record steps and the compiled minibatch update (GPU only)"""
     sync_timing: bool = False
     """synchronise around rollout and update to time them separately"""
     profile: bool = False
@@ -394,7 +394,7 @@ def flatten_batch(storage: Storage, advantages, returns) -> Batch:
 
 # CUDA GRAPHS
 class CudaGraph:
-    """Replay `fn` (a compiled step) as one CUDA graph with static inputs and outputs.
+    """Replay `fn` (a step, compiled or not) as one CUDA graph with static inputs and outputs.
 
     The first `warmup` calls run for real on a side stream (compilation, lazy CUDA and optimizer-state set-up), the
     next call captures the graph once, and every call copies its tensor arguments into the static inputs and replays.
@@ -549,12 +549,12 @@ if __name__ == "__main__":
     env_state, key = jax.device_put((env_state, key), device)
     carry = RolloutCarry(env_state, obs, key, stats)
 
-    # EXECUTABLES: torch.compile where it repays its compile time: the per-step policy and record steps (whole graphs)
-    # and the minibatch update; V(last obs) and GAE run once per iteration and stay eager (the env step under jax.jit);
-    # --cudagraphs replays CUDA graphs of the compiled policy, record and minibatch steps
-    policy_fn = functools.partial(torch.compile(policy_step, fullgraph=True), agent=agent)
+    # EXECUTABLES: torch.compile where it repays its compile time, the minibatch update; the per-step policy and record
+    # steps (32 rows: a compiled call costs more than the ops it fuses), V(last obs) and GAE stay eager (the env step
+    # under jax.jit); --cudagraphs replays CUDA graphs of the policy, record and minibatch steps
+    policy_fn = functools.partial(policy_step, agent=agent)
     env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
-    record_fn = functools.partial(torch.compile(record_step, fullgraph=True), agent=agent)
+    record_fn = functools.partial(record_step, agent=agent)
     value_fn = agent.value
     gae_fn = functools.partial(
         compute_gae,
