@@ -6,9 +6,8 @@ PROCESS_START = time.perf_counter()
 import os
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-# torch's OpenMP workers would otherwise spin-wait between ops, taking the cores from JAX's env threads
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import contextlib
 import functools
 import importlib.metadata
 import math
@@ -49,6 +48,8 @@ class Args:
     """compile the vectorised env reset/step with jax.jit (--no-jit-env runs them eagerly, op by op)"""
     sync_timing: bool = False
     """synchronise around rollout and update to time them separately"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
     device: Literal["auto", "cpu", "gpu"] = "auto"
     """where to run: auto (GPU if present), cpu or gpu"""
     log_dir: str = "runs"
@@ -149,19 +150,33 @@ def flatten_obs(obs: jax.Array) -> jax.Array:
 
 
 def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
+    """Reset every env; the observation comes packed as env_step packs it (reward and flags 0, final obs = obs), so
+    torch sees every observation in one memory layout (a compiled function would recompile for new strides)."""
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
-    return flatten_obs(obs), env_state
+    obs = flatten_obs(obs)
+    return jnp.concatenate([obs, jnp.zeros((num_envs, 3)), obs], axis=1), env_state
 
 
 def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
-    """Step every env; the key is split here and the next one returned, so the loop never touches it."""
+    """Step every env; the key is split here and the next one returned, so the loop never touches it.
+
+    What torch needs crosses as one float32 array (one DLPack exchange): next obs, reward, terminated, truncated and
+    final obs side by side on the last axis (see unpack_step).
+    """
     key, step_key = jax.random.split(key)
     keys = jax.random.split(step_key, action.shape[0])
     obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
         keys, env_state, action, env_params
     )
-    final_obs = flatten_obs(info["final_observation"])
-    return key, flatten_obs(obs), env_state, reward, terminated, truncated, final_obs
+    flags = jnp.stack([reward, terminated, truncated], axis=1).astype(jnp.float32)
+    step = jnp.concatenate([flatten_obs(obs), flags, flatten_obs(info["final_observation"])], axis=1)
+    return key, env_state, step
+
+
+def unpack_step(step: torch.Tensor):
+    """Views of env_step's packed array (one step, or stacked steps): next obs, reward, terminated, truncated, final obs."""
+    obs_dim = (step.shape[-1] - 3) // 2
+    return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
 
 
 # MODEL
@@ -201,8 +216,13 @@ def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.dev
 
 
 def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
-    """Adam (the global-norm clip is in update_minibatch); the LR is set once per iteration."""
-    return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, betas=(0.9, 0.999), eps=args.adam_eps)
+    """Adam (the global-norm clip is in update_minibatch); the LR is set once per iteration.
+
+    fused: one kernel steps every parameter (CPU and CUDA) instead of a dozen ops per parameter.
+    """
+    return torch.optim.Adam(
+        agent.parameters(), lr=args.learning_rate, betas=(0.9, 0.999), eps=args.adam_eps, fused=True
+    )
 
 
 class Storage(NamedTuple):
@@ -276,14 +296,16 @@ def rollout(carry: RolloutCarry, policy_fn, env_step_fn, record_fn, value_fn, nu
     transitions = []
     for _ in range(num_steps):
         action, logprob, value = policy_fn(obs)
-        key, next_obs, env_state, reward, terminated, truncated, final_obs = env_step_fn(
-            key, env_state, jax.dlpack.from_dlpack(action)
-        )
-        reward, terminated, truncated, final_obs = map(torch.from_dlpack, (reward, terminated, truncated, final_obs))
+        # one DLPack exchange each way: the action to JAX, the packed step back to torch
+        key, env_state, step = env_step_fn(key, env_state, jax.dlpack.from_dlpack(action))
+        step = torch.from_dlpack(step)
+        obs, reward, terminated, truncated, final_obs = unpack_step(step)
         final_value, stats = record_fn(stats, reward, terminated, truncated, final_obs)
-        transitions.append(Storage(obs, action, logprob, value, reward, terminated, truncated, final_value))
-        obs = torch.from_dlpack(next_obs)
-    storage = Storage(*(torch.stack(field) for field in zip(*transitions)))
+        transitions.append((action, logprob, value, final_value, step))
+    actions, logprobs, values, final_values, steps = (torch.stack(field) for field in zip(*transitions))
+    next_obs, rewards, terminated, truncated, _ = unpack_step(steps)
+    obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
     return RolloutCarry(env_state, obs, key, stats), storage, value_fn(obs)
 
 
@@ -439,6 +461,12 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def profile_trace(run_dir: str):
+    """A torch.profiler trace (ops and Python stacks), written into `run_dir` on exit (Perfetto, chrome://tracing)."""
+    trace_handler = torch.profiler.tensorboard_trace_handler(run_dir, use_gzip=True)
+    return torch.profiler.profile(with_stack=True, on_trace_ready=trace_handler)
+
+
 def select_device(choice: str) -> tuple[jax.Device, torch.device]:
     """One device for both frameworks: the env (JAX) and the agent (torch) share the GPU, or the CPU."""
     if choice == "auto":
@@ -522,8 +550,8 @@ if __name__ == "__main__":
     torch.manual_seed(args.seed)
     key, env_key = jax.random.split(key)
     env, env_params = gymnax.make(args.env_id)
-    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    obs = torch.from_dlpack(obs)
+    step, env_state = env_reset(env_key, env, env_params, args.num_envs)
+    obs = unpack_step(torch.from_dlpack(step))[0]
     agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
     optimizer = make_optimizer(agent, args)
     zeros = torch.zeros(args.num_envs, device=torch_device)
@@ -573,6 +601,9 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
+    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
+    profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+    profiling = contextlib.ExitStack()
     global_step = 0
     training_start = time.perf_counter()
     writer.add_scalar("time/startup", training_start - PROCESS_START, 0)
@@ -582,6 +613,8 @@ if __name__ == "__main__":
     try:
         for iteration in range(args.num_iterations):
             iteration_start = time.perf_counter()
+            if args.profile and iteration == profile_iterations.start:
+                profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
             optimizer.param_groups[0]["lr"] = lr
 
@@ -623,6 +656,8 @@ if __name__ == "__main__":
                 flush=True,
             )
             last_fetch = now
+            if args.profile and iteration == profile_iterations[-1]:
+                profiling.close()
             diverged = non_finite(loss_values)
             if diverged:
                 fail(f"loss is {diverged} at iteration {iteration + 1}; partial run in {run_dir}", 3)

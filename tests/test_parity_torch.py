@@ -1,6 +1,6 @@
 """Parity of the torch scripts with ppo_linen.py: identical weights and data give the same loss terms, gradients, GAE
-and optimiser step; the compiled functions of ppo_torch_compile.py give what the eager ones give; both inits are
-seeded orthogonal with the PPO gains."""
+and optimiser step; the compiled loss and minibatch update of ppo_torch_compile.py give what the eager ones give;
+both inits are seeded orthogonal with the PPO gains."""
 import functools
 
 import jax
@@ -126,9 +126,10 @@ def optax_global_norm(tree):
     return jnp.sqrt(sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(tree)))
 
 
-@pytest.mark.parametrize("module,compiled", VARIANTS, ids=VARIANT_IDS)
+@pytest.mark.parametrize("module", MODULES)
 @pytest.mark.parametrize("bootstrap_truncated", [True, False])
-def test_parity_gae_matches_linen_on_the_same_rollout(module, compiled, bootstrap_truncated):
+def test_parity_gae_matches_linen_on_the_same_rollout(module, bootstrap_truncated):
+    """GAE runs eagerly in both scripts (compiling it does not repay), so only the eager function is compared."""
     r = reference.rollout_like()
     linen_storage = ppo_linen.Storage(
         obs=None, actions=None, logprobs=None, values=jnp.asarray(r["values"]), rewards=jnp.asarray(r["rewards"]),
@@ -141,8 +142,7 @@ def test_parity_gae_matches_linen_on_the_same_rollout(module, compiled, bootstra
         rewards=torch.from_numpy(r["rewards"]), terminated=torch.from_numpy(r["terminated"]),
         truncated=torch.from_numpy(r["truncated"]), final_values=torch.from_numpy(r["final_values"]),
     )
-    gae_fn = maybe_compile(module.compute_gae, compiled)
-    got = gae_fn(storage, torch.from_numpy(r["last_value"]), 0.99, 0.95, bootstrap_truncated)
+    got = module.compute_gae(storage, torch.from_numpy(r["last_value"]), 0.99, 0.95, bootstrap_truncated)
     for value, linen_value in zip(got, expected, strict=True):
         np.testing.assert_allclose(value.numpy(), np.asarray(linen_value), rtol=RTOL, atol=ATOL)
 
@@ -163,24 +163,3 @@ def test_parity_init_is_seeded_orthogonal_with_ppo_gains_and_zero_biases(module,
     reference.assert_ppo_init(heads, len(module.MODEL_SIZES[model_size]))
     first = lambda a: torch_linears(a, "actor")[0].weight.detach()
     assert torch.equal(first(agent), first(build(0))) and not torch.equal(first(agent), first(build(1)))
-
-
-@pytest.mark.slow
-def test_parity_compiled_rollout_steps_match_eager():
-    """policy step (same seed, same random stream under fallback_random), record step and V(obs): compiled == eager."""
-    module = ppo_torch_compile
-    _, _, agent = linen_and_torch_agents(module)
-    obs = torch.from_numpy(reference.minibatch_like(batch=64)["obs"])
-    stats = module.EpisodeStats(torch.rand(64), torch.randint(0, 9, (64,), dtype=torch.int32), *torch.rand(3))
-    done = torch.rand(64) < 0.3
-    reward = torch.randn(64)
-    with torch.no_grad(), torch._inductor.config.patch(fallback_random=True):
-        results = []
-        for compiled in (False, True):
-            torch.manual_seed(7)
-            policy = maybe_compile(module.policy_step, compiled)(obs, agent=agent)
-            record = maybe_compile(module.record_step, compiled)(stats, reward, done, ~done & (reward > 0), obs, agent=agent)
-            value = maybe_compile(agent.value, compiled)(obs)
-            results.append(torch.utils._pytree.tree_leaves((policy, record, value)))
-    for eager, compiled in zip(*results, strict=True):
-        np.testing.assert_allclose(compiled.numpy(), eager.numpy(), rtol=RTOL, atol=ATOL)

@@ -12,10 +12,6 @@ import torch
 import ppo_torch
 from helpers import EAGER_ITERATIONS, ROOT, assert_clean_error, run_script
 
-# torch's Adam keeps its step count on the host unless capturable or fused, and reads it with .item() (a CPU tensor:
-# no device sync); it is the only host read allowed outside the script's own per-iteration fetch
-ADAM_STEP_COUNT = ("torch.Tensor.item", os.path.join("torch", "optim", "optimizer.py"))
-
 
 def script_fetches(record, script):
     return [f["method"] for f in record["fetches"] if f["file"] == os.path.join(ROOT, script)]
@@ -33,18 +29,20 @@ def test_compile_graphs_exactly_the_executables_and_never_recompiles(shared_runs
     assert all(c["compile_id"].endswith("/0") for c in compilations), compilations
     ours = [c for c in compilations if c["co_filename"] == os.path.join(ROOT, "ppo_torch_compile.py")]
     graphs = {c["co_name"]: c["graph_op_count"] for c in ours}
-    executables = {"policy_step", "record_step", "value", "compute_gae", "update_minibatch"}
+    # compiled where it repays: the minibatch update (the per-step policy and record steps, GAE and V(last obs) stay
+    # eager)
+    executables = {"update_minibatch"}
     assert executables <= set(graphs) and all(graphs[name] > 0 for name in executables), graphs
-    # the rest of our frames continue update_minibatch after the graph breaks that torch makes on purpose
+    # the rest of our frames continue update_minibatch after the graph breaks that torch makes on purpose; the fused
+    # Adam step runs as it is (one kernel), so no frame of torch's optimizer is compiled
     assert {name for name in graphs if name not in executables} == {
         name for name in graphs if name.startswith("torch_dynamo_resume_in_update_minibatch")
     }
     assert len(graphs) > len(executables)
-    others = {(c["co_name"], os.path.basename(c["co_filename"])) for c in compilations if c not in ours}
-    assert {file for _, file in others} <= {"optimizer.py", "adam.py"} and ("step", "adam.py") in others, others
+    assert not [c for c in compilations if c not in ours], compilations
     reasons = " ".join(record["graph_breaks"])
     assert len(record["graph_breaks"]) == 3, reasons
-    assert "Optimizer.zero_grad" in reasons and "Tensor.backward" in reasons and "torch._dynamo.graph_break()" in reasons
+    assert "Optimizer.zero_grad" in reasons and "Tensor.backward" in reasons and "torch.compiler.disable" in reasons
     assert script_fetches(record, "ppo_torch_compile.py") == ["torch.Tensor.tolist"] * iterations
 
 
@@ -54,11 +52,13 @@ def test_eager_loop_fetches_to_the_host_once_per_iteration_and_compiles_nothing(
     run = shared_runs.smoke("ppo_torch.py") if jit_env else shared_runs.eager("ppo_torch.py")
     record = run.record
     assert script_fetches(record, "ppo_torch.py") == ["torch.Tensor.tolist"] * len(run.scalars["time/iteration"])
+    # nothing else reads to the host: fused Adam keeps its step count on the device (the default Adam reads it with
+    # .item() at every step)
     elsewhere = collections.Counter(
         (f["method"], f["file"].split("site-packages" + os.sep)[-1])
         for f in record["fetches"] if f["file"] != os.path.join(ROOT, "ppo_torch.py")
     )
-    assert set(elsewhere) <= {ADAM_STEP_COUNT}, elsewhere
+    assert not elsewhere, elsewhere
     assert record["compilations"] == []
 
 
@@ -106,12 +106,13 @@ def test_policy_step_samples_the_softmax_distribution_and_logs_its_log_prob():
 def test_rollout_stores_value_of_final_observation_before_auto_reset():
     env, env_params = gymnax.make("CartPole-v1")
     env_params = env_params.replace(max_steps_in_episode=5)
-    obs, env_state = ppo_torch.env_reset(jax.random.PRNGKey(0), env, env_params, 3)
+    step, env_state = ppo_torch.env_reset(jax.random.PRNGKey(0), env, env_params, 3)
+    obs = ppo_torch.unpack_step(torch.from_dlpack(step))[0]
     torch.manual_seed(1)
     agent = ppo_torch.make_agent(obs.shape[1], 2, "small", torch.device("cpu"))
     zeros = torch.zeros(3)
     stats = ppo_torch.EpisodeStats(zeros, zeros.int(), torch.zeros(()), torch.zeros(()), torch.zeros(()))
-    carry = ppo_torch.RolloutCarry(env_state, torch.from_dlpack(obs), jax.random.PRNGKey(2), stats)
+    carry = ppo_torch.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), stats)
     carry, storage, last_value = ppo_torch.rollout(
         carry, lambda o: ppo_torch.policy_step(o, agent=agent),
         lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params),
@@ -119,6 +120,9 @@ def test_rollout_stores_value_of_final_observation_before_auto_reset():
     )
     done = (storage.terminated | storage.truncated).numpy()
     assert storage.truncated.numpy().any()
+    # the packed env output unpacks to CartPole's reward 1, boolean flags, and the observations the policy saw
+    assert storage.terminated.dtype == storage.truncated.dtype == torch.bool
+    assert torch.equal(storage.rewards, torch.ones(12, 3)) and torch.equal(storage.obs[0], obs)
     next_values = np.concatenate([storage.values[1:].numpy(), last_value.numpy()[None]])
     # without a reset the final observation is the next observation; after one it is not
     np.testing.assert_allclose(storage.final_values.numpy()[~done], next_values[~done], rtol=1e-6)

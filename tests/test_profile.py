@@ -1,0 +1,44 @@
+"""--profile writes a readable profiler trace of the steady-state iterations next to the event file: one run per
+framework family (jax.profiler for the JAX scripts, torch.profiler for the torch ones)."""
+import glob
+import gzip
+import json
+import os
+
+from helpers import TINY, run_script
+
+# two iterations: iteration 1 is traced (the last of a run shorter than 11), iteration 0 and its compilation are not
+ITERATIONS = ["--num-iterations", "2"]
+
+
+def profiled_run(script, tmp_path):
+    run_dir = tmp_path / "runs" / "profiled"
+    result = run_script(script, *TINY, *ITERATIONS, "--profile", "--log-dir", str(tmp_path / "runs"), "--run-name", "profiled")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert glob.glob(str(run_dir / "events.out.tfevents.*"))
+    return run_dir
+
+
+def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_rollout_and_update(tmp_path):
+    run_dir = profiled_run("ppo_linen.py", tmp_path)
+    # TensorBoard's profile plugin reads {run}/plugins/profile/{session}/*.xplane.pb
+    (session,) = glob.glob(str(run_dir / "plugins" / "profile" / "*"))
+    assert [os.path.getsize(path) > 0 for path in glob.glob(os.path.join(session, "*.xplane.pb"))] == [True]
+    with gzip.open(os.path.join(session, "perfetto_trace.json.gz")) as f:
+        names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
+    # the traced iteration ran the jitted rollout and update (the executions carry the jitted functions' names)
+    assert any("rollout" in name for name in names) and any("update" in name for name in names), sorted(names)[:50]
+
+
+def test_profile_torch_writes_a_chrome_trace_with_the_policy_dlpack_and_update_steps(tmp_path):
+    run_dir = profiled_run("ppo_torch.py", tmp_path)
+    (path,) = glob.glob(str(run_dir / "*.pt.trace.json.gz"))
+    with gzip.open(path) as f:
+        events = json.load(f)["traceEvents"]
+    names = [event.get("name", "") for event in events]
+    # Python stacks name the script's functions; the ops below them are torch's
+    for function in ("policy_step", "from_dlpack", "record_step", "update_minibatch"):
+        assert any(function in name for name in names), function
+    assert "aten::linear" in names and "aten::_fused_adam_" in names
+    # one rollout of TINY's 16 steps: the trace holds one iteration, not iteration 0 as well
+    assert sum(name.endswith(": policy_step") for name in names) == 16
