@@ -7,6 +7,7 @@ import os
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
+import contextlib
 import functools
 import importlib.metadata
 import math
@@ -47,6 +48,8 @@ class Args:
     """compile rollout, GAE and update with eqx.filter_jit (--no-jit runs them eagerly, op by op)"""
     sync_timing: bool = False
     """synchronise around rollout and update to time them separately"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
     device: Literal["auto", "cpu", "gpu"] = "auto"
     """where to run: auto (GPU if present), cpu or gpu"""
     log_dir: str = "runs"
@@ -488,6 +491,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def profile_trace(run_dir: str):
+    """A jax.profiler trace, written under `run_dir`/plugins/profile on exit (TensorBoard's profile plugin, Perfetto)."""
+    return jax.profiler.trace(run_dir, create_perfetto_trace=True)
+
+
 def select_device(choice: str) -> jax.Device:
     if choice == "cpu":
         return jax.devices("cpu")[0]
@@ -573,6 +581,9 @@ if __name__ == "__main__":
     else:
         jax.config.update("jax_disable_jit", True)
 
+    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
+    profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+    profiling = contextlib.ExitStack()
     global_step = 0
     training_start = time.perf_counter()
     writer.add_scalar("time/startup", training_start - PROCESS_START, 0)
@@ -582,6 +593,8 @@ if __name__ == "__main__":
     try:
         for iteration in range(args.num_iterations):
             iteration_start = time.perf_counter()
+            if args.profile and iteration == profile_iterations.start:
+                profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
             key, update_key = jax.random.split(carry.key)
             carry = carry._replace(agent=train_state.agent, key=key)
@@ -622,6 +635,8 @@ if __name__ == "__main__":
                 flush=True,
             )
             last_fetch = now
+            if args.profile and iteration == profile_iterations[-1]:
+                profiling.close()
             diverged = non_finite(losses)
             if diverged:
                 fail(f"loss is {diverged} at iteration {iteration + 1}; partial run in {run_dir}", 3)
