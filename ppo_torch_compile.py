@@ -538,9 +538,14 @@ def peak_device_bytes(device: jax.Device, torch_device: torch.device) -> int | N
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident host memory of the process (ru_maxrss is in KiB on Linux, in bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+    """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
+    started this one), elsewhere ru_maxrss (bytes on macOS)."""
+    if os.path.exists("/proc/self/status"):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def non_finite(values: Sequence[float]) -> str | None:
