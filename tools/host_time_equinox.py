@@ -9,8 +9,8 @@ Two measurements, both at the benchmark's default config (CartPole-v1, 32 envs x
             `eqx.filter_jit`, and what an Equinox user does against filter_jit's per-call cost: partition once,
             plain `jax.jit` on the arrays.
   runs      ppo_linen.py, ppo_nnx.py, ppo_nnx_cached.py, ppo_nnx_tree.py and ppo_equinox.py in fresh processes,
-            alternating (the order reversed every other round): median [min-max] of time/startup, iteration 0, iterations 1-7 (mean) and
-            iterations 8-99 (median), read with plot.py's own reader.
+            alternating (the order reversed every other round): median [min-max] of time/startup, iteration 0,
+            iterations 1-7 (mean) and iterations 8-99 (median), read with plot.py's own reader.
 
 Timings mean something only on an otherwise idle machine (load average below 0.5, nothing else running).
 
