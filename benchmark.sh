@@ -17,6 +17,8 @@
 #   logs/<exp>/<run_name>.log      each run's stdout and stderr
 #   finished.txt                   one run name per line: exit 0 and a time/total scalar
 #   durations.txt                  "<run_name> <milliseconds>" per finished run: the ETA's observations
+#   load.txt                       "<run_name> <1-minute load average>" read as each run ends (Linux)
+#   sweeps.txt                     "<start> <end> <seconds> <runs attempted>" per invocation that ran to its end
 #   failed.txt                     one line per failed attempt: <run_name> <exit code|timeout|incomplete> <log, relative to OUT>
 #   .lock                          held (flock) by the sweep writing into OUT, with its pid
 # run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3 exp4.
@@ -532,6 +534,13 @@ read_durations() { # observe the finished runs of earlier invocations (same work
   done <"$OUT/durations.txt"
 }
 
+record_load() { # append the 1-minute load average as the run ends: the report shows what ran beside the sweep
+  local load1 rest
+  [[ -r /proc/loadavg ]] || return 0
+  read -r load1 rest </proc/loadavg
+  echo "$RUN_NAME $load1" >>"$OUT/load.txt"
+}
+
 run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and record it finished or failed
   local number=$1 total=$2 exp script mode env size seed
   read -r exp script mode env size seed <<<"$3"
@@ -549,6 +558,7 @@ run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and rec
   run_child timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" >"$OUT/$log" 2>&1 9>&- || status=$?
   CURRENT_RUN=
   elapsed_ms=$(($(now_ms) - start))
+  record_load
   elapsed=$((elapsed_ms / 1000))
 
   if ((status == 0)) && "$PYTHON" sweep_info.py --finished "$run_dir"; then
@@ -571,7 +581,7 @@ run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and rec
 }
 
 run_sweep() {
-  local config todo=() name number=0 start=$SECONDS
+  local config todo=() name number=0 start=$SECONDS started
   local -A finished=()
   check_prerequisites
   lock_out
@@ -600,10 +610,12 @@ run_sweep() {
   exec 3>&2 # the sweep's own stderr, for on_signal
   trap on_signal INT TERM
   record_machine
+  started=$(date -Iseconds)
   for config in "${todo[@]}"; do
     number=$((number + 1))
     run_one "$number" "${#todo[@]}" "${todo[@]:number-1}"
   done
+  echo "$started $(date -Iseconds) $((SECONDS - start)) ${#todo[@]}" >>"$OUT/sweeps.txt"
 
   echo "done in $(format_duration $((SECONDS - start))): $((${#todo[@]} - ${#FAILED[@]})) runs finished, ${#FAILED[@]} failed"
   if ((${#FAILED[@]})); then

@@ -152,6 +152,31 @@ class Sweep:
     env_order: list  # envs by complexity when known, else in the grid's order
     workload_files: list = field(default_factory=list)  # (folder, workload.json) of each folder that has one
     names: dict = field(default_factory=lambda: dict(METRIC_NAMES))  # metric -> name, windows as the runs hold them
+    conditions: list = field(default_factory=list)  # (folder, SweepConditions) of each folder with sweeps.txt or load.txt
+
+
+@dataclass
+class SweepConditions:
+    """What benchmark.sh recorded about the sweep itself: wall time per invocation, load average as each run ended."""
+
+    wall_seconds: list  # one per invocation of benchmark.sh that ran to its end (sweeps.txt)
+    loads: list  # 1-minute load average at the end of each run (load.txt)
+
+
+def read_conditions(folder):
+    """The folder's SweepConditions, or None when benchmark.sh recorded neither file (older sweeps, other machines)."""
+    sweeps, loads = folder / "sweeps.txt", folder / "load.txt"
+    if not sweeps.is_file() and not loads.is_file():
+        return None
+    try:
+        wall = [float(line.split()[2]) for line in sweeps.read_text().splitlines() if line.strip()] \
+            if sweeps.is_file() else []
+        load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
+            if loads.is_file() else []
+    except (IndexError, ValueError, OSError) as error:
+        warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
+        return None
+    return SweepConditions(wall_seconds=wall, loads=load)
 
 
 @dataclass
@@ -352,8 +377,10 @@ def load_sweep(folders, pool):
     env_order = sorted(envs, key=lambda env: env_relative.get(env, math.inf)) if env_relative else list(GRID_ENVS)
     rows = [summary_row(run) for run in runs]
     rows.sort(key=lambda row: row_sort_key(row, env_order))
+    conditions = [(folder, read_conditions(folder)) for folder in folders]
     return Sweep(rows=rows, systems=[(f, s) for f, s in systems if s], env_relative=env_relative, env_order=env_order,
-                 workload_files=[(f, w) for f, w in workloads if w], names=window_names(runs))
+                 workload_files=[(f, w) for f, w in workloads if w], names=window_names(runs),
+                 conditions=[(f, c) for f, c in conditions if c])
 
 
 # ---------------------------------------------------------------------------------------------- summary
@@ -848,8 +875,28 @@ def header_section(sweep):
     if is_quick(sweep):
         lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
                   "the pipeline; its numbers show the shape of the effects only.", ""]
-    return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + workload_lines(sweep) \
-        + window_lines(sweep)
+    return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + condition_lines(sweep) \
+        + workload_lines(sweep) + window_lines(sweep)
+
+
+def condition_lines(sweep):
+    """The sweep's wall time and the load average while it ran, as benchmark.sh recorded them."""
+    lines = []
+    for folder, conditions in sweep.conditions:
+        parts = []
+        if conditions.wall_seconds:
+            total = sum(conditions.wall_seconds)
+            parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
+                         + (f", {len(conditions.wall_seconds)} invocations" if len(conditions.wall_seconds) > 1 else "")
+                         + ")")
+        if conditions.loads:
+            loads = sorted(conditions.loads)
+            parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
+                         f"range {loads[0]:.2f}–{loads[-1]:.2f} over {len(loads)} runs (a run itself accounts for "
+                         f"about 1–2 on this count; more means something else was running)")
+        prefix = f"`{folder.name}`: " if max(len(sweep.conditions), len(sweep.systems)) > 1 else ""
+        lines.append("- " + prefix + "; ".join(parts))
+    return lines + [""] if lines else []
 
 
 def definitions_section(sweep):

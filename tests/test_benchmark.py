@@ -503,6 +503,10 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     names = ["warmup__ppo_linen__jit__CartPole-v1__small__1", "exp2__ppo_linen__jit__CartPole-v1__small__1"]
     assert read_lines(out / "finished.txt") == names
     assert [line.split()[0] for line in read_lines(out / "durations.txt")] == names
+    assert [line.split()[0] for line in read_lines(out / "load.txt")] == names
+    assert all(float(line.split()[1]) >= 0 for line in read_lines(out / "load.txt"))
+    [sweep_line] = read_lines(out / "sweeps.txt")  # start, end, seconds, runs attempted
+    assert int(sweep_line.split()[2]) >= 0 and sweep_line.split()[3] == "2"
     assert not (out / "failed.txt").exists()
     assert not stale.exists()  # an earlier attempt's leftovers are cleaned
     for name in names:
@@ -530,6 +534,7 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     assert rerun.returncode == 0
     assert "2 already finished, 0 to run" in rerun.stdout
     assert read_lines(out / "finished.txt") == names
+    assert len(read_lines(out / "sweeps.txt")) == 1  # a rerun with nothing to run records no invocation
     assert [path.stat().st_mtime for path in sorted(out.glob("runs/*/*/events.out.tfevents.*"))] == mtimes
 
 

@@ -268,6 +268,9 @@ def write_shards(root):
               "load_average": "0.12 0.10 0.05"}
     write_json(s1 / "system.json", system)
     write_json(s1 / "workload.json", {"num_iterations": 12, "eager_iterations": 10})
+    (s1 / "sweeps.txt").write_text("2026-11-22T10:00:00+00:00 2026-11-22T10:30:00+00:00 1800 40\n"
+                                   "2026-11-22T11:00:00+00:00 2026-11-22T11:10:00+00:00 600 12\n")
+    (s1 / "load.txt").write_text("a 1.10\nb 0.90\nc 2.50\n")
     write_json(s2 / "system.json", {**system, "cpu": "Intel Xeon", "cpu_count": 16, "gpu": H100,
                                     "packages": {"jax": "0.10.3"}, "git_dirty": False})
     write_json(s2 / "env_timing.json", {"envs": {"CartPole-v1": {"step_seconds": 1e-5, "relative": 1.0},
@@ -294,6 +297,9 @@ def test_report_opens_with_the_smoke_test_label_the_machines_and_the_workload(sh
     assert "{'name'" not in report
     assert f"**git commit:** {'a' * 40} (working tree dirty)" in head and "(clean)" in head
     assert "**load average:** 0.12 0.10 0.05" in head and "eager_iterations 10" in head
+    assert "`s1`: **sweep wall time:** 40.0 min (2400 s, 2 invocations); **1-minute load average at the end of " \
+           "each run:** median 1.10, range 0.90–2.50 over 3 runs" in head
+    assert "`s2`:" not in head  # s2 recorded neither file
     assert ("**Workload:** num_envs 32, num_steps 256, update_epochs 10, num_minibatches 8, bootstrap_truncated True; "
             "iterations 12, eager iterations 10;") in head
     assert "**Iterations each window holds, runs of 10 iterations:** iteration 0: 0; iterations 1–7: 1–7; " \
