@@ -88,7 +88,8 @@ def package_versions() -> dict:
 
 
 def git_state() -> dict:
-    """Commit of the repository holding this file and whether the work tree differs from it."""
+    """Commit of the repository holding this file and whether the work tree differs from it (results/ aside:
+    a sweep writes its own output there)."""
 
     def git(*args):
         return subprocess.run(["git", "-C", REPO_DIR, *args], capture_output=True, text=True)
@@ -96,7 +97,7 @@ def git_state() -> dict:
     commit = git("rev-parse", "HEAD")
     if commit.returncode != 0:
         return {"git_commit": None, "git_dirty": None}
-    return {"git_commit": commit.stdout.strip(), "git_dirty": bool(git("status", "--porcelain").stdout.strip())}
+    return {"git_commit": commit.stdout.strip(), "git_dirty": bool(git("status", "--porcelain", "--", ".", ":!results").stdout.strip())}
 
 
 def system_info(command: str | None) -> dict:
