@@ -27,6 +27,7 @@ RUN pip install --user -r requirements.txt \
     && pip install --user "jax[cuda13]==$(sed -n 's/^jax==//p' requirements.txt)"
 
 COPY --chown=bench:bench ppo_linen.py ppo_nnx.py ppo_nnx_cached.py ppo_nnx_tree.py ppo_equinox.py ppo_torch.py ppo_torch_compile.py \
+    ppo_torch_gymnasium.py ppo_linen_gymnasium.py \
     benchmark.sh sweep_info.py plot.py ./
 RUN mkdir results
 VOLUME ["/home/bench/benchback/results"]

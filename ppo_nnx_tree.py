@@ -501,7 +501,7 @@ def select_device(choice: str) -> jax.Device:
 
 
 def peak_device_bytes(device: jax.Device) -> int | None:
-    """Peak device memory of the process (README, Logged metrics): JAX's peak; None on the CPU, where none is reported."""
+    """Peak device memory of the process (docs/method.md, Logged metrics): JAX's peak; None on the CPU, where none is reported."""
     return (device.memory_stats() or {}).get("peak_bytes_in_use")
 
 

@@ -529,7 +529,7 @@ def synchronize(torch_device: torch.device, jax_arrays: Any):
 
 
 def peak_device_bytes(device: jax.Device, torch_device: torch.device) -> int | None:
-    """Peak device memory of the process (README, Logged metrics): JAX's env peak + torch's; None on the CPU."""
+    """Peak device memory of the process (docs/method.md, Logged metrics): JAX's env peak + torch's; None on the CPU."""
     peaks = [(device.memory_stats() or {}).get("peak_bytes_in_use")]
     if torch_device.type == "cuda":
         peaks.append(torch.cuda.max_memory_allocated(torch_device))

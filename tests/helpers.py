@@ -20,8 +20,10 @@ ALWAYS_TAGS = {
     "time/iteration", "time/startup", "time/total", "memory/peak_rss_bytes",
 }
 SYNC_TAGS = {"time/rollout", "time/update"}
+# the flags of each script's shared sync-timing run, which --profile also traces (and must leave the results alone)
+SYNC_PROFILED = ("--sync-timing", "--profile")
 
-# every variant and the flag that turns its compilation off (None: the script always compiles)
+# every variant and the flag that turns its compilation off (None: the script always compiles, or never does)
 EAGER_FLAG = {
     "ppo_linen.py": "--no-jit",
     "ppo_nnx.py": "--no-jit",
@@ -30,13 +32,24 @@ EAGER_FLAG = {
     "ppo_equinox.py": "--no-jit",
     "ppo_torch.py": "--no-jit-env",
     "ppo_torch_compile.py": None,
+    "ppo_torch_gymnasium.py": None,
+    "ppo_linen_gymnasium.py": "--no-jit",
 }
 SCRIPTS = list(EAGER_FLAG)
-JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py"]
+# the scripts on Gymnasium (NumPy, CPU) envs: CartPole-v1, Acrobot-v1 and MountainCar-v0 only
+GYMNASIUM_SCRIPTS = ["ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py"]
+# the scripts that never import torch
+JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py",
+               "ppo_linen_gymnasium.py"]
 JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
 EAGER_SCRIPTS = [script for script in SCRIPTS if EAGER_FLAG[script]]
-# the scripts of a family share their env code (env_reset, env_step, flatten_obs) line for line
-FAMILIES = {"jax": JAX_SCRIPTS, "torch": [script for script in SCRIPTS if script not in JAX_SCRIPTS]}
+# the scripts of a family share their env code (make_envs, env_reset, env_step, flatten_obs, unpack_step) line for
+# line (test_scripts checks it); the gymnax families run every grid env
+FAMILIES = {
+    "jax": [script for script in JAX_SCRIPTS if script not in GYMNASIUM_SCRIPTS],
+    "torch": [script for script in SCRIPTS if script not in JAX_SCRIPTS + GYMNASIUM_SCRIPTS],
+    "gymnasium": GYMNASIUM_SCRIPTS,
+}
 PROBE = os.path.join(ROOT, "tests", "probe.py")
 # the learning run: the default config in fewer iterations (the LR still anneals to 0 over them), seed 1. With 80 every
 # script ends well above 400; the final return is not monotone in the count (70 fails one script, 90 another), so a

@@ -42,8 +42,9 @@ def dynamo_compilations():
 
 
 def at_boundary(caller, name):
-    """The script's own per-iteration fetch: `.tolist()` (torch) or `jax.device_get` (JAX)."""
-    return caller.f_code.co_filename == script and name in ("tolist", "device_get")
+    """The script's own per-iteration fetch: `.tolist()` (torch) or `jax.device_get` (JAX) in its main block (a
+    fetch inside one of its functions, such as the Gymnasium scripts' per-step actions, is no boundary)."""
+    return caller.f_code.co_filename == script and caller.f_code.co_name == "<module>" and name in ("tolist", "device_get")
 
 
 def recording(owner, name, label):

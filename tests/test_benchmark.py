@@ -482,6 +482,19 @@ def running(pid):
     return state not in ("Z", "X")
 
 
+def process_state(tmp_path, pids):
+    """For a failure message: the processes of this test and the signal masks of `pids`."""
+    table = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,wchan:24,args"], capture_output=True, text=True).stdout
+    lines = [line for line in table.splitlines()[1:] if str(tmp_path) in line]
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                lines += [f"{pid} {line.strip()}" for line in status if line.startswith(("Sig", "Shd", "State"))]
+        except FileNotFoundError:
+            lines.append(f"{pid} gone")
+    return "\n".join(lines)
+
+
 def read_lines(path):
     return path.read_text().splitlines() if path.exists() else []
 
@@ -707,7 +720,12 @@ def test_ctrl_c_stops_the_running_child_and_records_nothing(tmp_path):
     second = benchmark("--quick", "--filter", "warmup", "--out", str(out), repo=repo)
     assert_one_line_error(second, f"another sweep (pid {sweep.pid}) is writing into")
     sweep.send_signal(signal.SIGINT)
-    _, stderr = sweep.communicate(timeout=30)
+    try:
+        _, stderr = sweep.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        state = process_state(tmp_path, [sweep.pid, child])
+        sweep.kill()
+        pytest.fail(f"the sweep did not stop within 60 s of SIGINT:\n{state}")
     assert sweep.returncode == 130
     assert "interrupted during warmup__ppo_linen__jit__CartPole-v1__small__1" in stderr
     assert not running(child)

@@ -1,11 +1,14 @@
-"""--profile writes a readable profiler trace of the steady-state iterations next to the event file: one run per
-framework family (jax.profiler for the JAX scripts, torch.profiler for the torch ones)."""
+"""--profile writes a readable profiler trace of the steady-state iterations next to the event file (jax.profiler for
+the JAX scripts, torch.profiler for the torch ones): what the trace holds, in detail for one script per framework, and
+that every script writes one (from its shared sync-timing run, which also profiles)."""
 import glob
 import gzip
 import json
 import os
 
-from helpers import TINY, run_script
+import pytest
+
+from helpers import JAX_SCRIPTS, SCRIPTS, SYNC_PROFILED, TINY, run_script
 
 # two iterations: iteration 1 is traced (the last of a run shorter than 11), iteration 0 and its compilation are not
 ITERATIONS = ["--num-iterations", "2"]
@@ -42,3 +45,20 @@ def test_profile_torch_writes_a_chrome_trace_with_the_policy_dlpack_and_update_s
     assert "aten::linear" in names and "aten::_fused_adam_" in names
     # one rollout of TINY's 16 steps: the trace holds one iteration, not iteration 0 as well
     assert sum(name.endswith(": policy_step") for name in names) == 16
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_profile_in_every_script_writes_a_readable_trace_of_the_policy_and_update(script, shared_runs):
+    run_dir = shared_runs.tiny(script, *SYNC_PROFILED).run_dir
+    if script in JAX_SCRIPTS:
+        (session,) = glob.glob(os.path.join(run_dir, "plugins", "profile", "*"))
+        assert [os.path.getsize(path) > 0 for path in glob.glob(os.path.join(session, "*.xplane.pb"))] == [True]
+        with gzip.open(os.path.join(session, "perfetto_trace.json.gz")) as f:
+            names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
+        assert any("update" in name for name in names), sorted(names)[:50]
+    else:
+        (path,) = glob.glob(os.path.join(run_dir, "*.pt.trace.json.gz"))
+        with gzip.open(path) as f:
+            names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
+        assert any(name.endswith(": policy_step") for name in names) and "aten::linear" in names

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import JAX_SCRIPTS, ROOT, SCRIPTS, TINY, assert_clean_error, read_run, run_script
+from helpers import GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SCRIPTS, TINY, assert_clean_error, read_run, run_script
 
 # (argv, what the error names): every value check_args must refuse; "{file}" is a path below a regular file
 BAD_VALUES = [
@@ -47,19 +47,25 @@ DIVERGING = [
 PROBE = r"""
 import importlib.util, json, resource, runpy, sys, types
 import tyro
-script, bad_argvs, boundary_argv, cli_argv, is_torch = sys.argv[1:]
+script, bad_argvs, boundary_argv, cli_argv, frameworks = sys.argv[1:]
 spec = importlib.util.spec_from_file_location("probed", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 report = {"reasons": [module.check_args(tyro.cli(module.Args, args=argv)) for argv in json.loads(bad_argvs)]}
 report["boundary"] = module.check_args(tyro.cli(module.Args, args=json.loads(boundary_argv)))
 jax_gpu = types.SimpleNamespace(memory_stats=lambda: {"peak_bytes_in_use": 1000})
-if is_torch == "1":
+if frameworks == "torch+jax":
     module.torch.cuda.max_memory_allocated = lambda device: 500
     cpu, cuda = module.torch.device("cpu"), module.torch.device("cuda")
     report["peaks"] = [
         module.peak_device_bytes(jax_gpu, cpu), module.peak_device_bytes(jax_gpu, cuda),
         module.peak_device_bytes(*module.select_device("cpu")),
+    ]
+elif frameworks == "torch":
+    module.torch.cuda.max_memory_allocated = lambda device: 500
+    cpu, cuda = module.torch.device("cpu"), module.torch.device("cuda")
+    report["peaks"] = [
+        module.peak_device_bytes(cpu), module.peak_device_bytes(cuda), module.peak_device_bytes(module.select_device("cpu")),
     ]
 else:
     report["peaks"] = [module.peak_device_bytes(jax_gpu), module.peak_device_bytes(module.select_device("cpu"))]
@@ -71,6 +77,13 @@ print(json.dumps(report), flush=True)
 sys.argv = [script, *json.loads(cli_argv)]
 runpy.run_path(script, run_name="__main__")
 """
+
+
+def frameworks(script):
+    """What the script runs on the device: JAX alone, torch alone (on Gymnasium envs) or both (torch on gymnax)."""
+    if script in JAX_SCRIPTS:
+        return "jax"
+    return "torch" if script in GYMNASIUM_SCRIPTS else "torch+jax"
 
 
 def slow_unless_fast(cases):
@@ -87,7 +100,7 @@ def probe(request, tmp_path_factory):
     cli_argv = CLI_BAD_VALUE[0] + ["--log-dir", log_dir]
     result = subprocess.run(
         [sys.executable, "-c", PROBE, os.path.join(ROOT, script), json.dumps(bad_argvs), json.dumps(BOUNDARY_VALUES),
-         json.dumps(cli_argv), "0" if script in JAX_SCRIPTS else "1"],
+         json.dumps(cli_argv), frameworks(script)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert result.stdout, result.stderr[-3000:]
@@ -113,8 +126,9 @@ def test_bad_value_on_the_command_line_exits_2_with_one_line_and_no_run_folder(p
 
 def test_peak_device_bytes_adds_every_framework_on_the_device_and_is_none_on_cpu(probe):
     script, report, _, _ = probe
-    # a torch script holds JAX's env buffers as well as torch's tensors
-    assert report["peaks"] == ([1000, None] if script in JAX_SCRIPTS else [1000, 1500, None])
+    # a torch script on gymnax holds JAX's env buffers as well as torch's tensors
+    expected = {"jax": [1000, None], "torch+jax": [1000, 1500, None], "torch": [None, 500, None]}
+    assert report["peaks"] == expected[frameworks(script)]
 
 
 def test_peak_rss_bytes_is_the_process_high_water_mark_in_bytes(probe):

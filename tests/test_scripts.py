@@ -3,17 +3,21 @@
 The runs are shared (tests/conftest.py): per script one fast TINY run, a TINY run with --sync-timing, one with
 seed 2 and a learning run; per eager script one probed eager run; the bsuite and MinAtar envs on one script per
 framework family, in both modes."""
+import ast
+import os
 import re
 
 import pytest
 
 from helpers import (
-    ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, JAX_EAGER_SCRIPTS, JAX_SCRIPTS,
-    LEARNING_ITERATIONS, SCRIPTS, SYNC_TAGS, assert_clean_error, final_return, run_script, table,
+    ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, GYMNASIUM_SCRIPTS, JAX_EAGER_SCRIPTS,
+    JAX_SCRIPTS, LEARNING_ITERATIONS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS, assert_clean_error, final_return, run_script, table,
 )
 
-# per framework family, the script that runs its envs: the first that has an eager mode, so both modes run
-FAMILY_SCRIPTS = [next((s for s in scripts if EAGER_FLAG[s]), scripts[0]) for scripts in FAMILIES.values()]
+# per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
+FAMILY_SCRIPTS = [next((s for s in scripts if EAGER_FLAG[s]), scripts[0]) for scripts in FAMILIES.values()
+                  if scripts[0] not in GYMNASIUM_SCRIPTS]
+ENV_HELPERS = ("make_envs", "flatten_obs", "env_reset", "env_step", "unpack_step", "GYMNASIUM_ENVS")
 # (env, eager, sync) on each family's script: each env in both modes, sync timing in both modes
 ENV_FAMILY_CASES = [
     ("MemoryChain-bsuite", False, True),
@@ -47,7 +51,7 @@ def test_smoke_run_logs_every_spec_tag(script, shared_runs):
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_sync_timing_run_logs_the_rollout_and_update_times_too(script, shared_runs):
-    run = shared_runs.tiny(script, "--sync-timing")
+    run = shared_runs.tiny(script, *SYNC_PROFILED)
     assert_every_spec_tag(run, script, "CartPole-v1", eager=False, sync=True, iterations=3)
 
 
@@ -68,10 +72,39 @@ def test_bsuite_and_minatar_runs_log_every_spec_tag_once_per_framework_family(sc
     assert_every_spec_tag(shared_runs.tiny(script, *flags), script, env_id, eager, sync, iterations=3)
 
 
+def env_helpers(script):
+    """The source of each env helper the script defines, by name."""
+    with open(os.path.join(ROOT, script)) as f:
+        source = f.read()
+    helpers = {}
+    for node in ast.parse(source).body:
+        names = [node.name] if isinstance(node, ast.FunctionDef) else [
+            target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
+        helpers.update({name: ast.get_source_segment(source, node) for name in names if name in ENV_HELPERS})
+    return helpers
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_the_scripts_of_a_family_share_their_env_code_line_for_line(family):
+    """What lets the bsuite and MinAtar runs (and the fast robustness runs) cover a family with one script."""
+    first, *others = (env_helpers(script) for script in FAMILIES[family])
+    assert {"flatten_obs", "env_reset", "env_step"} <= set(first)
+    assert all(helpers == first for helpers in others)
+
+
 @pytest.mark.parametrize("script", JAX_SCRIPTS)
 def test_jax_script_does_not_import_torch(script, shared_runs):
     imported = re.findall(r"^import '([\w.]+)'", shared_runs.smoke(script).result.stderr, flags=re.M)
     assert "jax" in imported and "torch" not in imported
+
+
+@pytest.mark.background("smoke")
+@pytest.mark.parametrize("script", [script for script in SCRIPTS if script != "ppo_torch_gymnasium.py"])
+def test_default_mode_compiles_nothing_in_jax_after_iteration_0(script, shared_runs):
+    """JAX's compile log at each iteration's end (the probed smoke run, 3 iterations): iteration 0 compiles, the rest
+    reuse it (an argument that changes its sharding, committed or not, or its weak type would compile again)."""
+    boundaries = shared_runs.smoke(script).record["jax_boundaries"]
+    assert len(boundaries) == 3 and boundaries[0] > 0 and boundaries == [boundaries[0]] * 3, boundaries
 
 
 @pytest.mark.slow
@@ -95,6 +128,8 @@ BAD_INPUTS = [
 @pytest.mark.parametrize("script", SCRIPTS)
 @pytest.mark.parametrize("bad_args,expected", BAD_INPUTS)
 def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_path):
+    if script in GYMNASIUM_SCRIPTS and bad_args[0] == "--env-id":  # a gymnax env without a Gymnasium counterpart
+        expected = "not one of the gymnax envs with a Gymnasium counterpart"
     log_dir = str(tmp_path / "runs")
     result = run_script(script, *bad_args, "--log-dir", log_dir)
     assert_clean_error(result, log_dir, expected)
@@ -118,8 +153,8 @@ def curve(run):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_same_seed_same_curve_with_or_without_sync_timing_other_seed_differs(script, shared_runs):
+def test_same_seed_same_curve_with_or_without_sync_timing_and_profiling_other_seed_differs(script, shared_runs):
     first = curve(shared_runs.smoke(script))
     assert table(shared_runs.smoke(script).texts["hyperparameters"])["seed"] == "1"
-    assert curve(shared_runs.tiny(script, "--sync-timing")) == first
+    assert curve(shared_runs.tiny(script, *SYNC_PROFILED)) == first  # neither changes what is computed
     assert curve(shared_runs.tiny(script, "--seed", "2")) != first
