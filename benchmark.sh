@@ -96,8 +96,9 @@ Every run does 100 iterations, eager modes (JAX none, torch none) 10 (--eager-it
 of the same per-iteration workload: --num-envs 32 --num-steps 256 --update-epochs 10
 --num-minibatches 8. Repeat r (0-based) runs with --seed 1+r.
 
-How long. Measured: --quick (default grid, 45 runs) took 11 minutes on an otherwise idle
-2-core Intel Xeon CPU VM (2026-11-22). ESTIMATES, not measured: on a 2-core CPU, from the
+How long. Measured on an otherwise idle 2-core Intel Xeon CPU VM (2026-11-22): --quick took 11
+minutes for the 45 runs it had before exp4's 4 joined it (49 now); exp1 at small (63 runs with the
+warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
 own runs), --grid study about 2 days and the default grid with every variant about 3.5 days (the
 large model size dominates). On one GPU, a guess: about 7 hours for the reference grid (mostly

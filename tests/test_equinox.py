@@ -1,4 +1,4 @@
-"""Equinox-specific checks: what --jit really compiles, and eqx.filter_jit's synchronisation, which the README states."""
+"""Equinox-specific checks: what --jit really compiles, and eqx.filter_jit's synchronisation, which docs/variants.md states."""
 import importlib.metadata
 import json
 import os
