@@ -16,7 +16,8 @@ Rules that keep the suite inside the budget:
 - Use the TINY config (`shared_runs.tiny`) unless the test is about learning or the default config.
 - Run a mode only where that mode is what is tested: eager runs for eager behaviour (one probed run
   per eager script counts compilations per iteration), env families (bsuite, MinAtar) once per
-  framework family (their env code is the same line for line), sync timing on its own run.
+  gymnax framework family (their env code is the same line for line, which a test checks), sync
+  timing on its own run (which also profiles, so --profile costs no run of its own).
 - Mark `@pytest.mark.slow` every learning run, eager run, cold torch.compile (in a script beyond
   its one fast smoke run, or in the test process) and real sweep; the fast subset keeps one probed
   TINY run per script, the unit and eager parity tests, one bad input per script and the dry runs.
