@@ -350,6 +350,13 @@ def record_step(params: Any, stats: EpisodeStats, step: jax.Array, agent: Agent)
     return obs, final_value, track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
 
 
+def act_step(params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent):
+    """One compiled call per env step: record the step just taken, then sample the next actions from its next obs."""
+    obs, final_value, stats = record_step(params, stats, step, agent)
+    key, action, logprob, value = policy_step(params, obs, key, agent)
+    return obs, final_value, stats, key, action, logprob, value
+
+
 def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
     """The per-step outputs stacked on a time axis (one call, not one per step); `first_obs` is what step 0 saw."""
     actions, logprobs, values, final_values, steps = (jnp.stack(field) for field in zip(*transitions))
@@ -360,19 +367,21 @@ def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
     )
 
 
-def rollout(carry: RolloutCarry, policy_fn, env_step_fn, record_fn, stack_fn, value_fn, num_steps: int):
+def rollout(carry: RolloutCarry, policy_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
     """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
     params, obs, key, stats = carry.params, carry.obs, carry.key, new_iteration_stats(carry.stats)
+    key, action, logprob, value = policy_fn(params, obs, key)
     transitions = []
     for _ in range(num_steps):
-        key, action, logprob, value = policy_fn(params, obs, key)
         # one exchange each way: the action to the host (NumPy), the packed step to the device
         step = env_step_fn(jax.device_get(action))
         step = jax.device_put(step)  # to the default device, uncommitted like every other array: no recompilation
-        obs, final_value, stats = record_fn(params, stats, step)
-        transitions.append((action, logprob, value, final_value, step))
+        taken = (action, logprob, value)
+        obs, final_value, stats, key, action, logprob, value = act_fn(params, stats, key, step)
+        transitions.append((*taken, final_value, step))
     storage = stack_fn(carry.obs, transitions)
-    return RolloutCarry(params, obs, key, stats), storage, value_fn(params, obs)
+    # the last call's value is V(last obs); its actions are never taken (the next rollout samples with new params)
+    return RolloutCarry(params, obs, key, stats), storage, value
 
 
 # GAE
@@ -617,27 +626,25 @@ if __name__ == "__main__":
     carry = RolloutCarry(train_state.params, obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing); the env steps
-    # in NumPy between two compiled calls per step
+    # in NumPy between two compiled calls, one per step
     policy_fn = functools.partial(policy_step, agent=agent)
-    record_fn = functools.partial(record_step, agent=agent)
-    value_fn = functools.partial(agent.apply, method=Agent.value)
+    act_fn = functools.partial(act_step, agent=agent)
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )
     update_fn = functools.partial(update, agent=agent, args=args)
     stack_fn = stack_transitions
     if args.jit:
-        policy_fn, record_fn, stack_fn = jax.jit(policy_fn), jax.jit(record_fn), jax.jit(stack_fn)
-        value_fn, gae_fn, update_fn = jax.jit(value_fn), jax.jit(gae_fn), jax.jit(update_fn)
+        policy_fn, act_fn, stack_fn = jax.jit(policy_fn), jax.jit(act_fn), jax.jit(stack_fn)
+        gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn)
     else:
         jax.config.update("jax_disable_jit", True)
     rollout_fn = functools.partial(
         rollout,
         policy_fn=policy_fn,
         env_step_fn=functools.partial(env_step, envs=envs),
-        record_fn=record_fn,
+        act_fn=act_fn,
         stack_fn=stack_fn,
-        value_fn=value_fn,
         num_steps=args.num_steps,
     )
 

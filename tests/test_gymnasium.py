@@ -148,11 +148,10 @@ def test_linen_rollout_moves_one_array_each_way_per_step(monkeypatch):
     counts = Counter()
     rollout = functools.partial(
         m.rollout,
-        policy_fn=jax.jit(functools.partial(m.policy_step, agent=agent)),
+        policy_fn=counted(counts, "policy calls", jax.jit(functools.partial(m.policy_step, agent=agent))),
         env_step_fn=counted(counts, "env steps", functools.partial(m.env_step, envs=envs)),
-        record_fn=jax.jit(functools.partial(m.record_step, agent=agent)),
+        act_fn=counted(counts, "act calls", jax.jit(functools.partial(m.act_step, agent=agent))),
         stack_fn=jax.jit(m.stack_transitions),
-        value_fn=jax.jit(functools.partial(agent.apply, method=m.Agent.value)),
         num_steps=8,
     )
     carry, _, _ = rollout(m.RolloutCarry(params, obs, jax.random.PRNGKey(2), stats))  # compiles
@@ -161,9 +160,16 @@ def test_linen_rollout_moves_one_array_each_way_per_step(monkeypatch):
     monkeypatch.setattr(jax, "device_get", counted(counts, "to host", jax.device_get))
     for name in ("item", "tolist"):  # (jax.device_get reads through __array__)
         monkeypatch.setattr(ArrayImpl, name, counted(counts, name, getattr(ArrayImpl, name)))
-    _, storage, _ = rollout(carry)
-    assert counts == {"env steps": 8, "to device": 8, "to host": 8}
+    start = carry
+    carry, storage, last_value = rollout(carry)
+    # one compiled call per step (record the step, sample the next actions) and one to start the rollout
+    assert counts == {"env steps": 8, "to device": 8, "to host": 8, "act calls": 8, "policy calls": 1}
     assert storage.obs.shape == (8, 4, 4) and storage.terminated.dtype == jnp.bool_
+    # each step's value is V(the obs that step saw), the first of them the carry's; V(last obs) is the critic's
+    critic = functools.partial(agent.apply, params, method=m.Agent.value)
+    np.testing.assert_array_equal(storage.obs[0], start.obs)
+    np.testing.assert_allclose(storage.values, jax.vmap(critic)(storage.obs), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(last_value, critic(carry.obs), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.background("smoke")
