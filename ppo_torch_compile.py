@@ -123,25 +123,12 @@ def check_args(args: Args) -> str | None:
             f"batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is not divisible"
             f" by --num-minibatches {args.num_minibatches}"
         )
-    unwritable = unwritable_folder(os.path.join(args.log_dir, args.run_name))
-    if unwritable:
-        return f"--log-dir {args.log_dir}: cannot write the run folder there ({unwritable} is not a writable folder)"
     if args.env_id not in gymnax.registered_envs:
         return f"unknown env '{args.env_id}': not a registered gymnax environment"
     env, env_params = gymnax.make(args.env_id)
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
     return None
-
-
-def unwritable_folder(path: str) -> str | None:
-    """The nearest existing folder on `path` when the run folder cannot be made there, else None; creates nothing."""
-    existing = os.path.abspath(path)
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
-        return None
-    return existing
 
 
 # ENV HELPERS: the env runs in JAX; only the arrays the loop needs cross to torch, zero-copy through DLPack
@@ -570,6 +557,16 @@ def fail(message: str, status: int = 2):
     sys.exit(status)
 
 
+def make_run_dir(log_dir: str, run_name: str) -> str:
+    """Create the run folder, or stop with one line before any work (under a file, in /proc: os.access passes root)."""
+    run_dir = os.path.join(log_dir, run_name)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+    except OSError as error:
+        fail(f"--log-dir {log_dir}: cannot create the run folder {run_dir} ({error.strerror or error})")
+    return run_dir
+
+
 if __name__ == "__main__":
     args = tyro.cli(Args)
     reason = check_args(args)
@@ -593,7 +590,7 @@ if __name__ == "__main__":
     # TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 in the environment overrides this (a user's second run, warm caches)
     torch.compiler.config.force_disable_caches = True
 
-    run_dir = os.path.join(args.log_dir, args.run_name)
+    run_dir = make_run_dir(args.log_dir, args.run_name)
     writer = EventWriter(run_dir)
     writer.add_text("hyperparameters", markdown_table("param", asdict(args)))
     writer.add_text("system", markdown_table("key", system_info(compile_mode, f"{device.platform}: {device.device_kind}")))

@@ -13,7 +13,7 @@ import pytest
 
 from helpers import GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SCRIPTS, TINY, assert_clean_error, read_run, run_script
 
-# (argv, what the error names): every value check_args must refuse; "{file}" is a path below a regular file
+# (argv, what the error names): every value check_args must refuse
 BAD_VALUES = [
     (["--learning-rate", "0"], "--learning-rate must be positive"),
     (["--learning-rate", "-1"], "--learning-rate must be positive"),
@@ -28,11 +28,16 @@ BAD_VALUES = [
     (["--max-grad-norm", "0"], "--max-grad-norm must be positive"),
     (["--adam-eps", "-1e-5"], "--adam-eps must be positive"),
     (["--num-envs", "2", "--num-steps", "2", "--num-minibatches", "8"], "minibatch size 0"),
-    (["--log-dir", "{file}/runs"], "is not a writable folder"),
 ]
 # the edges of every range above, all allowed
 BOUNDARY_VALUES = ["--gamma", "1", "--gae-lambda", "1", "--ent-coef", "0", "--vf-coef", "0", "--learning-rate", "1e30"]
-CLI_BAD_VALUE = (["--learning-rate", "-1"], "--learning-rate must be positive")
+# (argv, what the error names): bad command lines, each run as __main__ in the probe's process; "{file}" is a regular
+# file, "{log_dir}" a fresh folder; /proc refuses mkdir though os.access lets root (who runs these tests) write there
+BAD_COMMAND_LINES = [
+    (["--learning-rate", "-1", "--log-dir", "{log_dir}"], "--learning-rate must be positive"),
+    (["--log-dir", "{file}/runs"], "cannot create the run folder {file}/runs/"),
+    (["--log-dir", "/proc/benchback-no-such-folder"], "cannot create the run folder /proc/benchback-no-such-folder/"),
+]
 LOSS_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/old_approx_kl"]
 # one update per iteration at an absurd learning rate: iteration 1 is finite, iteration 2 is not
 # the fast subset runs the divergence and signal tests on one script per framework family (their loop code is the
@@ -45,9 +50,9 @@ DIVERGING = [
 # In one process per script: check_args on every bad value (parsed by tyro as the CLI would), the memory helpers
 # on stand-in devices, then the script itself run as __main__ on one bad command line.
 PROBE = r"""
-import importlib.util, json, resource, runpy, sys, types
+import contextlib, importlib.util, io, json, resource, runpy, sys, types
 import tyro
-script, bad_argvs, boundary_argv, cli_argv, frameworks = sys.argv[1:]
+script, bad_argvs, boundary_argv, command_lines, frameworks = sys.argv[1:]
 spec = importlib.util.spec_from_file_location("probed", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -73,9 +78,16 @@ report["peak_rss_bytes_before"] = module.peak_rss_bytes()
 with open("/proc/self/status") as status:
     report["vm_hwm_kib"] = int(next(line for line in status if line.startswith("VmHWM:")).split()[1])
 report["peak_rss_bytes"] = module.peak_rss_bytes()
+report["command_lines"] = []
+for argv in json.loads(command_lines):
+    sys.argv, stderr, status = [script, *argv], io.StringIO(), None
+    with contextlib.redirect_stderr(stderr):
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as exit:
+            status = exit.code
+    report["command_lines"].append({"status": status, "stderr": stderr.getvalue()})
 print(json.dumps(report), flush=True)
-sys.argv = [script, *json.loads(cli_argv)]
-runpy.run_path(script, run_name="__main__")
 """
 
 
@@ -95,16 +107,16 @@ def slow_unless_fast(cases):
 def probe(request, tmp_path_factory):
     script, tmp = request.param, tmp_path_factory.mktemp("probe")
     (tmp / "file").write_text("a file, not a folder")
-    bad_argvs = [[arg.format(file=tmp / "file") for arg in argv] for argv, _ in BAD_VALUES]
+    bad_argvs = [argv for argv, _ in BAD_VALUES]
     log_dir = str(tmp / "runs")
-    cli_argv = CLI_BAD_VALUE[0] + ["--log-dir", log_dir]
+    command_lines = [[arg.format(file=tmp / "file", log_dir=log_dir) for arg in argv] for argv, _ in BAD_COMMAND_LINES]
     result = subprocess.run(
         [sys.executable, "-c", PROBE, os.path.join(ROOT, script), json.dumps(bad_argvs), json.dumps(BOUNDARY_VALUES),
-         json.dumps(cli_argv), frameworks(script)],
+         json.dumps(command_lines), frameworks(script)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
-    assert result.stdout, result.stderr[-3000:]
-    return script, json.loads(result.stdout), result, log_dir
+    assert result.returncode == 0 and result.stdout, result.stderr[-3000:]
+    return script, json.loads(result.stdout), tmp, log_dir
 
 
 def test_check_args_refuses_every_bad_value(probe):
@@ -118,10 +130,15 @@ def test_check_args_accepts_the_edges_of_every_range(probe):
     assert report["boundary"] is None
 
 
-def test_bad_value_on_the_command_line_exits_2_with_one_line_and_no_run_folder(probe):
-    _, _, result, log_dir = probe
+@pytest.mark.parametrize("case", range(len(BAD_COMMAND_LINES)), ids=["bad value", "log dir under a file", "log dir in proc"])
+def test_bad_command_line_exits_2_with_one_line_before_creating_anything(probe, case):
+    _, report, tmp, log_dir = probe
+    outcome = report["command_lines"][case]
+    expected = BAD_COMMAND_LINES[case][1].format(file=tmp / "file")
+    result = subprocess.CompletedProcess([], outcome["status"], "", outcome["stderr"])
     assert result.returncode == 2
-    assert_clean_error(result, log_dir, CLI_BAD_VALUE[1])
+    assert_clean_error(result, log_dir, expected)
+    assert sorted(os.listdir(tmp)) == ["file"] and (tmp / "file").is_file()
 
 
 def test_peak_device_bytes_adds_every_framework_on_the_device_and_is_none_on_cpu(probe):
