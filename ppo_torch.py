@@ -144,20 +144,59 @@ def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
     return jnp.concatenate([obs, jnp.zeros((num_envs, 3)), obs], axis=1), env_state
 
 
-def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
-    """Step every env; the key is split here and the next one returned, so the loop never touches it.
+class EpisodeStats(NamedTuple):
+    returns: jax.Array
+    lengths: jax.Array
+    finished_return_sum: jax.Array
+    finished_length_sum: jax.Array
+    finished_count: jax.Array
+
+
+class EnvCarry(NamedTuple):
+    """What the env step carries from step to step, all in JAX: the key, the env states and the episode stats."""
+
+    key: jax.Array
+    env_state: Any
+    stats: EpisodeStats
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones (on the device, as the sums were)."""
+    return stats._replace(
+        finished_return_sum=jnp.zeros_like(stats.finished_return_sum),
+        finished_length_sum=jnp.zeros_like(stats.finished_length_sum),
+        finished_count=jnp.zeros_like(stats.finished_count),
+    )
+
+
+def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, on device."""
+    returns = stats.returns + reward
+    lengths = stats.lengths + 1
+    return EpisodeStats(
+        returns=jnp.where(done, 0.0, returns),
+        lengths=jnp.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
+        finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
+        finished_count=stats.finished_count + jnp.sum(done),
+    )
+
+
+def env_step(carry: EnvCarry, action: jax.Array, env: Any, env_params: Any):
+    """Step every env and track its episodes in the same compiled call; the loop never touches the key.
 
     What torch needs crosses as one float32 array (one DLPack exchange): next obs, reward, terminated, truncated and
     final obs side by side on the last axis (see unpack_step).
     """
-    key, step_key = jax.random.split(key)
+    key, step_key = jax.random.split(carry.key)
     keys = jax.random.split(step_key, action.shape[0])
     obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-        keys, env_state, action, env_params
+        keys, carry.env_state, action, env_params
     )
+    stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     flags = jnp.stack([reward, terminated, truncated], axis=1).astype(jnp.float32)
     step = jnp.concatenate([flatten_obs(obs), flags, flatten_obs(info["final_observation"])], axis=1)
-    return key, env_state, step
+    return EnvCarry(key, env_state, stats), step
 
 
 def unpack_step(step: torch.Tensor):
@@ -223,77 +262,51 @@ class Storage(NamedTuple):
     final_values: torch.Tensor
 
 
-class EpisodeStats(NamedTuple):
-    returns: torch.Tensor
-    lengths: torch.Tensor
-    finished_return_sum: torch.Tensor
-    finished_length_sum: torch.Tensor
-    finished_count: torch.Tensor
-
-
 class RolloutCarry(NamedTuple):
-    env_state: Any
+    env: EnvCarry
     obs: torch.Tensor
-    key: jax.Array
-    stats: EpisodeStats
-
-
-def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
-    """Keep running episodes, zero the per-iteration sums of finished ones."""
-    return stats._replace(
-        finished_return_sum=torch.zeros_like(stats.finished_return_sum),
-        finished_length_sum=torch.zeros_like(stats.finished_length_sum),
-        finished_count=torch.zeros_like(stats.finished_count),
-    )
-
-
-def track_episodes(stats: EpisodeStats, reward: torch.Tensor, done: torch.Tensor) -> EpisodeStats:
-    """Masked per-env update of running returns and lengths, on device."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
-    return EpisodeStats(
-        returns=torch.where(done, 0.0, returns),
-        lengths=torch.where(done, 0, lengths),
-        finished_return_sum=stats.finished_return_sum + torch.where(done, returns, 0.0).sum(),
-        finished_length_sum=stats.finished_length_sum + torch.where(done, lengths, 0).sum(),
-        finished_count=stats.finished_count + done.sum(),
-    )
 
 
 # ROLLOUT
-def policy_step(obs: torch.Tensor, agent: Agent):
-    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); their log-probs and V(obs)."""
-    logits, value = agent(obs)
-    log_probs = torch.log_softmax(logits, dim=-1)
-    gumbel = -torch.log(-torch.log(torch.rand_like(logits)))
-    action = torch.argmax(logits + gumbel, dim=-1)
-    logprob = log_probs.gather(1, action[:, None]).squeeze(1)
-    return action.int(), logprob, value
+def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.device) -> torch.Tensor:
+    """Gumbel(0, 1) noise for a whole rollout, drawn at once: argmax(logits + noise) samples softmax(logits)."""
+    return -torch.log(-torch.log(torch.rand(num_steps, num_envs, num_actions, device=device)))
 
 
-def record_step(stats: EpisodeStats, reward, terminated, truncated, final_obs, agent: Agent):
-    """V(final observation) of the step just taken, and the episode stats updated with it."""
-    return agent.value(final_obs), track_episodes(stats, reward, torch.logical_or(terminated, truncated))
+def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); the logits are kept for the
+    log-probs."""
+    logits = actor(obs)
+    return torch.argmax(logits + gumbel, dim=-1).int(), logits
 
 
 @torch.no_grad()
-def rollout(carry: RolloutCarry, policy_fn, env_step_fn, record_fn, value_fn, num_steps: int):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
-    env_state, obs, key, stats = carry.env_state, carry.obs, carry.key, new_iteration_stats(carry.stats)
+def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, to_env, num_steps: int, num_actions: int,
+            bootstrap_truncated: bool):
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs).
+
+    A step runs only what the env needs: the actor, the sampling and the env step (which tracks the episodes). The
+    log-probs, the values and V(final observation) are computed once, over the stacked steps.
+    """
+    env_carry, obs = carry.env._replace(stats=new_iteration_stats(carry.env.stats)), carry.obs
+    gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
     transitions = []
-    for _ in range(num_steps):
-        action, logprob, value = policy_fn(obs)
-        # one DLPack exchange each way: the action to JAX, the packed step back to torch
-        key, env_state, step = env_step_fn(key, env_state, jax.dlpack.from_dlpack(action))
+    for t in range(num_steps):
+        action, logits = policy_fn(obs, gumbel[t])
+        # one exchange each way: the action to JAX, the packed step back to torch (DLPack)
+        env_carry, step = env_step_fn(env_carry, to_env(action))
         step = torch.from_dlpack(step)
-        obs, reward, terminated, truncated, final_obs = unpack_step(step)
-        final_value, stats = record_fn(stats, reward, terminated, truncated, final_obs)
-        transitions.append((action, logprob, value, final_value, step))
-    actions, logprobs, values, final_values, steps = (torch.stack(field) for field in zip(*transitions))
-    next_obs, rewards, terminated, truncated, _ = unpack_step(steps)
+        obs = unpack_step(step)[0]
+        transitions.append((action, logits, step))
+    actions, logits, steps = (torch.stack(field) for field in zip(*transitions))
+    next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
     obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
-    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
-    return RolloutCarry(env_state, obs, key, stats), storage, value_fn(obs)
+    logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
+    values = agent.value(torch.cat([obs_seen, obs[None]]))  # V of every observation seen, and of the last
+    # V(final observation) for the truncated steps' bootstrap (GAE masks the rest); none when it is off
+    final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
+    storage = Storage(obs_seen, actions, logprobs, values[:-1], rewards, terminated.bool(), truncated.bool(), final_values)
+    return RolloutCarry(env_carry, obs), storage, values[-1]
 
 
 # GAE
@@ -556,18 +569,17 @@ if __name__ == "__main__":
     obs = unpack_step(torch.from_dlpack(step))[0]
     agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
     optimizer = make_optimizer(agent, args)
-    zeros = torch.zeros(args.num_envs, device=torch_device)
-    zero = functools.partial(torch.zeros, (), device=torch_device)
-    stats = EpisodeStats(zeros, zeros.int(), zero(), zero(), zero())
-    # committed to the device like every later env output (DLPack actions are committed), or the env step compiles twice
-    env_state, key = jax.device_put((env_state, key), device)
-    carry = RolloutCarry(env_state, obs, key, stats)
+    zeros = jnp.zeros(args.num_envs)
+    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+    # committed to the device like every later env output, or the env step compiles twice
+    carry = RolloutCarry(jax.device_put(EnvCarry(key, env_state, stats), device), obs)
 
-    # EXECUTABLES: the same top-level functions, run eagerly; the env step under jax.jit or op by op (no retracing)
-    policy_fn = functools.partial(policy_step, agent=agent)
+    # EXECUTABLES: the same top-level functions, run eagerly; the env step under jax.jit (its carry donated) or op by op
+    # (no retracing). The action crosses to JAX as a NumPy view on the CPU (faster than DLPack there, measured), through
+    # DLPack on the GPU (no copy, no host sync)
+    policy_fn = functools.partial(policy_step, actor=agent.actor)
     env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
-    record_fn = functools.partial(record_step, agent=agent)
-    value_fn = agent.value
+    to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
     gae_fn = functools.partial(
         compute_gae,
         gamma=args.gamma,
@@ -590,16 +602,18 @@ if __name__ == "__main__":
         max_grad_norm=args.max_grad_norm,
     )
     if args.jit_env:
-        env_step_fn = jax.jit(env_step_fn)
+        env_step_fn = jax.jit(env_step_fn, donate_argnums=0)
     else:
         jax.config.update("jax_disable_jit", True)
     rollout_fn = functools.partial(
         rollout,
+        agent=agent,
         policy_fn=policy_fn,
         env_step_fn=env_step_fn,
-        record_fn=record_fn,
-        value_fn=value_fn,
+        to_env=to_env,
         num_steps=args.num_steps,
+        num_actions=env.action_space(env_params).n,
+        bootstrap_truncated=args.bootstrap_truncated,
     )
     update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
@@ -624,7 +638,7 @@ if __name__ == "__main__":
             carry, storage, last_value = rollout_fn(carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
-                synchronize(torch_device, (carry.env_state, carry.key))
+                synchronize(torch_device, carry.env)
                 rollout_end = time.perf_counter()
             global_step += args.batch_size
 
@@ -637,7 +651,7 @@ if __name__ == "__main__":
 
             # LOGGING: the one host fetch of this iteration
             *loss_values, explained_var, finished_return_sum, finished_length_sum, finished_count = torch.stack(
-                [*losses, explained_var, *carry.stats[2:]]
+                [*losses, explained_var, *map(torch.from_dlpack, carry.env.stats[2:])]
             ).tolist()
             now = time.perf_counter()
             if finished_count > 0:

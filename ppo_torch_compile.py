@@ -145,20 +145,59 @@ def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
     return jnp.concatenate([obs, jnp.zeros((num_envs, 3)), obs], axis=1), env_state
 
 
-def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
-    """Step every env; the key is split here and the next one returned, so the loop never touches it.
+class EpisodeStats(NamedTuple):
+    returns: jax.Array
+    lengths: jax.Array
+    finished_return_sum: jax.Array
+    finished_length_sum: jax.Array
+    finished_count: jax.Array
+
+
+class EnvCarry(NamedTuple):
+    """What the env step carries from step to step, all in JAX: the key, the env states and the episode stats."""
+
+    key: jax.Array
+    env_state: Any
+    stats: EpisodeStats
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones (on the device, as the sums were)."""
+    return stats._replace(
+        finished_return_sum=jnp.zeros_like(stats.finished_return_sum),
+        finished_length_sum=jnp.zeros_like(stats.finished_length_sum),
+        finished_count=jnp.zeros_like(stats.finished_count),
+    )
+
+
+def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, on device."""
+    returns = stats.returns + reward
+    lengths = stats.lengths + 1
+    return EpisodeStats(
+        returns=jnp.where(done, 0.0, returns),
+        lengths=jnp.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
+        finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
+        finished_count=stats.finished_count + jnp.sum(done),
+    )
+
+
+def env_step(carry: EnvCarry, action: jax.Array, env: Any, env_params: Any):
+    """Step every env and track its episodes in the same compiled call; the loop never touches the key.
 
     What torch needs crosses as one float32 array (one DLPack exchange): next obs, reward, terminated, truncated and
     final obs side by side on the last axis (see unpack_step).
     """
-    key, step_key = jax.random.split(key)
+    key, step_key = jax.random.split(carry.key)
     keys = jax.random.split(step_key, action.shape[0])
     obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-        keys, env_state, action, env_params
+        keys, carry.env_state, action, env_params
     )
+    stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     flags = jnp.stack([reward, terminated, truncated], axis=1).astype(jnp.float32)
     step = jnp.concatenate([flatten_obs(obs), flags, flatten_obs(info["final_observation"])], axis=1)
-    return key, env_state, step
+    return EnvCarry(key, env_state, stats), step
 
 
 def unpack_step(step: torch.Tensor):
@@ -203,20 +242,26 @@ def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.dev
     return Agent(obs_dim, MODEL_SIZES[model_size], action_dim).to(device)
 
 
-def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
-    """Adam (the global-norm clip is in update_minibatch); the LR is set once per iteration.
+class AdamState(NamedTuple):
+    """Adam's state for the functional step in update_minibatch, all on the device (as CUDA graphs need): the step
+    count, both moments per parameter, and the LR in a tensor set once per iteration (a changing Python float would
+    recompile the graph)."""
 
-    fused: one kernel steps every parameter (CPU and CUDA) instead of a dozen ops per parameter. torch.compile does not
-    trace into a fused step (it is one kernel already), so the step runs as it is, between the compiled graphs of
-    update_minibatch. The LR lives in a tensor updated in place; capturable Adam keeps its step count on the device, as
-    CUDA graphs need.
-    """
-    lr = torch.tensor(args.learning_rate, device=next(agent.parameters()).device)
-    optimizer = torch.optim.Adam(
-        agent.parameters(), lr=lr, betas=(0.9, 0.999), eps=args.adam_eps, fused=True, capturable=args.cudagraphs
+    step: torch.Tensor
+    exp_avg: dict[str, torch.Tensor]
+    exp_avg_sq: dict[str, torch.Tensor]
+    lr: torch.Tensor
+    eps: float
+
+
+def make_optimizer(agent: Agent, args: Args) -> AdamState:
+    """Adam with betas (0.9, 0.999) (the global-norm clip and the step itself are in update_minibatch)."""
+    device = next(agent.parameters()).device
+    zeros = {name: torch.zeros_like(param) for name, param in agent.named_parameters()}
+    return AdamState(
+        torch.zeros((), device=device), zeros, {name: torch.zeros_like(z) for name, z in zeros.items()},
+        torch.tensor(args.learning_rate, device=device), args.adam_eps,
     )
-    optimizer.step = torch.compiler.disable(optimizer.step)
-    return optimizer
 
 
 class Storage(NamedTuple):
@@ -230,77 +275,51 @@ class Storage(NamedTuple):
     final_values: torch.Tensor
 
 
-class EpisodeStats(NamedTuple):
-    returns: torch.Tensor
-    lengths: torch.Tensor
-    finished_return_sum: torch.Tensor
-    finished_length_sum: torch.Tensor
-    finished_count: torch.Tensor
-
-
 class RolloutCarry(NamedTuple):
-    env_state: Any
+    env: EnvCarry
     obs: torch.Tensor
-    key: jax.Array
-    stats: EpisodeStats
-
-
-def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
-    """Keep running episodes, zero the per-iteration sums of finished ones."""
-    return stats._replace(
-        finished_return_sum=torch.zeros_like(stats.finished_return_sum),
-        finished_length_sum=torch.zeros_like(stats.finished_length_sum),
-        finished_count=torch.zeros_like(stats.finished_count),
-    )
-
-
-def track_episodes(stats: EpisodeStats, reward: torch.Tensor, done: torch.Tensor) -> EpisodeStats:
-    """Masked per-env update of running returns and lengths, on device."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
-    return EpisodeStats(
-        returns=torch.where(done, 0.0, returns),
-        lengths=torch.where(done, 0, lengths),
-        finished_return_sum=stats.finished_return_sum + torch.where(done, returns, 0.0).sum(),
-        finished_length_sum=stats.finished_length_sum + torch.where(done, lengths, 0).sum(),
-        finished_count=stats.finished_count + done.sum(),
-    )
 
 
 # ROLLOUT
-def policy_step(obs: torch.Tensor, agent: Agent):
-    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); their log-probs and V(obs)."""
-    logits, value = agent(obs)
-    log_probs = torch.log_softmax(logits, dim=-1)
-    gumbel = -torch.log(-torch.log(torch.rand_like(logits)))
-    action = torch.argmax(logits + gumbel, dim=-1)
-    logprob = log_probs.gather(1, action[:, None]).squeeze(1)
-    return action.int(), logprob, value
+def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.device) -> torch.Tensor:
+    """Gumbel(0, 1) noise for a whole rollout, drawn at once: argmax(logits + noise) samples softmax(logits)."""
+    return -torch.log(-torch.log(torch.rand(num_steps, num_envs, num_actions, device=device)))
 
 
-def record_step(stats: EpisodeStats, reward, terminated, truncated, final_obs, agent: Agent):
-    """V(final observation) of the step just taken, and the episode stats updated with it."""
-    return agent.value(final_obs), track_episodes(stats, reward, torch.logical_or(terminated, truncated))
+def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); the logits are kept for the
+    log-probs."""
+    logits = actor(obs)
+    return torch.argmax(logits + gumbel, dim=-1).int(), logits
 
 
 @torch.no_grad()
-def rollout(carry: RolloutCarry, policy_fn, env_step_fn, record_fn, value_fn, num_steps: int):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
-    env_state, obs, key, stats = carry.env_state, carry.obs, carry.key, new_iteration_stats(carry.stats)
+def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, to_env, num_steps: int, num_actions: int,
+            bootstrap_truncated: bool):
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs).
+
+    A step runs only what the env needs: the actor, the sampling and the env step (which tracks the episodes). The
+    log-probs, the values and V(final observation) are computed once, over the stacked steps.
+    """
+    env_carry, obs = carry.env._replace(stats=new_iteration_stats(carry.env.stats)), carry.obs
+    gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
     transitions = []
-    for _ in range(num_steps):
-        action, logprob, value = policy_fn(obs)
-        # one DLPack exchange each way: the action to JAX, the packed step back to torch
-        key, env_state, step = env_step_fn(key, env_state, jax.dlpack.from_dlpack(action))
+    for t in range(num_steps):
+        action, logits = policy_fn(obs, gumbel[t])
+        # one exchange each way: the action to JAX, the packed step back to torch (DLPack)
+        env_carry, step = env_step_fn(env_carry, to_env(action))
         step = torch.from_dlpack(step)
-        obs, reward, terminated, truncated, final_obs = unpack_step(step)
-        final_value, stats = record_fn(stats, reward, terminated, truncated, final_obs)
-        transitions.append((action, logprob, value, final_value, step))
-    actions, logprobs, values, final_values, steps = (torch.stack(field) for field in zip(*transitions))
-    next_obs, rewards, terminated, truncated, _ = unpack_step(steps)
+        obs = unpack_step(step)[0]
+        transitions.append((action, logits, step))
+    actions, logits, steps = (torch.stack(field) for field in zip(*transitions))
+    next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
     obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
-    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
-    return RolloutCarry(env_state, obs, key, stats), storage, value_fn(obs)
+    logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
+    values = agent.value(torch.cat([obs_seen, obs[None]]))  # V of every observation seen, and of the last
+    # V(final observation) for the truncated steps' bootstrap (GAE masks the rest); none when it is off
+    final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
+    storage = Storage(obs_seen, actions, logprobs, values[:-1], rewards, terminated.bool(), truncated.bool(), final_values)
+    return RolloutCarry(env_carry, obs), storage, values[-1]
 
 
 # GAE
@@ -379,14 +398,26 @@ def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef,
 
 
 # UPDATE
-def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, loss_fn, max_grad_norm: float):
-    """One optimiser step on one minibatch: loss, backward, global-norm clip, Adam."""
+def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer: AdamState, loss_fn, max_grad_norm: float):
+    """One optimiser step on one minibatch: loss, gradients, global-norm clip, Adam. Functional (torch.func), so that
+    torch.compile makes the whole step one graph: `loss.backward()` and `optimizer.step()` would break it in three."""
     mb = Batch(*(x[mb_inds] for x in b))
-    loss, info = loss_fn(agent, mb)
-    optimizer.zero_grad()
-    loss.backward()
-    nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
-    optimizer.step()
+    params = {name: param.detach() for name, param in agent.named_parameters()}  # the agent's storage, updated in place
+
+    def loss_of(params):
+        return loss_fn(functools.partial(torch.func.functional_call, agent, params), mb)
+
+    grads, (_, info) = torch.func.grad_and_value(loss_of, has_aux=True)(params)
+    clip = torch.clamp(max_grad_norm / (nn.utils.get_total_norm(grads.values()) + 1e-6), max=1.0)  # clip_grad_norm_
+    # torch.optim.Adam's update (https://arxiv.org/abs/1412.6980), as its capturable single-tensor step computes it
+    b1, b2 = 0.9, 0.999
+    optimizer.step.add_(1)
+    step_size, bias_correction2_sqrt = optimizer.lr / (1 - b1**optimizer.step), (1 - b2**optimizer.step).sqrt()
+    for name, param in params.items():
+        grad = grads[name] * clip
+        exp_avg, exp_avg_sq = optimizer.exp_avg[name].lerp_(grad, 1 - b1), optimizer.exp_avg_sq[name]
+        exp_avg_sq.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        param.sub_(step_size * exp_avg / (exp_avg_sq.sqrt() / bias_correction2_sqrt + optimizer.eps))
     return LossInfo(*(value.detach() for value in info))
 
 
@@ -411,12 +442,14 @@ class CudaGraph:
     """Replay `fn` (a step, compiled or not) as one CUDA graph with static inputs and outputs.
 
     The first `warmup` calls run for real on a side stream (compilation, lazy CUDA and optimizer-state set-up), the
-    next call captures the graph once, and every call copies its tensor arguments into the static inputs and replays.
-    Outputs are cloned out of the graph's memory, which the next replay overwrites.
+    next call captures the graph once, and every call copies its tensor arguments into the static inputs and replays;
+    an argument in `once_per_object` (the batch of an update's 80 minibatch calls) is copied only when a new object is
+    passed. Outputs are cloned out of the graph's memory, which the next replay overwrites.
     """
 
-    def __init__(self, fn, warmup: int = 2):
+    def __init__(self, fn, once_per_object: tuple[int, ...] = (), warmup: int = 2):
         self.fn, self.warmup, self.graph = fn, warmup, None
+        self.once_per_object, self.copied = once_per_object, {}
         self.stream = torch.cuda.Stream()
 
     def __call__(self, *args):
@@ -436,8 +469,10 @@ class CudaGraph:
             with torch.cuda.graph(self.graph):
                 self.static_out = self.fn(*self.static_args)
         else:
-            for static, new in zip(pytree.tree_leaves(self.static_args), pytree.tree_leaves(args)):
-                static.copy_(new)
+            for index, (static, new) in enumerate(zip(self.static_args, args)):
+                if index not in self.once_per_object or self.copied.get(index) is not new:
+                    pytree.tree_map(torch.Tensor.copy_, static, new)
+                    self.copied[index] = new
         self.graph.replay()
         return pytree.tree_map(torch.clone, self.static_out)
 
@@ -604,20 +639,19 @@ if __name__ == "__main__":
     obs = unpack_step(torch.from_dlpack(step))[0]
     agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
     optimizer = make_optimizer(agent, args)
-    zeros = torch.zeros(args.num_envs, device=torch_device)
-    zero = functools.partial(torch.zeros, (), device=torch_device)
-    stats = EpisodeStats(zeros, zeros.int(), zero(), zero(), zero())
-    # committed to the device like every later env output (DLPack actions are committed), or the env step compiles twice
-    env_state, key = jax.device_put((env_state, key), device)
-    carry = RolloutCarry(env_state, obs, key, stats)
+    zeros = jnp.zeros(args.num_envs)
+    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+    # committed to the device like every later env output, or the env step compiles twice
+    carry = RolloutCarry(jax.device_put(EnvCarry(key, env_state, stats), device), obs)
 
-    # EXECUTABLES: torch.compile where it repays its compile time, the minibatch update; the per-step policy and record
-    # steps (32 rows: a compiled call costs more than the ops it fuses), V(last obs) and GAE stay eager (the env step
-    # under jax.jit); --cudagraphs replays CUDA graphs of the policy, record and minibatch steps
-    policy_fn = functools.partial(policy_step, agent=agent)
+    # EXECUTABLES: torch.compile where it repays its compile time, the minibatch update, as one graph; the per-step policy
+    # (32 rows: a compiled call costs more than the ops it fuses), the rollout's batched values and GAE stay eager, the
+    # env step under jax.jit (its carry donated); --cudagraphs replays CUDA graphs of the policy and minibatch steps.
+    # The action crosses to JAX as a NumPy view on the CPU (faster than DLPack there, measured), through DLPack on the
+    # GPU (no copy, no host sync)
+    policy_fn = functools.partial(policy_step, actor=agent.actor)
     env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
-    record_fn = functools.partial(record_step, agent=agent)
-    value_fn = agent.value
+    to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
     gae_fn = functools.partial(
         compute_gae,
         gamma=args.gamma,
@@ -633,22 +667,24 @@ if __name__ == "__main__":
         vf_coef=args.vf_coef,
     )
     minibatch_fn = functools.partial(
-        torch.compile(update_minibatch),
+        torch.compile(update_minibatch, fullgraph=True),
         agent=agent,
         optimizer=optimizer,
         loss_fn=loss_fn,
         max_grad_norm=args.max_grad_norm,
     )
-    env_step_fn = jax.jit(env_step_fn)
+    env_step_fn = jax.jit(env_step_fn, donate_argnums=0)
     if args.cudagraphs:
-        policy_fn, record_fn, minibatch_fn = CudaGraph(policy_fn), CudaGraph(record_fn), CudaGraph(minibatch_fn)
+        policy_fn, minibatch_fn = CudaGraph(policy_fn), CudaGraph(minibatch_fn, once_per_object=(1,))
     rollout_fn = functools.partial(
         rollout,
+        agent=agent,
         policy_fn=policy_fn,
         env_step_fn=env_step_fn,
-        record_fn=record_fn,
-        value_fn=value_fn,
+        to_env=to_env,
         num_steps=args.num_steps,
+        num_actions=env.action_space(env_params).n,
+        bootstrap_truncated=args.bootstrap_truncated,
     )
     update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
@@ -667,13 +703,13 @@ if __name__ == "__main__":
             if args.profile and iteration == profile_iterations.start:
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            optimizer.param_groups[0]["lr"].fill_(lr)
+            optimizer.lr.fill_(lr)
 
             # ROLLOUT + GAE
             carry, storage, last_value = rollout_fn(carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
-                synchronize(torch_device, (carry.env_state, carry.key))
+                synchronize(torch_device, carry.env)
                 rollout_end = time.perf_counter()
             global_step += args.batch_size
 
@@ -686,7 +722,7 @@ if __name__ == "__main__":
 
             # LOGGING: the one host fetch of this iteration
             *loss_values, explained_var, finished_return_sum, finished_length_sum, finished_count = torch.stack(
-                [*losses, explained_var, *carry.stats[2:]]
+                [*losses, explained_var, *map(torch.from_dlpack, carry.env.stats[2:])]
             ).tolist()
             now = time.perf_counter()
             if finished_count > 0:

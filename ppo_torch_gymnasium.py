@@ -167,6 +167,32 @@ def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
     return np.concatenate([flatten_obs(obs), flags, flatten_obs(final_obs)], axis=1)
 
 
+class EpisodeStats(NamedTuple):
+    returns: np.ndarray
+    lengths: np.ndarray
+    finished_return_sum: float
+    finished_length_sum: float
+    finished_count: float
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    return stats._replace(finished_return_sum=0.0, finished_length_sum=0.0, finished_count=0.0)
+
+
+def track_episodes(stats: EpisodeStats, reward: np.ndarray, done: np.ndarray) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, in NumPy on the host, where the env step is."""
+    returns = stats.returns + reward
+    lengths = stats.lengths + 1
+    return EpisodeStats(
+        returns=np.where(done, 0.0, returns),
+        lengths=np.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + float(np.sum(np.where(done, returns, 0.0))),
+        finished_length_sum=stats.finished_length_sum + float(np.sum(np.where(done, lengths, 0))),
+        finished_count=stats.finished_count + float(np.sum(done)),
+    )
+
+
 def unpack_step(step):
     """Views of env_step's packed array on the device (one step, or stacked steps): next obs, reward, terminated,
     truncated, final obs."""
@@ -231,75 +257,53 @@ class Storage(NamedTuple):
     final_values: torch.Tensor
 
 
-class EpisodeStats(NamedTuple):
-    returns: torch.Tensor
-    lengths: torch.Tensor
-    finished_return_sum: torch.Tensor
-    finished_length_sum: torch.Tensor
-    finished_count: torch.Tensor
-
-
 class RolloutCarry(NamedTuple):
     obs: torch.Tensor
     stats: EpisodeStats
 
 
-def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
-    """Keep running episodes, zero the per-iteration sums of finished ones."""
-    return stats._replace(
-        finished_return_sum=torch.zeros_like(stats.finished_return_sum),
-        finished_length_sum=torch.zeros_like(stats.finished_length_sum),
-        finished_count=torch.zeros_like(stats.finished_count),
-    )
-
-
-def track_episodes(stats: EpisodeStats, reward: torch.Tensor, done: torch.Tensor) -> EpisodeStats:
-    """Masked per-env update of running returns and lengths, on device."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
-    return EpisodeStats(
-        returns=torch.where(done, 0.0, returns),
-        lengths=torch.where(done, 0, lengths),
-        finished_return_sum=stats.finished_return_sum + torch.where(done, returns, 0.0).sum(),
-        finished_length_sum=stats.finished_length_sum + torch.where(done, lengths, 0).sum(),
-        finished_count=stats.finished_count + done.sum(),
-    )
-
-
 # ROLLOUT
-def policy_step(obs: torch.Tensor, agent: Agent):
-    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); their log-probs and V(obs)."""
-    logits, value = agent(obs)
-    log_probs = torch.log_softmax(logits, dim=-1)
-    gumbel = -torch.log(-torch.log(torch.rand_like(logits)))
-    action = torch.argmax(logits + gumbel, dim=-1)
-    logprob = log_probs.gather(1, action[:, None]).squeeze(1)
-    return action.int(), logprob, value
+def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.device) -> torch.Tensor:
+    """Gumbel(0, 1) noise for a whole rollout, drawn at once: argmax(logits + noise) samples softmax(logits)."""
+    return -torch.log(-torch.log(torch.rand(num_steps, num_envs, num_actions, device=device)))
 
 
-def record_step(stats: EpisodeStats, reward, terminated, truncated, final_obs, agent: Agent):
-    """V(final observation) of the step just taken, and the episode stats updated with it."""
-    return agent.value(final_obs), track_episodes(stats, reward, torch.logical_or(terminated, truncated))
+def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); the logits are kept for the
+    log-probs."""
+    logits = actor(obs)
+    return torch.argmax(logits + gumbel, dim=-1).int(), logits
 
 
 @torch.no_grad()
-def rollout(carry: RolloutCarry, policy_fn, env_step_fn, record_fn, value_fn, num_steps: int, device: torch.device):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
+def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, num_steps: int, num_actions: int,
+            bootstrap_truncated: bool, device: torch.device):
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs).
+
+    A step runs only what the env needs: the actor, the sampling, the env step and the episode stats (NumPy, on the
+    host). The log-probs, the values and V(final observation) are computed once, over the stacked steps.
+    """
     obs, stats = carry.obs, new_iteration_stats(carry.stats)
+    gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
     transitions = []
-    for _ in range(num_steps):
-        action, logprob, value = policy_fn(obs)
+    for t in range(num_steps):
+        action, logits = policy_fn(obs, gumbel[t])
         # one exchange each way: the action to the host (NumPy), the packed step to the device
         step = env_step_fn(action.cpu().numpy())
+        _, reward, terminated, truncated, _ = unpack_step(step)
+        stats = track_episodes(stats, reward, np.logical_or(terminated, truncated))
         step = torch.from_numpy(step).to(device)
-        obs, reward, terminated, truncated, final_obs = unpack_step(step)
-        final_value, stats = record_fn(stats, reward, terminated, truncated, final_obs)
-        transitions.append((action, logprob, value, final_value, step))
-    actions, logprobs, values, final_values, steps = (torch.stack(field) for field in zip(*transitions))
-    next_obs, rewards, terminated, truncated, _ = unpack_step(steps)
+        obs = unpack_step(step)[0]
+        transitions.append((action, logits, step))
+    actions, logits, steps = (torch.stack(field) for field in zip(*transitions))
+    next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
     obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
-    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
-    return RolloutCarry(obs, stats), storage, value_fn(obs)
+    logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
+    values = agent.value(torch.cat([obs_seen, obs[None]]))  # V of every observation seen, and of the last
+    # V(final observation) for the truncated steps' bootstrap (GAE masks the rest); none when it is off
+    final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
+    storage = Storage(obs_seen, actions, logprobs, values[:-1], rewards, terminated.bool(), truncated.bool(), final_values)
+    return RolloutCarry(obs, stats), storage, values[-1]
 
 
 # GAE
@@ -563,16 +567,12 @@ if __name__ == "__main__":
     obs = unpack_step(torch.from_numpy(step).to(torch_device))[0]
     agent = make_agent(obs.shape[1], envs.single_action_space.n, args.model_size, torch_device)
     optimizer = make_optimizer(agent, args)
-    zeros = torch.zeros(args.num_envs, device=torch_device)
-    zero = functools.partial(torch.zeros, (), device=torch_device)
-    stats = EpisodeStats(zeros, zeros.int(), zero(), zero(), zero())
+    stats = EpisodeStats(np.zeros(args.num_envs, np.float32), np.zeros(args.num_envs, np.int64), 0.0, 0.0, 0.0)
     carry = RolloutCarry(obs, stats)
 
     # EXECUTABLES: the same top-level functions, run eagerly; the env steps in NumPy
-    policy_fn = functools.partial(policy_step, agent=agent)
+    policy_fn = functools.partial(policy_step, actor=agent.actor)
     env_step_fn = functools.partial(env_step, envs=envs)
-    record_fn = functools.partial(record_step, agent=agent)
-    value_fn = agent.value
     gae_fn = functools.partial(
         compute_gae,
         gamma=args.gamma,
@@ -596,11 +596,12 @@ if __name__ == "__main__":
     )
     rollout_fn = functools.partial(
         rollout,
+        agent=agent,
         policy_fn=policy_fn,
         env_step_fn=env_step_fn,
-        record_fn=record_fn,
-        value_fn=value_fn,
         num_steps=args.num_steps,
+        num_actions=envs.single_action_space.n,
+        bootstrap_truncated=args.bootstrap_truncated,
         device=torch_device,
     )
     update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
@@ -638,9 +639,8 @@ if __name__ == "__main__":
                 update_end = time.perf_counter()
 
             # LOGGING: the one host fetch of this iteration
-            *loss_values, explained_var, finished_return_sum, finished_length_sum, finished_count = torch.stack(
-                [*losses, explained_var, *carry.stats[2:]]
-            ).tolist()
+            *loss_values, explained_var = torch.stack([*losses, explained_var]).tolist()
+            finished_return_sum, finished_length_sum, finished_count = carry.stats[2:]  # on the host already
             now = time.perf_counter()
             if finished_count > 0:
                 writer.add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)

@@ -4,7 +4,7 @@ Usage: python probe.py OUT.json SCRIPT.py [script args...]
 
 Every call of a host-fetching method (jax.Array.__array__/block_until_ready/item/tolist, jax.device_get and, when
 the script imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__) is recorded with
-the file and line that made it. The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
+the file and line that made it (and, for torch, the tensor's device type). The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
 itself) marks the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records
 that JAX logs for every function it lowers) and, for torch, of dynamo compilations so far is recorded. OUT.json gets
 the fetches, both boundary lists, the name of every JAX compilation and, for torch, every dynamo compilation
@@ -52,7 +52,10 @@ def recording(owner, name, label):
 
     def wrapper(*args, **kwargs):
         caller = sys._getframe(1)
-        fetches.append({"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno})
+        fetch = {"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno}
+        if label.startswith("torch."):  # a CPU tensor's numpy() is a view, a CUDA tensor's a copy and a host sync
+            fetch["device"] = args[0].device.type
+        fetches.append(fetch)
         if at_boundary(caller, name):
             boundaries.append(dynamo_compilations())
             jax_boundaries.append(len(jax_compilations))

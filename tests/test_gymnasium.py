@@ -115,16 +115,16 @@ def test_torch_rollout_moves_one_array_each_way_per_step(monkeypatch):
     obs = m.unpack_step(torch.from_numpy(m.env_reset(envs, 1)))[0]
     torch.manual_seed(1)
     agent = m.make_agent(4, 2, "small", device)
-    zeros = torch.zeros(4)
-    stats = m.EpisodeStats(zeros, zeros.int(), torch.zeros(()), torch.zeros(()), torch.zeros(()))
+    stats = m.EpisodeStats(np.zeros(4, np.float32), np.zeros(4, np.int64), 0.0, 0.0, 0.0)
     counts = Counter()
     rollout = functools.partial(
         m.rollout,
-        policy_fn=functools.partial(m.policy_step, agent=agent),
+        agent=agent,
+        policy_fn=functools.partial(m.policy_step, actor=agent.actor),
         env_step_fn=counted(counts, "env steps", functools.partial(m.env_step, envs=envs)),
-        record_fn=functools.partial(m.record_step, agent=agent),
-        value_fn=agent.value,
         num_steps=8,
+        num_actions=2,
+        bootstrap_truncated=True,
         device=device,
     )
     carry, _, _ = rollout(m.RolloutCarry(obs, stats))
@@ -133,9 +133,14 @@ def test_torch_rollout_moves_one_array_each_way_per_step(monkeypatch):
     for name in ("numpy", "item", "tolist"):
         label = "to host" if name == "numpy" else name
         monkeypatch.setattr(torch.Tensor, name, counted(counts, label, getattr(torch.Tensor, name)))
-    _, storage, _ = rollout(carry)
+    start = carry
+    carry, storage, last_value = rollout(carry)
     assert counts == {"env steps": 8, "to device": 8, "to host": 8}
     assert storage.obs.shape == (8, 4, 4) and storage.actions.shape == (8, 4)
+    # each step's value is V(the obs that step saw), the first of them the carry's; V(last obs) is the critic's
+    assert torch.equal(storage.obs[0], start.obs)
+    np.testing.assert_allclose(storage.values, agent.value(storage.obs).detach(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(last_value, agent.value(carry.obs).detach(), rtol=1e-5, atol=1e-6)
 
 
 def test_linen_rollout_moves_one_array_each_way_per_step(monkeypatch):

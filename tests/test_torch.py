@@ -14,10 +14,15 @@ from helpers import EAGER_ITERATIONS, ROOT, assert_clean_error, run_script
 
 
 def script_fetches(record, script):
-    return [f["method"] for f in record["fetches"] if f["file"] == os.path.join(ROOT, script)]
+    """The host reads the script makes, but the action hand-over on the CPU (a NumPy view of a CPU tensor per step)."""
+    return [f["method"] for f in record["fetches"] if f["file"] == os.path.join(ROOT, script) and not cpu_view(f)]
 
 
-def test_compile_graphs_exactly_the_executables_and_never_recompiles(shared_runs):
+def cpu_view(fetch):
+    return fetch["method"] == "torch.Tensor.numpy" and fetch["device"] == "cpu"
+
+
+def test_compile_makes_the_minibatch_update_one_graph_and_never_recompiles(shared_runs):
     """Read from the script's probed smoke run (tests/probe.py): its one cold compile in the fast subset."""
     run = shared_runs.smoke("ppo_torch_compile.py")
     record, iterations = run.record, len(run.scalars["time/iteration"])
@@ -26,23 +31,12 @@ def test_compile_graphs_exactly_the_executables_and_never_recompiles(shared_runs
     # every graph is compiled during iteration 0: the count at each iteration's fetch never grows, no frame has a
     # second compilation ("frame/1") and so no recompilation ever happens
     assert record["boundaries"] == [len(record["compilations"])] * iterations
-    assert all(c["compile_id"].endswith("/0") for c in compilations), compilations
-    ours = [c for c in compilations if c["co_filename"] == os.path.join(ROOT, "ppo_torch_compile.py")]
-    graphs = {c["co_name"]: c["graph_op_count"] for c in ours}
-    # compiled where it repays: the minibatch update (the per-step policy and record steps, GAE and V(last obs) stay
-    # eager)
-    executables = {"update_minibatch"}
-    assert executables <= set(graphs) and all(graphs[name] > 0 for name in executables), graphs
-    # the rest of our frames continue update_minibatch after the graph breaks that torch makes on purpose; the fused
-    # Adam step runs as it is (one kernel), so no frame of torch's optimizer is compiled
-    assert {name for name in graphs if name not in executables} == {
-        name for name in graphs if name.startswith("torch_dynamo_resume_in_update_minibatch")
-    }
-    assert len(graphs) > len(executables)
-    assert not [c for c in compilations if c not in ours], compilations
-    reasons = " ".join(record["graph_breaks"])
-    assert len(record["graph_breaks"]) == 3, reasons
-    assert "Optimizer.zero_grad" in reasons and "Tensor.backward" in reasons and "torch.compiler.disable" in reasons
+    # compiled where it repays: the minibatch update, loss to Adam step, in one graph (no graph break, no resumed frame,
+    # no frame of torch's own); the per-step policy, the rollout's values and GAE stay eager
+    assert [(c["co_name"], c["co_filename"], c["compile_id"]) for c in compilations] == [
+        ("update_minibatch", os.path.join(ROOT, "ppo_torch_compile.py"), "0/0")
+    ]
+    assert compilations[0]["graph_op_count"] > 0 and record["graph_breaks"] == {}
     assert script_fetches(record, "ppo_torch_compile.py") == ["torch.Tensor.tolist"] * iterations
 
 
@@ -50,8 +44,10 @@ def test_compile_graphs_exactly_the_executables_and_never_recompiles(shared_runs
 def test_eager_loop_fetches_to_the_host_once_per_iteration_and_compiles_nothing(jit_env, shared_runs):
     """Read from ppo_torch.py's probed runs: the smoke run (--jit-env, the default) and the eager run (--no-jit-env)."""
     run = shared_runs.smoke("ppo_torch.py") if jit_env else shared_runs.eager("ppo_torch.py")
-    record = run.record
-    assert script_fetches(record, "ppo_torch.py") == ["torch.Tensor.tolist"] * len(run.scalars["time/iteration"])
+    record, iterations = run.record, len(run.scalars["time/iteration"])
+    assert script_fetches(record, "ppo_torch.py") == ["torch.Tensor.tolist"] * iterations
+    # on the CPU the actions cross to JAX as a NumPy view, once per env step (TINY: 16 steps per iteration)
+    assert len([f for f in record["fetches"] if cpu_view(f)]) == 16 * iterations
     # nothing else reads to the host: fused Adam keeps its step count on the device (the default Adam reads it with
     # .item() at every step)
     elsewhere = collections.Counter(
@@ -88,19 +84,15 @@ def test_device_gpu_without_a_gpu_exits_with_one_clear_line(script, tmp_path):
     assert_clean_error(result, log_dir, "--device gpu: no such device")
 
 
-def test_policy_step_samples_the_softmax_distribution_and_logs_its_log_prob():
+def test_policy_step_samples_the_softmax_distribution_with_the_rollouts_gumbel_noise():
     logits = torch.tensor([1.0, -0.5, 0.3, 2.0])
     n = 200_000
-
-    def agent(obs):
-        return logits.expand(len(obs), -1), obs[:, 0]
-
     torch.manual_seed(0)
-    action, logprob, value = ppo_torch.policy_step(torch.zeros(n, 1), agent=agent)
+    gumbel = ppo_torch.gumbel_noise(1, n, 4, torch.device("cpu"))[0]
+    action, step_logits = ppo_torch.policy_step(torch.zeros(n, 1), gumbel, actor=lambda obs: logits.expand(len(obs), -1))
     frequencies = np.bincount(action.numpy(), minlength=4) / n
     np.testing.assert_allclose(frequencies, torch.softmax(logits, 0).numpy(), atol=4e-3)
-    np.testing.assert_allclose(logprob.numpy(), torch.log_softmax(logits, 0)[action.long()].numpy(), rtol=1e-6)
-    assert action.dtype == torch.int32 and not value.any()
+    assert action.dtype == torch.int32 and torch.equal(step_logits[0], logits)
 
 
 def test_rollout_stores_value_of_final_observation_before_auto_reset():
@@ -110,13 +102,13 @@ def test_rollout_stores_value_of_final_observation_before_auto_reset():
     obs = ppo_torch.unpack_step(torch.from_dlpack(step))[0]
     torch.manual_seed(1)
     agent = ppo_torch.make_agent(obs.shape[1], 2, "small", torch.device("cpu"))
-    zeros = torch.zeros(3)
-    stats = ppo_torch.EpisodeStats(zeros, zeros.int(), torch.zeros(()), torch.zeros(()), torch.zeros(()))
-    carry = ppo_torch.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), stats)
+    zeros = jax.numpy.zeros(3)
+    stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
+    carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
     carry, storage, last_value = ppo_torch.rollout(
-        carry, lambda o: ppo_torch.policy_step(o, agent=agent),
-        lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params),
-        lambda *a: ppo_torch.record_step(*a, agent=agent), agent.value, num_steps=12,
+        carry, agent, lambda o, g: ppo_torch.policy_step(o, g, actor=agent.actor),
+        lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
+        num_steps=12, num_actions=2, bootstrap_truncated=True,
     )
     done = (storage.terminated | storage.truncated).numpy()
     assert storage.truncated.numpy().any()
@@ -124,8 +116,35 @@ def test_rollout_stores_value_of_final_observation_before_auto_reset():
     assert storage.terminated.dtype == storage.truncated.dtype == torch.bool
     assert torch.equal(storage.rewards, torch.ones(12, 3)) and torch.equal(storage.obs[0], obs)
     next_values = np.concatenate([storage.values[1:].numpy(), last_value.numpy()[None]])
-    # without a reset the final observation is the next observation; after one it is not
-    np.testing.assert_allclose(storage.final_values.numpy()[~done], next_values[~done], rtol=1e-6)
+    # without a reset the final observation is the next observation (the same value from another batch: float32
+    # differs at ~1e-7 between batch shapes and CPUs); after one it is not
+    np.testing.assert_allclose(storage.final_values.numpy()[~done], next_values[~done], rtol=1e-5, atol=1e-6)
     assert not np.allclose(storage.final_values.numpy()[done], next_values[done])
-    assert float(carry.stats.finished_count) == done.sum()
-    assert float(carry.stats.finished_length_sum) == 5 * done.sum()
+    # the log-probs stored are those of the actions taken under the policy that saw each observation
+    log_probs = torch.log_softmax(agent.actor(storage.obs), dim=-1).gather(-1, storage.actions.long()[..., None])
+    np.testing.assert_allclose(storage.logprobs.numpy(), log_probs.squeeze(-1).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert float(carry.env.stats.finished_count) == done.sum()
+    assert float(carry.env.stats.finished_length_sum) == 5 * done.sum()
+
+
+def test_no_bootstrap_truncated_computes_no_value_of_final_observations():
+    """The study's workload without the bootstrap does not pay for V(final observation): one critic call per rollout
+    (the observations seen and the last one) instead of two."""
+    env, env_params = gymnax.make("CartPole-v1")
+    step, env_state = ppo_torch.env_reset(jax.random.PRNGKey(0), env, env_params, 2)
+    obs = ppo_torch.unpack_step(torch.from_dlpack(step))[0]
+    agent = ppo_torch.make_agent(obs.shape[1], 2, "small", torch.device("cpu"))
+    critic_calls = []
+    agent.critic.register_forward_hook(lambda module, inputs, output: critic_calls.append(inputs[0].shape[:-1].numel()))
+    zeros = jax.numpy.zeros(2)
+    stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
+    for bootstrap_truncated in (True, False):
+        carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
+        _, storage, _ = ppo_torch.rollout(
+            carry, agent, lambda o, g: ppo_torch.policy_step(o, g, actor=agent.actor),
+            lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
+            num_steps=4, num_actions=2, bootstrap_truncated=bootstrap_truncated,
+        )
+    # rows per call: (4 + 1) x 2 observations, then 4 x 2 final observations; without the bootstrap only the first
+    assert critic_calls == [10, 8, 10]
+    assert not storage.final_values.any()
