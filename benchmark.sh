@@ -75,7 +75,7 @@ declare -A PRIOR_ITERATION_MS=(
 
 usage() {
   cat <<'EOF'
-Usage: ./benchmark.sh [options]
+Usage: ./benchmark.sh [options] [-- sbatch options, with --slurm]
 
 Runs the benchmark grid: one fresh `python ppo_*.py ...` process per run, one at a time.
 The method (grid, compile modes, timing rules, windows, workload) is in docs/method.md.
@@ -147,8 +147,8 @@ records the workload of the first invocation; a different workload (--quick, --i
 Needs bash >= 4.4, GNU timeout and flock; PYTHON (default: python) runs the scripts and
 sweep_info.py and must import every package the selected scripts import (checked first).
 With --slurm every option but --out, --shard and --dry-run carries over to every task; a
-resubmission into OUT with another task count, selection or workload is refused (the shards
-would overlap). Details, and what to set for a cluster: docs/running.md.
+resubmission into OUT with other options (task count, selection, workload, --timeout) is
+refused, as the shards would no longer match. Details, what to set for a cluster: docs/running.md.
 Exit status: 0 every selected run finished (--slurm: the job array was submitted), 1 some run
 failed (see OUT/failed.txt) or the machine could not be recorded, 2 nothing was run (bad
 options, a missing prerequisite, another workload in OUT, another sweep running into OUT, a job

@@ -106,7 +106,8 @@ def test_the_array_script_has_n_tasks_each_on_a_node_of_its_own_writing_its_outp
     assert not out.exists()  # a dry run writes nothing
 
 
-@pytest.mark.parametrize("tasks, options", [(3, SELECTION), (2, [])], ids=["every-option", "default-grid"])
+@pytest.mark.parametrize("tasks, options", [(3, SELECTION), (2, ["--only", "exp4"])],
+                         ids=["every-option", "defaults"])
 def test_every_task_runs_its_shard_with_every_option_and_the_tasks_cover_the_selection_once(tmp_path, tasks, options):
     out = tmp_path / "sweep"
     script, _ = array_script("--slurm", str(tasks), *options, "--out", str(out))
@@ -216,6 +217,15 @@ def test_help_documents_slurm_and_the_shipped_template_is_there():
     for text in ["--slurm N", "-- go to sbatch", "OUT/sweep.sbatch", "slurm/sweep.sbatch", "--exclusive"]:
         assert text in result.stdout, text
     assert (REPO / "slurm" / "sweep.sbatch").exists()
+
+
+def test_local_slurm_says_in_one_line_whether_its_cluster_runs_and_refuses_an_unknown_command():
+    tool = str(REPO / "tools" / "local_slurm.sh")
+    status = subprocess.run([tool, "status"], capture_output=True, text=True, timeout=60)
+    assert status.returncode in (0, 1) and status.stdout.startswith("local SLURM cluster "), status
+    assert len(status.stdout.splitlines()) == 1 and status.stderr == ""
+    wrong = subprocess.run([tool, "restart"], capture_output=True, text=True)
+    assert wrong.returncode == 2 and wrong.stderr == "usage: tools/local_slurm.sh start|stop|status\n"
 
 
 # A REAL CLUSTER

@@ -32,11 +32,13 @@ fail() { # one line on stderr, exit 1
   exit 1
 }
 
-running() { # running PIDFILE NAME: the pid file names a live process called NAME
-  local pid
+running() { # running PIDFILE NAME: the pid file names a live process (not a zombie) called NAME
+  local pid stat
   [[ -r $1 ]] || return 1
   pid=$(<"$1")
-  [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/comm && $(</proc/"$pid"/comm) == "$2" ]]
+  [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/stat ]] || return 1
+  stat=$(</proc/"$pid"/stat)
+  [[ $stat == "$pid ($2) "[^ZX]* ]]
 }
 
 install_packages() { # slurm-wlm and munge, from the distribution, when a daemon or sbatch is missing
@@ -45,7 +47,6 @@ install_packages() { # slurm-wlm and munge, from the distribution, when a daemon
     command -v "$program" >/dev/null || missing=1
   done
   ((missing)) || return 0
-  ((EUID == 0)) || fail "slurm-wlm and munge are not installed; run this as root to install them"
   command -v apt-get >/dev/null || fail "slurm-wlm and munge are not installed and there is no apt-get to install them"
   # the packages' service start-up is not wanted (and needs systemd): the daemons are started below
   { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge; } >"$log" 2>&1 ||
@@ -101,15 +102,16 @@ start_munge() {
   fi
   mkdir -p /run/munge
   chown munge:munge /run/munge
-  runuser -u munge -- munged --pid-file "$MUNGE_PID" || fail "munged did not start; see /var/log/munge/munged.log"
+  runuser -u munge -- munged --pid-file "$MUNGE_PID" 2>>/var/log/munge/munged.log ||
+    fail "munged did not start; see /var/log/munge/munged.log"
 }
 
 start_slurm() {
   if ! running "$CTLD_PID" slurmctld; then
-    slurmctld || fail "slurmctld did not start; see $LOG_DIR/slurmctld.log"
+    slurmctld 2>>"$LOG_DIR/slurmctld.log" || fail "slurmctld did not start; see $LOG_DIR/slurmctld.log"
   fi
   if ! running "$SLURMD_PID" slurmd; then
-    slurmd -N "$NODE" || fail "slurmd did not start; see $LOG_DIR/slurmd.log"
+    slurmd -N "$NODE" 2>>"$LOG_DIR/slurmd.log" || fail "slurmd did not start; see $LOG_DIR/slurmd.log"
   fi
 }
 
@@ -138,6 +140,7 @@ describe() { # "node localhost (2 CPUs, 24105 MB), partition local"
 }
 
 cmd_start() {
+  ((EUID == 0)) || fail "start needs root: it writes /etc/slurm and /etc/munge and starts the daemons as root"
   install_packages
   write_conf
   start_munge
@@ -158,6 +161,7 @@ stop_daemon() { # stop_daemon PIDFILE NAME: SIGTERM the daemon the pid file name
 }
 
 cmd_stop() {
+  ((EUID == 0)) || fail "stop needs root: the daemons run as root and munge"
   if running "$CTLD_PID" slurmctld && [[ -f $CONF ]] && grep -qxF "$MARKER" "$CONF"; then
     scancel --partition="$PARTITION" 2>/dev/null || true
   fi
