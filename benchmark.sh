@@ -699,18 +699,19 @@ slurm_script() { # the array script: slurm/sweep.sbatch with its fields filled i
 }
 
 slurm_tasks() { # "N tasks of R runs each (...); the longest about T": each task's runs, as its shard selects them
-  local k runs=() longest=0 ms
+  local k runs fewest=0 most=0 longest=0 ms tasks="$SLURM_TASKS tasks" each=" each"
   for ((k = 1; k <= SLURM_TASKS; k++)); do
     SHARD_K=$k SHARD_N=$SLURM_TASKS SELECTED=() SELECTED_LINES=()
     select_runs
-    runs+=("${#SELECTED[@]}")
+    runs=${#SELECTED[@]}
+    ((k > 1 && runs >= fewest)) || fewest=$runs
+    ((runs <= most)) || most=$runs
     ms=$(estimate_runs_ms "${SELECTED[@]}")
     ((ms <= longest)) || longest=$ms
   done
-  read -r -a runs < <(printf '%s\n' "${runs[@]}" | sort -n | uniq | tr '\n' ' ')
-  local each=${runs[0]}
-  ((${#runs[@]} == 1)) || each="${runs[0]} to ${runs[-1]}"
-  echo "$SLURM_TASKS tasks of $each runs each (the warm-up runs in every task); the longest about" \
+  if ((SLURM_TASKS == 1)); then tasks="1 task" each=; fi
+  ((fewest == most)) || runs="$fewest to $most"
+  echo "$tasks of $runs runs$each (the warm-up runs in every task); the longest about" \
     "$(format_duration $((longest / 1000))) on a 2-core CPU (rough: built-in figures, see docs/method.md)"
 }
 
