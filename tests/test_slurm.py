@@ -237,8 +237,11 @@ def cluster_problem():
     """Why no SLURM job can be submitted from here (a one-line skip reason), or None."""
     if not shutil.which("sbatch"):
         return "no sbatch on the PATH (a one-node SLURM cluster here: tools/local_slurm.sh start, as root)"
-    ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=60)
-    if " is UP" not in ping.stdout:
+    try:
+        ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        ping = ""
+    if " is UP" not in ping:
         return "sbatch is on the PATH but no SLURM controller answers (tools/local_slurm.sh start)"
     return None
 
