@@ -7,6 +7,7 @@
 #   ./benchmark.sh --grid study  exactly the published study's 231 runs
 #   ./benchmark.sh --quick       a small grid that touches every variant, mode and chart
 #   ./benchmark.sh --dry-run     print the runs and run nothing
+#   ./benchmark.sh --slurm 8 --out DIR [-- sbatch options]   submit the grid to SLURM, 8 shards
 #   ./benchmark.sh --help        every option
 #
 # To resume, rerun the same command: runs listed in OUT/finished.txt are skipped.
@@ -74,7 +75,7 @@ declare -A PRIOR_ITERATION_MS=(
 
 usage() {
   cat <<'EOF'
-Usage: ./benchmark.sh [options]
+Usage: ./benchmark.sh [options] [-- sbatch options, with --slurm]
 
 Runs the benchmark grid: one fresh `python ppo_*.py ...` process per run, one at a time.
 The method (grid, compile modes, timing rules, windows, workload) is in docs/method.md.
@@ -127,6 +128,13 @@ Options:
   --eager-iterations N  iterations of the eager runs (default 10, or --iterations if smaller)
   --timeout SECONDS  stop a run after SECONDS and record it as "timeout" (default: no limit)
   --dry-run          print "<index> <exp> <command>" for each selected run, run nothing
+  --slurm N          run nothing here: submit the selection to SLURM as a job array of N tasks,
+                     task K running --shard K/N into OUT/shard-K, each on a node of its own
+                     (sbatch --exclusive); needs --out and sbatch. Words after -- go to sbatch
+                     (e.g. -- --partition=gpu --account=me --gres=gpu:1 --time=12:00:00). Writes
+                     the array script OUT/sweep.sbatch (from slurm/sweep.sbatch) and submits it;
+                     resubmit it (sbatch OUT/sweep.sbatch, or this command again) to resume.
+                     With --dry-run, print the array script and submit nothing.
   -h, --help         show this help
 
 The index is the run's position in the whole grid (repeats included); --only, --filter and
@@ -138,10 +146,14 @@ records the workload of the first invocation; a different workload (--quick, --i
 --eager-iterations) into the same OUT is refused. One sweep at a time writes into an OUT.
 Needs bash >= 4.4, GNU timeout and flock; PYTHON (default: python) runs the scripts and
 sweep_info.py and must import every package the selected scripts import (checked first).
-Exit status: 0 every selected run finished, 1 some run failed (see OUT/failed.txt) or the
-machine could not be recorded, 2 nothing was run (bad options, a missing prerequisite, another
-workload in OUT, another sweep running into OUT), 130 interrupted (Ctrl-C or SIGTERM: the
-running run is stopped and not recorded).
+With --slurm every option but --out, --shard and --dry-run carries over to every task; a
+resubmission into OUT with other options (task count, selection, workload, --timeout) is
+refused, as the shards would no longer match. Details, what to set for a cluster: docs/running.md.
+Exit status: 0 every selected run finished (--slurm: the job array was submitted), 1 some run
+failed (see OUT/failed.txt) or the machine could not be recorded, 2 nothing was run (bad
+options, a missing prerequisite, another workload in OUT, another sweep running into OUT, a job
+that sbatch refused), 130 interrupted (Ctrl-C or SIGTERM: the running run is stopped and not
+recorded).
 EOF
 }
 
@@ -165,6 +177,8 @@ SHARD_N=1
 ITERATIONS=
 EAGER_ITERATIONS=
 TIMEOUT=0
+SLURM_TASKS=
+SBATCH_OPTIONS=()
 
 parse_options() {
   while (($#)); do
@@ -179,7 +193,11 @@ parse_options() {
         ;;
       --dry-run) DRY_RUN=1 ;;
       --quick) QUICK=1 ;;
-      --out | --grid | --repeats | --only | --filter | --shard | --iterations | --eager-iterations | --timeout)
+      --) # the rest is for sbatch (--slurm)
+        SBATCH_OPTIONS=("${@:2}")
+        break
+        ;;
+      --out | --grid | --repeats | --only | --filter | --shard | --iterations | --eager-iterations | --timeout | --slurm)
         [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
         set_option "$1" "$2"
         shift
@@ -224,6 +242,10 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
     --timeout)
       is_count "$value" || die "--timeout needs a positive number of seconds, not '$value'"
       TIMEOUT=$value
+      ;;
+    --slurm)
+      is_count "$value" || die "--slurm needs a positive number of tasks, not '$value'"
+      SLURM_TASKS=$value
       ;;
   esac
 }
@@ -430,7 +452,7 @@ estimate_ms() { # estimate_ms SCRIPT MODE SIZE: the group's mean; else the prior
   fi
 }
 
-time_left() { # time_left CONFIG...: "about <duration>", the estimated duration of these runs
+estimate_runs_ms() { # estimate_runs_ms CONFIG...: the estimated duration of these runs, in ms
   local config exp script mode env size seed group ms=0
   local -A count=()
   for config in "$@"; do
@@ -440,7 +462,11 @@ time_left() { # time_left CONFIG...: "about <duration>", the estimated duration 
   for group in "${!count[@]}"; do
     ms=$((ms + count[$group] * $(estimate_ms $group)))
   done
-  echo "about $(format_duration $((ms / 1000)))"
+  echo "$ms"
+}
+
+time_left() { # time_left CONFIG...: "about <duration>", the estimated duration of these runs
+  echo "about $(format_duration $(($(estimate_runs_ms "$@") / 1000)))"
 }
 
 # THE SWEEP
@@ -626,10 +652,114 @@ run_sweep() {
   fi
 }
 
+# SLURM: the selection as a job array, task K running shard K/N (slurm/sweep.sbatch)
+check_slurm_options() { # --slurm needs --out and makes the shards itself; sbatch words must fit a #SBATCH line
+  local word
+  if [[ -z $SLURM_TASKS ]]; then
+    ((${#SBATCH_OPTIONS[@]} == 0)) || die "the words after -- go to sbatch and need --slurm N"
+    return 0
+  fi
+  [[ -n $OUT ]] || die "--slurm needs --out DIR: the sweep folder, fixed so that resubmitting resumes"
+  ((SHARD_N == 1)) || die "--slurm makes the shards itself (task K runs --shard K/N); drop --shard"
+  for word in "${SBATCH_OPTIONS[@]}"; do
+    [[ $word != *[\"\\$'\n']* ]] ||
+      die "sbatch option '$word': no double quote, backslash or newline (it goes on a #SBATCH line)"
+    [[ $word != -a* && $word != --array* ]] || die "sbatch option '$word': the array is set by --slurm N"
+  done
+}
+
+carried_options() { # the selection and workload options of every task, in a fixed order: sets CARRIED
+  CARRIED=(--grid "$GRID_NAME" --repeats "$REPEATS")
+  if ((QUICK)); then CARRIED+=(--quick); fi
+  if [[ -n $ONLY ]]; then CARRIED+=(--only "$ONLY"); fi
+  if [[ -n $FILTER ]]; then CARRIED+=(--filter "$FILTER"); fi
+  CARRIED+=(--iterations "$ITERATIONS" --eager-iterations "$EAGER_ITERATIONS")
+  if ((TIMEOUT > 0)); then CARRIED+=(--timeout "$TIMEOUT"); fi
+}
+
+slurm_script() { # the array script: slurm/sweep.sbatch with its fields filled in
+  local script python sbatch_line root sweep options
+  [[ -f $ROOT/slurm/sweep.sbatch ]] || die "--slurm needs the template slurm/sweep.sbatch of the repository"
+  script=$(<"$ROOT/slurm/sweep.sbatch")
+  # the interpreter itself (not a shim or a name on this PATH), so that every task and resubmission uses it
+  python=$("$PYTHON" -c 'import sys; print(sys.executable)') || die "PYTHON='$PYTHON' cannot run"
+  printf -v sbatch_line '"%s" ' "--array=1-$SLURM_TASKS" "--output=$OUT/slurm/%A_%a.out" "${SBATCH_OPTIONS[@]}"
+  printf -v root %q "$ROOT"
+  printf -v sweep %q "$OUT"
+  printf -v python %q "$python"
+  carried_options
+  printf -v options '%q ' "${CARRIED[@]}"
+  script=${script//@SBATCH_OPTIONS@/"${sbatch_line% }"}
+  script=${script//@ROOT@/"$root"}
+  script=${script//@PYTHON@/"$python"}
+  script=${script//@TASKS@/"$SLURM_TASKS"}
+  script=${script//@SWEEP@/"$sweep"}
+  script=${script//@OPTIONS@/"${options% }"}
+  echo "${script//@COMMAND@/"$COMMAND_LINE"}" # last: the user's words replace nothing
+}
+
+slurm_tasks() { # "N tasks of R runs each (...); the longest about T": each task's runs, as its shard selects them
+  local k runs fewest=0 most=0 longest=0 ms tasks="$SLURM_TASKS tasks" each=" each"
+  for ((k = 1; k <= SLURM_TASKS; k++)); do
+    SHARD_K=$k SHARD_N=$SLURM_TASKS SELECTED=() SELECTED_LINES=()
+    select_runs
+    runs=${#SELECTED[@]}
+    ((k > 1 && runs >= fewest)) || fewest=$runs
+    ((runs <= most)) || most=$runs
+    ms=$(estimate_runs_ms "${SELECTED[@]}")
+    ((ms <= longest)) || longest=$ms
+  done
+  if ((SLURM_TASKS == 1)); then tasks="1 task" each=; fi
+  ((fewest == most)) || runs="$fewest to $most"
+  echo "$tasks of $runs runs$each (the warm-up runs in every task); the longest about" \
+    "$(format_duration $((longest / 1000))) on a 2-core CPU (rough: built-in figures, see docs/method.md)"
+}
+
+slurm_submit() { # write OUT/sweep.sbatch and submit it; with --dry-run print it and submit nothing
+  local script tasks config others=0 sweep_script=$OUT/sweep.sbatch previous= errors=$OUT/slurm/sbatch.err
+  local job error quoted
+  for config in "${SELECTED[@]}"; do
+    [[ $config == warmup\ * ]] || others=$((others + 1))
+  done
+  ((others >= SLURM_TASKS)) ||
+    die "--slurm $SLURM_TASKS: the selection holds $others runs besides the warm-up runs, fewer than the tasks"
+  script=$(slurm_script)
+  tasks=$(slurm_tasks)
+  if ((DRY_RUN)); then
+    echo "$script"
+    echo "$tasks" >&2
+    return 0
+  fi
+  command -v sbatch >/dev/null ||
+    die "--slurm needs sbatch (SLURM) on the PATH; with --dry-run it prints the job array instead"
+  if [[ -f $sweep_script ]] && ! grep -qxF "$(grep '^exec ' <<<"$script")" "$sweep_script"; then
+    die "$OUT was submitted with another task count or selection (see $sweep_script):" \
+      "resubmit that file with sbatch, or use another --out"
+  fi
+  mkdir -p "$OUT/slurm" # the tasks' output goes there: it must exist when they start
+  if [[ -f $sweep_script ]]; then previous=$(<"$sweep_script"); fi
+  echo "$script" >"$sweep_script"
+  if ! job=$(sbatch --parsable "$sweep_script" 2>"$errors"); then
+    error=$(tail -n 1 "$errors")
+    rm -f "$errors"
+    if [[ -n $previous ]]; then echo "$previous" >"$sweep_script"; else rm -f "$sweep_script"; fi
+    die "sbatch refused the job array: ${error:-no message}"
+  fi
+  rm -f "$errors"
+  job=${job%%;*} # --parsable prints "<job id>[;<cluster>]"
+  printf -v quoted %q "$OUT"
+  echo "submitted SLURM job $job: $tasks"
+  echo "task K writes into $quoted/shard-K, its output into $quoted/slurm/${job}_K.out"
+  echo "watch it:  squeue -j $job; tail -f $quoted/slurm/${job}_*.out"
+  echo "resume:    sbatch $quoted/sweep.sbatch (once the job has ended; finished runs are skipped)"
+  echo "report:    python plot.py $quoted/shard-*"
+}
+
 main() {
   printf -v COMMAND_LINE '%q ' "$0" "$@"
   COMMAND_LINE=${COMMAND_LINE% }
   parse_options "$@"
+  check_slurm_options
   set_workload
   OUT=${OUT:-$ROOT/results/$(date +%F)-$HOSTNAME}
   [[ $OUT == /* ]] || OUT=$PWD/$OUT
@@ -641,6 +771,10 @@ main() {
     die "--only $ONLY: no run of $ONLY in this grid and selection (see --help for what each grid holds)"
   ((SHARD_N == 1)) || [[ " ${SELECTED[*]}" == *" exp"[1-4]" "* ]] ||
     die "--shard $SHARD_K/$SHARD_N: this shard holds no run besides the warm-up runs"
+  if [[ -n $SLURM_TASKS ]]; then
+    slurm_submit
+    return 0
+  fi
   if ((DRY_RUN)); then
     printf '%s\n' "${SELECTED_LINES[@]}"
     echo "${#SELECTED[@]} runs; estimated time on a 2-core CPU: $(time_left "${SELECTED[@]}") (rough: built-in figures, see docs/method.md)" >&2
