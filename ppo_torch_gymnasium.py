@@ -42,6 +42,8 @@ class Args:
     """synchronise around rollout and update to time them separately"""
     profile: bool = False
     """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    vectorization: Literal["sync", "vector"] = "sync"
+    """sync: a Python loop over env copies (SyncVectorEnv); vector: Gymnasium's NumPy-vectorised env (CartPole-v1)"""
     device: Literal["auto", "cpu", "gpu"] = "auto"
     """where the agent runs: auto (GPU if present), cpu or gpu; the env always runs on the CPU"""
     log_dir: str = "runs"
@@ -119,6 +121,8 @@ def check_args(args: Args) -> str | None:
             f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
             f" ({', '.join(GYMNASIUM_ENVS)})"
         )
+    if args.vectorization == "vector" and args.env_id != "CartPole-v1":
+        return f"--vectorization vector: Gymnasium has a NumPy-vectorised env for CartPole-v1 only, not {args.env_id}"
     return None
 
 
@@ -127,15 +131,54 @@ def check_args(args: Args) -> str | None:
 GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "MountainCar-v0": "MountainCar-v0"}
 
 
-def make_envs(env_id: str, num_envs: int) -> gym.vector.VectorEnv:
-    """`num_envs` copies stepped in turn in this process (sync), each reset within the step that ends its episode
-    (same-step autoreset), so the final observation of a truncated episode is at hand, as gymnax gives it."""
+def make_envs(env_id: str, num_envs: int, vectorization: str):
+    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset), so the final
+    observation of a truncated episode is at hand, as gymnax gives it. sync: copies stepped in turn in this process;
+    vector: Gymnasium's NumPy CartPole, every env in one array operation per step."""
+    if vectorization == "vector":
+        return SameStepCartPole(num_envs)
     return gym.make_vec(
         GYMNASIUM_ENVS[env_id],
         num_envs=num_envs,
         vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
     )
+
+
+class SameStepCartPole:
+    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions.
+
+    That env resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that
+    ended are reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
+    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env.
+    """
+
+    def __init__(self, num_envs: int):
+        self.envs = gym.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
+        self.single_action_space = self.envs.single_action_space
+
+    def reset(self, seed: int):
+        self.envs.reset(seed=seed)
+        self.generators = [gym.utils.seeding.np_random(seed + i)[0] for i in range(self.envs.num_envs)]
+        return self.reset_ended(np.ones(self.envs.num_envs, bool)), {}
+
+    def reset_ended(self, ended: np.ndarray) -> np.ndarray:
+        """Draw new states for the `ended` envs (the env's own reset bounds) and return every env's observation."""
+        env = self.envs.unwrapped
+        for i in np.flatnonzero(ended):
+            env.state[:, i] = self.generators[i].uniform(low=-0.05, high=0.05, size=(4,))
+        env.steps[ended], env.prev_done[ended] = 0, False
+        return env.state.T.astype(np.float32)
+
+    def step(self, action: np.ndarray):
+        final_obs, reward, terminated, truncated, _ = self.envs.step(action)
+        ended = np.logical_or(terminated, truncated)
+        if not ended.any():
+            return final_obs, reward, terminated, truncated, {}
+        return self.reset_ended(ended), reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": ended}
+
+    def close(self):
+        self.envs.close()
 
 
 def flatten_obs(obs: np.ndarray) -> np.ndarray:
@@ -550,7 +593,7 @@ if __name__ == "__main__":
     args.batch_size = args.num_envs * args.num_steps
     args.minibatch_size = args.batch_size // args.num_minibatches
     args.run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
-    compile_mode = "eager"
+    compile_mode = "eager" if args.vectorization == "sync" else "eager-vector"
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
@@ -562,7 +605,7 @@ if __name__ == "__main__":
 
     # SEEDING: --seed for the envs (env i gets seed + i); torch's generator for parameters, actions and minibatch order
     torch.manual_seed(args.seed)
-    envs = make_envs(args.env_id, args.num_envs)
+    envs = make_envs(args.env_id, args.num_envs, args.vectorization)
     step = env_reset(envs, args.seed)
     obs = unpack_step(torch.from_numpy(step).to(torch_device))[0]
     agent = make_agent(obs.shape[1], envs.single_action_space.n, args.model_size, torch_device)

@@ -65,7 +65,7 @@ def test_gymnasium_and_gymnax_envs_are_the_same_mdp(env_id):
 
 def test_a_truncated_episode_is_reset_in_the_step_that_ends_it_with_its_final_observation_kept():
     m = ppo_torch_gymnasium
-    envs = m.make_envs("MountainCar-v0", 2)
+    envs = m.make_envs("MountainCar-v0", 2, "sync")
     first = m.env_reset(envs, seed=3)
     # env i is seeded with seed + i, as a single env reset with that seed
     for i in range(2):
@@ -84,7 +84,7 @@ def test_a_truncated_episode_is_reset_in_the_step_that_ends_it_with_its_final_ob
 
 def test_a_terminated_episode_keeps_its_final_observation_and_the_other_env_runs_on():
     m = ppo_torch_gymnasium
-    envs = m.make_envs("CartPole-v1", 2)
+    envs = m.make_envs("CartPole-v1", 2, "sync")
     obs = m.env_reset(envs, seed=1)[:, :4]
     for t in range(100):  # env 0 always pushes right and falls; env 1 alternates and stays up longer
         before = obs
@@ -99,6 +99,31 @@ def test_a_terminated_episode_keeps_its_final_observation_and_the_other_env_runs
         assert not np.array_equal(obs[1], before[1])
 
 
+def test_the_numpy_vectorised_cartpole_gives_the_sync_envs_transitions_for_the_same_seed_and_actions():
+    """--vectorization vector: Gymnasium's NumPy CartPole resets an ended episode one step late; the scripts reset it
+    in the step that ends it, drawing its state as the sync env does, so both envs give the same transitions (next
+    obs, reward, terminated, truncated and final obs), to the bit, through terminations and truncations."""
+    m = ppo_torch_gymnasium
+    sync, vector = m.make_envs("CartPole-v1", 6, "sync"), m.make_envs("CartPole-v1", 6, "vector")
+    steps = [m.env_reset(sync, 3)], [m.env_reset(vector, 3)]
+    rng = np.random.default_rng(0)
+    for t in range(1500):  # envs 0-2 balance the pole (truncated at 500 steps), envs 3-5 act at random
+        theta, theta_dot = steps[0][-1][:, 2], steps[0][-1][:, 3]
+        action = np.where(np.arange(6) < 3, theta + 0.5 * theta_dot > 0, rng.integers(0, 2, 6)).astype(np.int32)
+        steps[0].append(m.env_step(action, sync))
+        steps[1].append(m.env_step(action, vector))
+    np.testing.assert_array_equal(*steps)
+    _, _, terminated, truncated, _ = m.unpack_step(np.stack(steps[0][1:]))
+    assert truncated[:, :3].sum() >= 6 and terminated[:, 3:].sum() >= 100  # both kinds of ending, many times
+
+
+def test_the_numpy_vectorised_env_is_refused_for_an_env_without_one():
+    for m in (ppo_torch_gymnasium, ppo_linen_gymnasium):
+        reason = m.check_args(m.Args(env_id="Acrobot-v1", vectorization="vector"))
+        assert "NumPy-vectorised env for CartPole-v1 only" in reason
+        assert m.check_args(m.Args(vectorization="vector")) is None
+
+
 def counted(counts, name, function):
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
@@ -111,7 +136,7 @@ def counted(counts, name, function):
 def test_torch_rollout_moves_one_array_each_way_per_step(monkeypatch):
     m = ppo_torch_gymnasium
     device = torch.device("cpu")
-    envs = m.make_envs("CartPole-v1", 4)
+    envs = m.make_envs("CartPole-v1", 4, "sync")
     obs = m.unpack_step(torch.from_numpy(m.env_reset(envs, 1)))[0]
     torch.manual_seed(1)
     agent = m.make_agent(4, 2, "small", device)
@@ -145,7 +170,7 @@ def test_torch_rollout_moves_one_array_each_way_per_step(monkeypatch):
 
 def test_linen_rollout_moves_one_array_each_way_per_step(monkeypatch):
     m = ppo_linen_gymnasium
-    envs = m.make_envs("CartPole-v1", 4)
+    envs = m.make_envs("CartPole-v1", 4, "sync")
     obs = m.unpack_step(jax.device_put(m.env_reset(envs, 1)))[0]
     agent, params = m.make_agent(jax.random.PRNGKey(1), 4, 2, "small")
     zeros = jnp.zeros(4)

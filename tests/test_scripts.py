@@ -17,7 +17,7 @@ from helpers import (
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
 FAMILY_SCRIPTS = [next((s for s in scripts if EAGER_FLAG[s]), scripts[0]) for scripts in FAMILIES.values()
                   if scripts[0] not in GYMNASIUM_SCRIPTS]
-ENV_HELPERS = ("make_envs", "flatten_obs", "env_reset", "env_step", "unpack_step", "GYMNASIUM_ENVS")
+ENV_HELPERS = ("make_envs", "SameStepCartPole", "flatten_obs", "env_reset", "env_step", "unpack_step", "GYMNASIUM_ENVS")
 # (env, eager, sync) on each family's script: each env in both modes, sync timing in both modes
 ENV_FAMILY_CASES = [
     ("MemoryChain-bsuite", False, True),
@@ -78,7 +78,7 @@ def env_helpers(script):
         source = f.read()
     helpers = {}
     for node in ast.parse(source).body:
-        names = [node.name] if isinstance(node, ast.FunctionDef) else [
+        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [
             target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
         helpers.update({name: ast.get_source_segment(source, node) for name in names if name in ENV_HELPERS})
     return helpers
