@@ -86,6 +86,11 @@ METRIC_NAMES = {
     "rollout_8_99_median_s": "rollout, iterations 8–99",
     "update_8_99_median_s": "update, iterations 8–99",
 }
+# The window each windowed metric is taken over.
+METRIC_WINDOWS = {
+    "iter0_s": "iteration 0", "iter1_7_mean_s": "iterations 1–7", "iter8_99_median_s": "iterations 8–99",
+    "rollout_8_99_median_s": "iterations 8–99", "update_8_99_median_s": "iterations 8–99",
+}
 # Metrics that grow with the number of iterations: compared only between runs of equal length.
 LENGTH_METRICS = ("total_s",)
 OVERHEAD_METRICS = ("startup_s", "iter0_s", "iter1_7_mean_s", "iter8_99_median_s")
@@ -322,8 +327,12 @@ def merged_env_timing(env_timings):
 def window_names(runs):
     """METRIC_NAMES with the steady-state window named by the iterations the runs really hold (e.g. 8–9)."""
     lengths = sorted({run.num_iterations for run in runs})
-    last = min(lengths[-1] - 1, WINDOWS["iterations 8–99"][1])
-    held = f"iterations 8–{last}" if len(lengths) == 1 or lengths[0] - 1 >= last else "iterations 8+"
+    first, last = WINDOWS["iterations 8–99"][:2]
+    last = min(lengths[-1] - 1, last)
+    if last < first:  # no run reaches the window: it keeps its full name, and the sections say it is empty
+        return dict(METRIC_NAMES)
+    held = f"iteration {first}" if last == first else f"iterations {first}–{last}"
+    held = held if len(lengths) == 1 or lengths[0] - 1 >= last else f"iterations {first}+"
     return {metric: name.replace("iterations 8–99", held) for metric, name in METRIC_NAMES.items()}
 
 
@@ -335,6 +344,8 @@ def load_runs(paths):
             results.append(load_run(path))
         except (SkippedRun, OSError) as reason:
             results.append(str(reason))
+        except Exception as error:  # an event file no check foresaw: skipped like the others, never a traceback
+            results.append(f"unreadable ({type(error).__name__}: {error})")
     return results
 
 
@@ -518,14 +529,18 @@ def most_common_length(rows):
 
 
 def geometric_mean(values, axis=None):
-    """Geometric mean, ignoring NaNs (NaN for no values)."""
+    """Geometric mean, ignoring NaNs (NaN for no values); along axis, every slice must hold a value."""
     values = np.asarray(values, dtype=float)
+    if axis is None:
+        values = values[~np.isnan(values)]
     return np.exp(np.nanmean(np.log(values), axis=axis)) if values.size else math.nan
 
 
 def median(values, axis=None):
-    """Median, ignoring NaNs (NaN for no values)."""
+    """Median, ignoring NaNs (NaN for no values); along axis, every slice must hold a value."""
     values = np.asarray(values, dtype=float)
+    if axis is None:
+        values = values[~np.isnan(values)]
     return np.nanmedian(values, axis=axis) if values.size else math.nan
 
 
@@ -656,6 +671,12 @@ def series_offsets(count, group_width=0.8):
     return (np.arange(count) - (count - 1) / 2) * width, width
 
 
+def empty_panel(ax, text):
+    """Writes text in the middle of a panel that has nothing to draw."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="dimgrey")
+    ax.tick_params(axis="y", left=False, labelleft=False)
+
+
 def draw_points(ax, categories, series, values, colors=None):
     """Median of values[(category, series)] as a point with min–max whiskers, grouped by category, log seconds.
 
@@ -663,16 +684,21 @@ def draw_points(ax, categories, series, values, colors=None):
     """
     colors = colors or colors_for(series)
     offsets, _ = series_offsets(len(series))
+    drawn = False
     for offset, name in zip(offsets, series):
         cells = [(x, np.array(values[category, name]))
                  for x, category in enumerate(categories) if values.get((category, name))]
         if not cells:
             continue
+        drawn = True
         medians = np.array([np.median(cell) for _, cell in cells])
         whiskers = [medians - [cell.min() for _, cell in cells], [cell.max() for _, cell in cells] - medians]
         ax.errorbar([x + offset for x, _ in cells], medians, yerr=whiskers, color=colors[name], label=name,
                     marker="o", markersize=5, linestyle="none", elinewidth=1, capsize=2)
-    log_axis(ax, "y", " s")
+    if drawn:
+        log_axis(ax, "y", " s")
+    else:
+        empty_panel(ax, "no run has a value\nfor this window")
     category_axis(ax, categories)
     ax.grid(axis="y", which="major", alpha=0.3)
 
@@ -700,6 +726,8 @@ def draw_speedup_strips(ax, categories, series, speedups, colors=None, category_
                        label=None if labelled else name)
             labelled = True
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+    if not any(speedups.get((category, name)) for category in categories for name in series):
+        empty_panel(ax, "no pair of runs has a value\nfor this window")
     log_axis(ax, "y", "×")
     category_axis(ax, categories)
     ax.grid(axis="y", which="major", alpha=0.3)
@@ -745,6 +773,22 @@ def mean_and_spread(values):
     if len(values) < 2:
         return f"{values[0]:.3g}" if values else "–"
     return f"{np.mean(values):.3g} ± {np.std(values, ddof=1):.2g}"
+
+
+def empty_window_lines(rows, metrics):
+    """One line naming the windows of metrics that some of the rows' runs end before; none when every run reaches them."""
+    parts = []
+    for window in dict.fromkeys(METRIC_WINDOWS[metric] for metric in metrics if metric in METRIC_WINDOWS):
+        first = WINDOWS[window][0]
+        short = [row for row in rows if row["num_iterations"] <= first]
+        if short:
+            lengths = "/".join(map(str, sorted({row["num_iterations"] for row in short})))
+            share = "every run" if len(short) == len(rows) else f"{len(short)} of {len(rows)} runs"
+            plural = "" if lengths == "1" else "s"
+            parts.append(f"{window} is empty in {share} (runs of {lengths} iteration{plural} end before iteration {first})")
+    if not parts:
+        return []
+    return [f"*Empty windows:* {'; '.join(parts)}; figures over an empty window are left out ('–' in tables).", ""]
 
 
 def image(name, caption):
@@ -948,13 +992,14 @@ def window_standing(rows):
 
 
 def fastest_label(rows, labels, metric):
-    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran."""
+    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran; None if no value."""
     keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
             for label in labels]
     common = set.intersection(*keys)
     means = {label: geometric_mean([row[metric] for row in where(rows, label=label)
                                     if (row["env"], row["seed"]) in common or not common]) for label in labels}
-    return min(labels, key=lambda label: means[label])
+    measured = [label for label in labels if not math.isnan(means[label])]
+    return min(measured, key=means.get) if measured else None
 
 
 def relative_to(rows, fastest, label, metric):
@@ -979,8 +1024,11 @@ def break_even(variant, reference):
     """Iterations after which variant's faster steady state repays its longer iteration 0 against reference.
 
     With total(n) ≈ iteration 0 + (n − 1) × steady state: n = 1 + Δ iteration 0 / Δ steady state. None when
-    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either.
+    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either; NaN when a
+    steady state is unknown (its window empty).
     """
+    if math.isnan(variant.steady_s) or math.isnan(reference.steady_s):
+        return math.nan
     if variant.steady_s >= reference.steady_s:
         return None
     if variant.iter0_s <= reference.iter0_s:
@@ -995,6 +1043,8 @@ def break_even_text(variant, reference):
     iterations = break_even(variant, reference)
     if iterations is None:
         return "never (steady state not faster)"
+    if math.isnan(iterations):
+        return "– (no steady state)"
     return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
 
 
@@ -1015,8 +1065,10 @@ def ranking_conclusion(size, length, table, fastest_total, fastest_steady, stead
         mean, (low, high, kind) = standing.total
         unsure = " — not distinguishable from it on these envs" if not math.isnan(low) and low <= 1 <= high else ""
         sentences.append(f"{standing.label} takes {speedup_text(mean, (low, high, kind))} its time{unsure}.")
-    steady_winner = by_label[fastest_steady]
-    if fastest_steady == fastest_total:
+    steady_winner = by_label.get(fastest_steady)
+    if steady_winner is None:
+        sentences.append(f"No steady-state comparison: {steady_name} is empty in these runs.")
+    elif fastest_steady == fastest_total:
         sentences.append(f"{fastest_total} is also fastest in the steady state ({steady_name}).")
     else:
         iterations = break_even(steady_winner, by_label[fastest_total])
@@ -1063,9 +1115,10 @@ def section_ranking(sweep, out):
         return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
     sizes = ordered((row["size"] for row in rows), SIZES)
     steady_name = sweep.names["iter8_99_median_s"]
-    tables, conclusions, table_rows = [], [], []
+    tables, conclusions, table_rows, used = [], [], [], []
     for size in sizes:
         sized, length = most_common_length(where(rows, size=size))
+        used += sized
         present = ordered((row["label"] for row in sized), FULLY_COMPILED)
         table, fastest_total, fastest_steady = standings(sized, present)
         table.sort(key=lambda standing: standing.total[0])
@@ -1075,6 +1128,7 @@ def section_ranking(sweep, out):
         table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
                         seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
                         break_even_text(standing, reference)] for standing in table]
+    lines += empty_window_lines(used, ("iter8_99_median_s",))
     lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
     header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
               "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
@@ -1141,14 +1195,19 @@ def section_pairwise_speedups(sweep, out, metric, name):
     if not comparisons:
         warn(f"skipping {name}: fewer than two fully compiled variants in exp1")
         return heading + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    heading += empty_window_lines([row for row in rows if row["label"] in FULLY_COMPILED], (metric,))
     sizes = ordered((row["size"] for row in rows), SIZES)
+    groups = [(size, a, b, paired(where(rows, size=size, label=a), where(rows, size=size, label=b), metric))
+              for size in sizes for _, a, b in comparisons]
+    if not any(pairs for _, _, _, pairs in groups):
+        warn(f"skipping {name}: no two fully compiled variants have a value of {what} for the same run configuration")
+        return heading + [f"No speedups: no two fully compiled variants have a value of {what} for the same "
+                          "configuration and seed.", ""]
     figure, axes = new_figure(f"Speedup of A over B on {what} — exp1 (async, {scope(rows)})\n"
                               "points: (env, seed) pairs, black line: geometric mean", 1, panel_size=(8, 4.6))
     draw_speedup_strips(axes[0], sizes, [name for name, _, _ in comparisons],
                         speedups_by_category(rows, "size", sizes, comparisons, metric))
     axes[0].set(xlabel="model size", ylabel=f"speedup (time_B / time_A), {what}")
-    groups = [(size, a, b, paired(where(rows, size=size, label=a), where(rows, size=size, label=b), metric))
-              for size in sizes for _, a, b in comparisons]
     return heading + image(save_figure(figure, out, name), f"speedups on {what}") + speedup_table(groups)
 
 
@@ -1159,6 +1218,7 @@ def section_overhead(sweep, out, exp):
     if not rows:
         warn(f"skipping overhead_{exp}.png: no {exp} runs")
         return lines + [f"Skipped: no {exp} runs.", ""]
+    lines += empty_window_lines(rows, OVERHEAD_METRICS)
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     title = (f"Overhead windows — {exp} ({rows[0]['timing']}, {scope(rows)})\n"
@@ -1190,6 +1250,11 @@ def section_sync(sweep, out, exp, category_field):
     if not rows:
         warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} runs")
         return lines + [f"Skipped: no synchronised {exp} runs.", ""]
+    lines += empty_window_lines(rows, SYNC_METRICS)
+    if not any(metric_values(rows, metric) for metric in SYNC_METRICS):
+        warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} run holds a steady state")
+        return lines + [f"No charts: no synchronised {exp} run reaches {sweep.names['iter8_99_median_s']}, the window "
+                        "rollout and update are timed over.", ""]
     categories = ordered((row[category_field] for row in rows), sweep.env_order if category_field == "env" else SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     layout = {"ncols": 1, "panel_size": (14, 4.2)} if category_field == "env" else {"ncols": 2, "panel_size": (7, 4.2)}
@@ -1224,6 +1289,7 @@ def section_compile_modes(sweep, out):
              + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
              + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
                "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
+    lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)
     if comparisons:
         lines += compile_mode_chart(rows, comparisons, out, sweep.names)
     else:
@@ -1318,8 +1384,7 @@ def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
             notes.append(f"{label}: no episode finished")
     if not any(run_rows_returns(panel_rows)):
         longest = max(row["num_iterations"] for row in panel_rows)
-        ax.text(0.5, 0.5, f"no episode finished\nin these runs\n(at most {longest} iterations)", ha="center",
-                va="center", transform=ax.transAxes, fontsize=9, color="dimgrey")
+        empty_panel(ax, f"no episode finished\nin these runs\n(at most {longest} iterations)")
         notes = ["no episode finished in any run, so the panel is empty"]
     return notes
 
@@ -1506,15 +1571,17 @@ def section_env_backend(sweep, out):
         return []
     metrics = ("total_s", "iter8_99_median_s")
     effects = {metric: backend_effects(rows, metric) for metric in metrics}
-    if not effects["iter8_99_median_s"]:
+    if not any(effects.values()):
         warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
         return lines + ["Skipped: no exp4 env and size ran all four variants "
                         f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
     lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
               + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
               + ". Each effect is a time ratio averaged over the other factor (see summary.csv for the four times).", ""]
+    lines += empty_window_lines(rows, metrics)
     series = ("framework: torch / linen", "env backend: Gymnasium / gymnax")
-    cells = ordered_configs([{"env": env, "size": size} for env, size in effects["iter8_99_median_s"]], sweep.env_order)
+    cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
+                            sweep.env_order)
     categories = [f"{env} · {size}" for env, size in cells]
     figure, axes = new_figure("Framework effect against env-backend effect — exp4 (async)\n"
                               "points: seeds, black line: geometric mean; above 1×: torch / Gymnasium take longer",
@@ -1615,10 +1682,35 @@ def report_tasks(sweep, out):
     ]
 
 
+def section_name(task):
+    """A report task's name for messages: 'overhead (exp3)'."""
+    function, *arguments = task
+    details = [argument for argument in arguments if isinstance(argument, str)]
+    return function.__name__.removeprefix("section_") + (f" ({', '.join(details)})" if details else "")
+
+
+def run_sections(pool, tasks):
+    """Each report task's markdown lines, run in the pool, and one error line per task that failed.
+
+    A failed section leaves a line in its place; the other sections are written as usual.
+    """
+    futures = [pool.submit(*task) for task in tasks]
+    sections, errors = [], []
+    for task, future in zip(tasks, futures):
+        try:
+            sections.append(future.result())
+        except Exception as error:  # any failure of one section: the report keeps the others
+            cause = f"{type(error).__name__}: {error}"
+            errors.append(f"section {section_name(task)} failed: {cause}")
+            sections.append([f"## Failed section: {section_name(task)}", "", f"This section failed ({cause}).", ""])
+    return sections, errors
+
+
 def main(argv=None):
     """Reads the sweep (or the two compared sweeps), writes summary.csv, the charts and REPORT.md."""
     started = time.perf_counter()
     args = parse_args(argv)
+    errors = []
     out = args.out or args.dirs[0]
     with ProcessPoolExecutor(max_workers=WORKERS) as pool:
         if args.compare:
@@ -1631,11 +1723,15 @@ def main(argv=None):
             out.mkdir(parents=True, exist_ok=True)
             write_summary_csv(sweep.rows, out / "summary.csv")
             print("drawing charts", flush=True)
-            sections = in_parallel(pool, report_tasks(sweep, out))
+            sections, errors = run_sections(pool, report_tasks(sweep, out))
             report = ["# PPO framework benchmark report", ""] + header_section(sweep)
             report += [line for section in sections for line in section]
     (out / "REPORT.md").write_text("\n".join(report))
     print(f"wrote {out / 'REPORT.md'} in {time.perf_counter() - started:.1f} s", flush=True)
+    for error in errors:
+        print(f"plot.py: error: {error}", file=sys.stderr, flush=True)
+    if errors:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
