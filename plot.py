@@ -983,6 +983,7 @@ class Standing:
     steady: tuple
     iter0_s: float  # geometric mean over envs and seeds
     steady_s: float
+    steady_vs_total: tuple = (math.nan, (math.nan, math.nan, ""))  # steady state / the fastest-in-total's, as total
 
 
 def window_standing(rows):
@@ -1016,8 +1017,25 @@ def standings(rows, labels):
                      relative_to(rows, fastest_total, label, "total_s"),
                      relative_to(rows, fastest_steady, label, "iter8_99_median_s"),
                      geometric_mean(metric_values(where(rows, label=label), "iter0_s")),
-                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")))
+                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")),
+                     relative_to(rows, fastest_total, label, "iter8_99_median_s"))
             for label in labels], fastest_total, fastest_steady
+
+
+def distinguishable(bounds):
+    """True when an interval (low, high, kind) excludes 1×: the envs agree on which side is faster."""
+    low, high = bounds[:2]
+    return not math.isnan(low) and not low <= 1 <= high
+
+
+def tie_reason(values):
+    """Why relative times (mean, interval) do not tell variants apart: their intervals hold 1×, or there is none."""
+    missing = sum(math.isnan(bounds[0]) for _, bounds in values)
+    if missing == len(values):
+        return "with one env there is no interval"
+    if missing:
+        return "their intervals hold 1× or, with one env, are missing"
+    return "its interval holds 1×" if len(values) == 1 else "their intervals hold 1×"
 
 
 def break_even(variant, reference):
@@ -1036,15 +1054,21 @@ def break_even(variant, reference):
     return 1 + (variant.iter0_s - reference.iter0_s) / (reference.steady_s - variant.steady_s)
 
 
-def break_even_text(variant, reference):
-    """Plain words for break_even."""
+def break_even_text(variant, reference, steady_ratio):
+    """Plain words for break_even; steady_ratio is (mean, interval) of variant's steady state over reference's.
+
+    A break-even is computed only between steady states that the interval tells apart.
+    """
     if variant is reference:
         return "–"
-    iterations = break_even(variant, reference)
-    if iterations is None:
-        return "never (steady state not faster)"
-    if math.isnan(iterations):
+    mean, bounds = steady_ratio
+    if math.isnan(mean):
         return "– (no steady state)"
+    if not distinguishable(bounds):
+        return "– (one env: no interval)" if math.isnan(bounds[0]) else "– (steady states indistinguishable)"
+    iterations = break_even(variant, reference)
+    if mean > 1 or iterations is None:
+        return "never (steady state slower)"
     return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
 
 
@@ -1055,28 +1079,52 @@ def relative_text(value):
     return "1 (fastest)" if itself else speedup_text(mean, bounds)
 
 
+def listed(names):
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def fastest_claim(table, fastest, value, what):
+    """'**X** is fastest {what}.', or, when a variant's interval against X holds 1×, that none is fastest."""
+    tied = [standing for standing in table if standing.label != fastest and not distinguishable(value(standing)[1])]
+    if not tied:
+        return f"**{fastest}** is fastest {what}."
+    ties = listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in tied])
+    return (f"No variant is fastest {what}: {fastest} has the shortest time, and {ties} "
+            f"{'is' if len(tied) == 1 else 'are'} not distinguishable from it "
+            f"({tie_reason([value(standing) for standing in tied])}).")
+
+
+def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
+    """The steady-state sentences of a ranking conclusion: the fastest, and when a faster steady state is repaid."""
+    if fastest_steady is None:
+        return [f"No steady-state comparison: {steady_name} is empty in these runs."]
+    claim = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
+                          f"in the steady state ({steady_name})")
+    reference = by_label[fastest_total]
+    if fastest_steady == fastest_total:
+        return [claim]
+    ratio = reference.steady
+    if not distinguishable(ratio[1]):
+        return [claim, f"No break-even against {fastest_total}, the shortest in total: the two steady states are not "
+                       f"told apart ({speedup_text(*ratio)})."]
+    iterations = break_even(by_label[fastest_steady], reference)
+    when = ("its iteration 0 is not longer either" if iterations == 0 else
+            f"its longer iteration 0 is repaid after about {math.ceil(iterations):,} iterations")
+    return [claim, f"{fastest_steady} is {speedup_text(*ratio)} faster per iteration than {fastest_total}, the "
+                   f"shortest in total; {when}."]
+
+
 def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
-    """One generated paragraph of conclusions for one model size."""
+    """One generated paragraph of conclusions for one model size; a winner is named only where intervals exclude 1×."""
+    lead = f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations):"
+    if len(table) == 1:
+        return f"{lead} only {table[0].label} ran."
+    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total")]
+    sentences += [f"{standing.label} takes {speedup_text(*standing.total)} the time of {fastest_total}."
+                  for standing in table if standing.label != fastest_total and distinguishable(standing.total[1])]
     by_label = {standing.label: standing for standing in table}
-    others = [standing for standing in table if standing.label != fastest_total]
-    sentences = [f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations): "
-                 f"**{fastest_total}** is fastest in total."]
-    for standing in others:
-        mean, (low, high, kind) = standing.total
-        unsure = " — not distinguishable from it on these envs" if not math.isnan(low) and low <= 1 <= high else ""
-        sentences.append(f"{standing.label} takes {speedup_text(mean, (low, high, kind))} its time{unsure}.")
-    steady_winner = by_label.get(fastest_steady)
-    if steady_winner is None:
-        sentences.append(f"No steady-state comparison: {steady_name} is empty in these runs.")
-    elif fastest_steady == fastest_total:
-        sentences.append(f"{fastest_total} is also fastest in the steady state ({steady_name}).")
-    else:
-        iterations = break_even(steady_winner, by_label[fastest_total])
-        when = "from the start" if iterations == 0 else f"after about {math.ceil(iterations):,} iterations"
-        sentences.append(f"In the steady state ({steady_name}) **{fastest_steady}** is fastest "
-                         f"({speedup_text(by_label[fastest_total].steady[0] / steady_winner.steady[0])} faster per "
-                         f"iteration than {fastest_total}); its longer iteration 0 is repaid {when}.")
-    return " ".join(sentences)
+    return " ".join(sentences + steady_conclusion(by_label, fastest_total, fastest_steady, steady_name))
 
 
 def ranking_chart(sizes, tables, out, names):
@@ -1127,7 +1175,7 @@ def section_ranking(sweep, out):
         conclusions.append(ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name))
         table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
                         seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
-                        break_even_text(standing, reference)] for standing in table]
+                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in table]
     lines += empty_window_lines(used, ("iter8_99_median_s",))
     lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
     header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
@@ -1303,9 +1351,10 @@ def section_compile_modes(sweep, out):
             pairs = [paired(where(sized, label=label), where(sized, label=baseline), m) for m in COMPILE_METRICS]
             if any(pairs):
                 mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
+                steady_ratio = relative_to(sized, baseline, label, "iter8_99_median_s")
                 table.append([exp, label, baseline, size, max(map(len, pairs))]
                              + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
-                             + [break_even_text(mode, base)])
+                             + [break_even_text(mode, base, steady_ratio)])
     header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
     header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
     header += ["a faster steady state repays a longer iteration 0"]
@@ -1545,22 +1594,52 @@ def backend_effects(rows, metric):
     return effects
 
 
-def ratio_words(ratio, slower, faster):
-    """'Gymnasium takes 3.10× the time of gymnax' (turned around when the ratio is below 1)."""
-    return f"{slower} takes {ratio:.2f}× the time of {faster}" if ratio >= 1 else \
-        f"{faster} takes {1 / ratio:.2f}× the time of {slower}"
+def magnitude(ratio):
+    """How far a time ratio is from 1×, either way: max(ratio, 1 / ratio)."""
+    return max(ratio, 1 / ratio)
+
+
+def effect_summary(effects, effect):
+    """(geometric mean, interval over envs) of effect(framework effect, backend effect) over every seed of every cell."""
+    pairs = [Pair(Config("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
+             for (env, size), cell in effects.items() for framework, backend in cell]
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+
+
+def inverted(value):
+    """(mean, interval) of a time ratio turned around: B / A from A / B."""
+    mean, (low, high, kind) = value
+    return 1 / mean, (1 / high, 1 / low, kind)
+
+
+def ratio_words(value, slower, faster):
+    """'Gymnasium takes 3.10× [range 2.90–3.30] the time of gymnax' (turned around below 1×), or that they tie."""
+    if not distinguishable(value[1]):
+        return f"{slower} and {faster} are not told apart ({slower} / {faster}: {speedup_text(*value)})"
+    if value[0] >= 1:
+        return f"{slower} takes {speedup_text(*value)} the time of {faster}"
+    return f"{faster} takes {speedup_text(*inverted(value))} the time of {slower}"
 
 
 def backend_conclusion(effects, what):
-    """The generated sentence: which factor dominates on one metric, and by how much."""
-    framework = geometric_mean([f for cell in effects.values() for f, _ in cell])
-    backend = geometric_mean([b for cell in effects.values() for _, b in cell])
-    size_f, size_b = max(framework, 1 / framework), max(backend, 1 / backend)
-    dominant, other = ("the env backend", "the framework") if size_b >= size_f else ("the framework", "the env backend")
-    return (f"On {what}, **{dominant} dominates** ({len(effects)} env/size cells, geometric means): "
-            f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
-            f"{ratio_words(framework, 'torch', 'linen')}; {dominant} changes the time "
-            f"{max(size_f, size_b) / min(size_f, size_b):.2f}× as much as {other}.")
+    """The generated sentence on one metric: each factor's effect, and which dominates where the interval says so.
+
+    Dominance is the geometric mean over seeds of |backend effect| / |framework effect| (each as a ratio ≥ 1).
+    """
+    framework = effect_summary(effects, lambda framework, _: framework)
+    backend = effect_summary(effects, lambda _, backend: backend)
+    dominance = effect_summary(effects, lambda framework, backend: magnitude(backend) / magnitude(framework))
+    facts = (f"({len(effects)} env/size cells, geometric means): "
+             f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
+             f"{ratio_words(framework, 'torch', 'linen')}")
+    if not distinguishable(dominance[1]):
+        return (f"On {what}, **neither factor dominates** {facts}; the env backend changes the time "
+                f"{speedup_text(*dominance)} as much as the framework ({tie_reason([dominance])}).")
+    factors = ("the env backend", "the framework")
+    dominant, other = factors if dominance[0] > 1 else factors[::-1]
+    ratio = dominance if dominance[0] > 1 else inverted(dominance)
+    return f"On {what}, **{dominant} dominates** {facts}; {dominant} changes the time {speedup_text(*ratio)} as much " \
+           f"as {other}."
 
 
 def section_env_backend(sweep, out):
