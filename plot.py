@@ -37,6 +37,11 @@ from sweep_info import GRID_ENVS
 
 EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4")
 SIZES = ("small", "medium", "large")
+# What each experiment answers, for the line that names the experiments a sweep does not hold.
+EXPERIMENT_TOPICS = {
+    "exp1": "the fully compiled variants, async: the ranking", "exp2": "every compile mode per env, synchronised",
+    "exp3": "every compile mode per model size, synchronised", "exp4": "the env backend against the framework",
+}
 # Variant/compile-mode labels in display order, with colours: one hue per framework, darker = more compiled.
 LABEL_COLORS = {
     "linen (none)": "#9ecae1", "linen (jit)": "#2171b5",
@@ -920,7 +925,13 @@ def header_section(sweep):
         lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
                   "the pipeline; its numbers show the shape of the effects only.", ""]
     return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + condition_lines(sweep) \
-        + workload_lines(sweep) + window_lines(sweep)
+        + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
+
+
+def absent_lines(sweep):
+    """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all."""
+    absent = [f"{exp} ({topic})" for exp, topic in EXPERIMENT_TOPICS.items() if not rows_of(sweep.rows, exp)]
+    return [f"- **Not in this sweep:** {'; '.join(absent)}.", ""] if absent else []
 
 
 def condition_lines(sweep):
@@ -1155,6 +1166,8 @@ def ranking_chart(sizes, tables, out, names):
 
 def section_ranking(sweep, out):
     """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
+    if not rows_of(sweep.rows, "exp1"):
+        return []
     rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
     lines = ["## Which variant is fastest? (exp1, fully compiled variants)", ""]
     labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
@@ -1200,8 +1213,7 @@ def section_duration_vs_complexity(sweep, out):
     rows = rows_of(sweep.rows, "exp1")
     heading = ["## Total duration against env complexity (exp1)", ""]
     if not rows:
-        warn("skipping duration_vs_complexity.png: no exp1 runs")
-        return heading + ["Skipped: no exp1 runs.", ""]
+        return []
     if not sweep.env_relative:  # read_json has warned
         return heading + ["Skipped: no env_timing.json.", ""]
     rows, length = most_common_length(rows)
@@ -1240,6 +1252,8 @@ def section_pairwise_speedups(sweep, out, metric, name):
     what = sweep.names[metric]
     heading = [f"## Speedups between the fully compiled variants: {what} (exp1)", ""]
     comparisons = compiled_comparisons({row["label"] for row in rows})
+    if not rows:
+        return []
     if not comparisons:
         warn(f"skipping {name}: fewer than two fully compiled variants in exp1")
         return heading + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
@@ -1264,8 +1278,7 @@ def section_overhead(sweep, out, exp):
     rows = rows_of(sweep.rows, exp)
     lines = [f"## Overhead windows ({exp})", ""]
     if not rows:
-        warn(f"skipping overhead_{exp}.png: no {exp} runs")
-        return lines + [f"Skipped: no {exp} runs.", ""]
+        return []
     lines += empty_window_lines(rows, OVERHEAD_METRICS)
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
@@ -1295,6 +1308,8 @@ def section_sync(sweep, out, exp, category_field):
     """Charts: synchronised rollout and update times per env or size, and the compiled variants' speedups on them."""
     rows = [row for row in rows_of(sweep.rows, exp) if row["timing"] == "sync"]
     lines = [f"## Synchronised rollout and update ({exp}, per {category_field})", ""]
+    if not rows_of(sweep.rows, exp):
+        return []
     if not rows:
         warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} runs")
         return lines + [f"Skipped: no synchronised {exp} runs.", ""]
@@ -1331,6 +1346,8 @@ def section_sync(sweep, out, exp, category_field):
 def section_compile_modes(sweep, out):
     """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
     rows = rows_of(sweep.rows, "exp2")
+    if not rows and not rows_of(sweep.rows, "exp3"):
+        return []
     comparisons = compile_mode_comparisons(rows)
     lines = ["## Effect of each compile mode", "",
              "Each mode is measured against the same framework one step less compiled: "
@@ -1741,9 +1758,15 @@ def parse_args(argv):
 
 
 def report_tasks(sweep, out):
-    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown."""
+    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
+
+    The answers of the experiments come first (ranking, env backend, compile modes); a section whose experiment the
+    sweep does not hold returns no lines.
+    """
     return [
         (section_ranking, sweep, out),
+        (section_env_backend, sweep, out),
+        (section_compile_modes, sweep, out),
         (definitions_section, sweep),
         (env_section, sweep),
         (section_duration_vs_complexity, sweep, out),
@@ -1753,8 +1776,6 @@ def report_tasks(sweep, out):
         (section_pairwise_speedups, sweep, out, "iter8_99_median_s", "speedups_steady_state.png"),
         (section_sync, sweep, out, "exp2", "env"),
         (section_sync, sweep, out, "exp3", "size"),
-        (section_compile_modes, sweep, out),
-        (section_env_backend, sweep, out),
         (section_memory, sweep, out),
         (section_final_returns, sweep),
         *[(section_learning_curves, sweep, out, exp, size) for exp, size in learning_curve_groups(sweep)],

@@ -364,6 +364,32 @@ def test_env_backend_experiment_draws_the_two_by_two_with_a_generated_conclusion
             ) in report
 
 
+def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experiments_it_lacks(tmp_path):
+    for env in ("CartPole-v1", "Acrobot-v1"):
+        for (variant, mode), seconds in BACKEND_SECONDS.items():
+            write_run(tmp_path / "runs" / "exp4" / f"{variant}_{env}", [seconds] * 12, variant=variant,
+                      compile_mode=mode, env_id=env)
+    result = run_plot(tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "REPORT.md").read_text()
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    assert headings == ["## Env backend against framework (exp4)", "## How to read this report",
+                        "## Peak device memory", "## Learning: final returns and learning curves"]
+    assert [line for line in report.splitlines() if "Not in this sweep" in line] == [
+        "- **Not in this sweep:** exp1 (the fully compiled variants, async: the ranking); exp2 (every compile mode "
+        "per env, synchronised); exp3 (every compile mode per model size, synchronised)."]
+    assert "Skipped" not in report and "skipping" not in result.stderr
+    assert sorted(path.stem for path in tmp_path.glob("*.png")) == [
+        "env_backend", "learning_curves_exp4_steps", "learning_curves_exp4_time", "memory"]
+
+
+def test_a_sweep_of_every_experiment_names_none_as_missing(shards):
+    _, _, report = shards
+    assert "Not in this sweep" not in report
+    assert report.index("## Which variant is fastest?") < report.index("## Env backend against framework (exp4)") \
+        < report.index("## Effect of each compile mode") < report.index("## How to read this report")
+
+
 def test_peak_memory_is_charted_when_logged(shards):
     out, _, report = shards
     assert (out / "memory.png").exists()
