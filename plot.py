@@ -35,6 +35,10 @@ from tensorboard.backend.event_processing.event_file_loader import LegacyEventFi
 
 from sweep_info import GRID_ENVS
 
+
+# --------------------------------------- settings: what is compared and how, and the types the stages pass on
+
+
 EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4")
 SIZES = ("small", "medium", "large")
 # What each experiment answers, for the line that names the experiments a sweep does not hold.
@@ -173,22 +177,6 @@ class SweepConditions:
     loads: list  # 1-minute load average at the end of each run (load.txt)
 
 
-def read_conditions(folder):
-    """The folder's SweepConditions, or None when benchmark.sh recorded neither file (older sweeps, other machines)."""
-    sweeps, loads = folder / "sweeps.txt", folder / "load.txt"
-    if not sweeps.is_file() and not loads.is_file():
-        return None
-    try:
-        wall = [float(line.split()[2]) for line in sweeps.read_text().splitlines() if line.strip()] \
-            if sweeps.is_file() else []
-        load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
-            if loads.is_file() else []
-    except (IndexError, ValueError, OSError) as error:
-        warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
-        return None
-    return SweepConditions(wall_seconds=wall, loads=load)
-
-
 @dataclass
 class Pair:
     """Two matched measurements of one configuration: A's and B's time for one seed."""
@@ -203,7 +191,7 @@ class Pair:
         return self.time_b / self.time_a
 
 
-# ---------------------------------------------------------------------------------------------- reading
+# ------------------------------------------------------ load: event files and the sweep's own files into Runs
 
 
 def warn(message):
@@ -214,6 +202,11 @@ def warn(message):
 def fail(message):
     """Stops with one error line on stderr and exit status 1."""
     sys.exit(f"plot.py: error: {message}")
+
+
+def in_parallel(pool, calls):
+    """Results of (function, *arguments) calls in call order, run in the pool."""
+    return [future.result() for future in [pool.submit(*call) for call in calls]]
 
 
 def parse_markdown_table(markdown):
@@ -232,14 +225,19 @@ def read_event_file(path):
     try:
         for event in LegacyEventFileLoader(str(path)).Load():
             for value in event.summary.value:
-                kind = value.WhichOneof("value")
-                if kind == "simple_value":
-                    scalars[value.tag].append((event.step, value.simple_value))
-                elif kind == "tensor" and value.metadata.plugin_data.plugin_name == "text":
-                    tables[value.tag] = parse_markdown_table(value.tensor.string_val[0].decode())
+                add_summary_value(value, event.step, scalars, tables)
     except (DecodeError, UnicodeDecodeError, IndexError):
         raise SkippedRun("corrupt: a record is not a readable Event") from None
     return scalars, tables
+
+
+def add_summary_value(value, step, scalars, tables):
+    """Adds one summary value to the scalars (simple values) or the text tables (text-plugin tensors); others pass."""
+    kind = value.WhichOneof("value")
+    if kind == "simple_value":
+        scalars[value.tag].append((step, value.simple_value))
+    elif kind == "tensor" and value.metadata.plugin_data.plugin_name == "text":
+        tables[value.tag] = parse_markdown_table(value.tensor.string_val[0].decode())
 
 
 def by_iteration(pairs, num_iterations):
@@ -296,6 +294,19 @@ def load_run(path):
     )
 
 
+def load_runs(paths):
+    """The Run of each path, or the reason it was skipped as a string."""
+    results = []
+    for path in paths:
+        try:
+            results.append(load_run(path))
+        except (SkippedRun, OSError) as reason:
+            results.append(str(reason))
+        except Exception as error:  # an event file no check foresaw: skipped like the others, never a traceback
+            results.append(f"unreadable ({type(error).__name__}: {error})")
+    return results
+
+
 def read_json(path, consequence=None):
     """The JSON object in path, or None: with a warning that states the consequence, when one is given."""
     try:
@@ -306,6 +317,22 @@ def read_json(path, consequence=None):
     except (OSError, ValueError) as error:
         warn(f"{path} unreadable ({error}): {consequence or 'ignored'}")
     return None
+
+
+def read_conditions(folder):
+    """The folder's SweepConditions, or None when benchmark.sh recorded neither file (older sweeps, other machines)."""
+    sweeps, loads = folder / "sweeps.txt", folder / "load.txt"
+    if not sweeps.is_file() and not loads.is_file():
+        return None
+    try:
+        wall = [float(line.split()[2]) for line in sweeps.read_text().splitlines() if line.strip()] \
+            if sweeps.is_file() else []
+        load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
+            if loads.is_file() else []
+    except (IndexError, ValueError, OSError) as error:
+        warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
+        return None
+    return SweepConditions(wall_seconds=wall, loads=load)
 
 
 def drop_duplicate_runs(runs):
@@ -339,24 +366,6 @@ def window_names(runs):
     held = f"iteration {first}" if last == first else f"iterations {first}–{last}"
     held = held if len(lengths) == 1 or lengths[0] - 1 >= last else f"iterations {first}+"
     return {metric: name.replace("iterations 8–99", held) for metric, name in METRIC_NAMES.items()}
-
-
-def load_runs(paths):
-    """The Run of each path, or the reason it was skipped as a string."""
-    results = []
-    for path in paths:
-        try:
-            results.append(load_run(path))
-        except (SkippedRun, OSError) as reason:
-            results.append(str(reason))
-        except Exception as error:  # an event file no check foresaw: skipped like the others, never a traceback
-            results.append(f"unreadable ({type(error).__name__}: {error})")
-    return results
-
-
-def in_parallel(pool, calls):
-    """Results of (function, *arguments) calls in call order, run in the pool."""
-    return [future.result() for future in [pool.submit(*call) for call in calls]]
 
 
 def load_sweep(folders, pool):
@@ -399,7 +408,7 @@ def load_sweep(folders, pool):
                  conditions=[(f, c) for f, c in conditions if c])
 
 
-# ---------------------------------------------------------------------------------------------- summary
+# -------------------------------------------------------------------- summarise: one row per run, summary.csv
 
 
 def window_seconds(seconds, window):
@@ -478,7 +487,7 @@ def write_summary_csv(rows, path):
     print(f"wrote {path}", flush=True)
 
 
-# ---------------------------------------------------------------------------------------------- statistics
+# -------- statistics: selecting and pairing runs, means, intervals, the ranking, break-even, the exp4 effects
 
 
 def rows_of(rows, exp):
@@ -490,12 +499,6 @@ def rows_of(rows, exp):
     return [row for row in rows if row["exp"] == exp]
 
 
-def scope(rows):
-    """The envs rows cover, for chart titles: the env's name when only one, else their count."""
-    envs = {row["env"] for row in rows}
-    return next(iter(envs)) if len(envs) == 1 else f"{len(envs)} envs"
-
-
 def where(rows, **fields):
     """Rows whose fields equal the given values."""
     return [row for row in rows if all(row[name] == value for name, value in fields.items())]
@@ -504,6 +507,12 @@ def where(rows, **fields):
 def metric_values(rows, metric):
     """The metric of the rows, NaNs left out."""
     return [row[metric] for row in rows if not math.isnan(row[metric])]
+
+
+def scope(rows):
+    """The envs rows cover, for chart titles: the env's name when only one, else their count."""
+    envs = {row["env"] for row in rows}
+    return next(iter(envs)) if len(envs) == 1 else f"{len(envs)} envs"
 
 
 def paired(rows_a, rows_b, metric):
@@ -522,6 +531,17 @@ def paired(rows_a, rows_b, metric):
     values_a, values_b = by_key
     return [Pair(key[0], values_a[key], values_b[key])
             for key in sorted(values_a.keys() & values_b.keys(), key=lambda key: (key[0], key[1] or 0, key[2]))]
+
+
+def paired_labels(rows, label_a, label_b, metric):
+    """paired() of the rows of label A and the rows of label B."""
+    return paired(where(rows, label=label_a), where(rows, label=label_b), metric)
+
+
+def values_by(rows, category_field, categories, labels, metric):
+    """{(category, label): the metric of the label's rows in the category, NaNs left out}: what draw_points draws."""
+    return {(category, label): metric_values(where(rows, label=label, **{category_field: category}), metric)
+            for category in categories for label in labels}
 
 
 def most_common_length(rows):
@@ -580,6 +600,12 @@ def interval(pairs, statistic):
     return float(low), float(high), "CI"
 
 
+def distinguishable(bounds):
+    """True when an interval (low, high, kind) excludes 1×: the envs agree on which side is faster."""
+    low, high = bounds[:2]
+    return not math.isnan(low) and not low <= 1 <= high
+
+
 def compiled_comparisons(labels):
     """('A over B', A, B) for every two fully compiled variants among labels, A before B in display order."""
     present = [label for label in FULLY_COMPILED if label in labels]
@@ -598,7 +624,124 @@ def compile_mode_comparisons(rows):
             for label in labels if COMPILE_BASELINES.get(label) in labels]
 
 
-# ---------------------------------------------------------------------------------------------- chart helpers
+@dataclass
+class Standing:
+    """One fully compiled variant of one model size against the fastest: relative times and its windows."""
+
+    label: str
+    envs: int
+    total: tuple  # (geometric mean of time / fastest's time, interval (low, high, kind))
+    steady: tuple
+    iter0_s: float  # geometric mean over envs and seeds
+    steady_s: float
+    steady_vs_total: tuple = (math.nan, (math.nan, math.nan, ""))  # steady state / the fastest-in-total's, as total
+
+
+def window_standing(rows):
+    """A Standing holding only the geometric means of the rows' iteration 0 and steady state (for break_even)."""
+    return Standing(rows[0]["label"], len({row["env"] for row in rows}), (math.nan, ()), (math.nan, ()),
+                    geometric_mean(metric_values(rows, "iter0_s")), geometric_mean(metric_values(rows, "iter8_99_median_s")))
+
+
+def fastest_label(rows, labels, metric):
+    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran; None if no value."""
+    keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
+            for label in labels]
+    common = set.intersection(*keys)
+    means = {label: geometric_mean([row[metric] for row in where(rows, label=label)
+                                    if (row["env"], row["seed"]) in common or not common]) for label in labels}
+    measured = [label for label in labels if not math.isnan(means[label])]
+    return min(measured, key=means.get) if measured else None
+
+
+def relative_to(rows, fastest, label, metric):
+    """(geometric mean, interval) of label's metric over fastest's, paired by env and seed."""
+    pairs = paired_labels(rows, fastest, label, metric)
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+
+
+def standings(rows, labels):
+    """Standing of every label and the fastest labels on total and on the steady state."""
+    fastest_total = fastest_label(rows, labels, "total_s")
+    fastest_steady = fastest_label(rows, labels, "iter8_99_median_s")
+    return [Standing(label, len({row["env"] for row in where(rows, label=label)}),
+                     relative_to(rows, fastest_total, label, "total_s"),
+                     relative_to(rows, fastest_steady, label, "iter8_99_median_s"),
+                     geometric_mean(metric_values(where(rows, label=label), "iter0_s")),
+                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")),
+                     relative_to(rows, fastest_total, label, "iter8_99_median_s"))
+            for label in labels], fastest_total, fastest_steady
+
+
+def break_even(variant, reference):
+    """Iterations after which variant's faster steady state repays its longer iteration 0 against reference.
+
+    With total(n) ≈ iteration 0 + (n − 1) × steady state: n = 1 + Δ iteration 0 / Δ steady state. None when
+    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either; NaN when a
+    steady state is unknown (its window empty).
+    """
+    if math.isnan(variant.steady_s) or math.isnan(reference.steady_s):
+        return math.nan
+    if variant.steady_s >= reference.steady_s:
+        return None
+    if variant.iter0_s <= reference.iter0_s:
+        return 0
+    return 1 + (variant.iter0_s - reference.iter0_s) / (reference.steady_s - variant.steady_s)
+
+
+def backend_effects(rows, metric):
+    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran all four variants.
+
+    Framework effect = √(torch/linen on gymnax × torch/linen on Gymnasium); backend effect = √(Gymnasium/gymnax
+    with torch × Gymnasium/gymnax with linen): time ratios, each averaged (geometrically) over the other factor.
+    """
+    values = defaultdict(dict)
+    for row in rows:
+        if not math.isnan(row[metric]):
+            length = row["num_iterations"] if metric in LENGTH_METRICS else None
+            values[row["config"], length, row["seed"]][row["label"]] = row[metric]
+    effects = defaultdict(list)
+    for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
+        if not all(label in cell for label in BACKEND_CELLS.values()):
+            continue
+        t = {key: cell[label] for key, label in BACKEND_CELLS.items()}
+        framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
+        backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
+        effects[config.env, config.size].append((framework, backend))
+    return effects
+
+
+def magnitude(ratio):
+    """How far a time ratio is from 1×, either way: max(ratio, 1 / ratio)."""
+    return max(ratio, 1 / ratio)
+
+
+def effect_summary(effects, effect):
+    """(geometric mean, interval over envs) of effect(framework effect, backend effect) over every seed of every cell."""
+    pairs = [Pair(Config("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
+             for (env, size), cell in effects.items() for framework, backend in cell]
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+
+
+def inverted(value):
+    """(mean, interval) of a time ratio turned around: B / A from A / B."""
+    mean, (low, high, kind) = value
+    return 1 / mean, (1 / high, 1 / low, kind)
+
+
+def mean_curve(curves, points=200):
+    """Grid, mean, min and max across repeats of (x, y) curves, interpolated where all repeats have data (else None)."""
+    if not curves:
+        return None
+    start, end = max(x[0] for x, _ in curves), min(x[-1] for x, _ in curves)
+    if not end > start:
+        return None
+    grid = np.linspace(start, end, points)
+    ys = np.array([np.interp(grid, x, y) for x, y in curves])
+    return grid, ys.mean(axis=0), ys.min(axis=0), ys.max(axis=0)
+
+
+# --------------------------------------------------------------------- charts: the drawing the sections share
 
 
 def colors_for(names):
@@ -682,6 +825,11 @@ def empty_panel(ax, text):
     ax.tick_params(axis="y", left=False, labelleft=False)
 
 
+def min_max_whiskers(centres, cells):
+    """errorbar's yerr from each centre down to its cell's minimum and up to its maximum."""
+    return [centres - [cell.min() for cell in cells], [cell.max() for cell in cells] - centres]
+
+
 def draw_points(ax, categories, series, values, colors=None):
     """Median of values[(category, series)] as a point with min–max whiskers, grouped by category, log seconds.
 
@@ -697,7 +845,7 @@ def draw_points(ax, categories, series, values, colors=None):
             continue
         drawn = True
         medians = np.array([np.median(cell) for _, cell in cells])
-        whiskers = [medians - [cell.min() for _, cell in cells], [cell.max() for _, cell in cells] - medians]
+        whiskers = min_max_whiskers(medians, [cell for _, cell in cells])
         ax.errorbar([x + offset for x, _ in cells], medians, yerr=whiskers, color=colors[name], label=name,
                     marker="o", markersize=5, linestyle="none", elinewidth=1, capsize=2)
     if drawn:
@@ -744,671 +892,9 @@ def speedups_by_category(rows, category_field, categories, comparisons, metric):
     for category in categories:
         in_category = where(rows, **{category_field: category})
         for name, label_a, label_b in comparisons:
-            pairs = paired(where(in_category, label=label_a), where(in_category, label=label_b), metric)
+            pairs = paired_labels(in_category, label_a, label_b, metric)
             speedups[category, name] = [pair.speedup for pair in pairs]
     return speedups
-
-
-# ---------------------------------------------------------------------------------------------- report helpers
-
-
-def markdown_table(header, rows):
-    """Markdown table lines for a header and rows of cells."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return lines + [""]
-
-
-def seconds_text(value):
-    """Seconds with three significant digits, '–' for NaN."""
-    return "–" if math.isnan(value) else f"{value:.3g}"
-
-
-def speedup_text(value, bounds=(math.nan, math.nan, "")):
-    """A speedup like '2.00×', then ' [95% CI 1.80–2.20]' or ' [range 1.80–2.20]' when known; '–' for NaN."""
-    if math.isnan(value):
-        return "–"
-    low, high, kind = bounds
-    kind = "95% CI" if kind == "CI" else kind
-    return f"{value:.2f}×" + ("" if math.isnan(low) else f" [{kind} {low:.2f}–{high:.2f}]")
-
-
-def mean_and_spread(values):
-    """'mean ± sample std' of values with three significant digits; the mean alone for one value, '–' for none."""
-    if len(values) < 2:
-        return f"{values[0]:.3g}" if values else "–"
-    return f"{np.mean(values):.3g} ± {np.std(values, ddof=1):.2g}"
-
-
-def empty_window_lines(rows, metrics):
-    """One line naming the windows of metrics that some of the rows' runs end before; none when every run reaches them."""
-    parts = []
-    for window in dict.fromkeys(METRIC_WINDOWS[metric] for metric in metrics if metric in METRIC_WINDOWS):
-        first = WINDOWS[window][0]
-        short = [row for row in rows if row["num_iterations"] <= first]
-        if short:
-            lengths = "/".join(map(str, sorted({row["num_iterations"] for row in short})))
-            share = "every run" if len(short) == len(rows) else f"{len(short)} of {len(rows)} runs"
-            plural = "" if lengths == "1" else "s"
-            parts.append(f"{window} is empty in {share} (runs of {lengths} iteration{plural} end before iteration {first})")
-    if not parts:
-        return []
-    return [f"*Empty windows:* {'; '.join(parts)}; figures over an empty window are left out ('–' in tables).", ""]
-
-
-def image(name, caption):
-    """Markdown lines embedding a chart."""
-    return [f"![{caption}]({name})", ""]
-
-
-def speedup_table(groups):
-    """Markdown table of geometric-mean and median speedups with their intervals for [(group, A, B, pairs)]."""
-    lines = []
-    for group, label_a, label_b, pairs in groups:
-        speedups = [pair.speedup for pair in pairs]
-        envs = len({pair.config.env for pair in pairs})
-        lines.append([
-            group, f"{label_a} over {label_b}", len(pairs), envs,
-            speedup_text(geometric_mean(speedups), interval(pairs, geometric_mean)),
-            speedup_text(median(speedups), interval(pairs, median)),
-        ])
-    header = ["model size", "speedup of A over B", "pairs", "envs", "geometric mean [interval]", "median [interval]"]
-    return markdown_table(header, lines)
-
-
-# ---------------------------------------------------------------------------------------------- report sections
-
-
-def gpu_text(system):
-    """'NVIDIA H100 80GB HBM3 (driver 580.65) ×1', or 'none (CPU only)'."""
-    gpu = system.get("gpu")
-    if not gpu:
-        return "none (CPU only)"
-    if isinstance(gpu, dict):
-        name, driver, count = gpu.get("name", "?"), gpu.get("driver"), gpu.get("count", 1)
-    else:
-        name, driver, count = gpu, system.get("driver"), 1
-    return f"{name}" + (f" (driver {driver})" if driver else "") + f" ×{count}"
-
-
-def cpu_text(system):
-    """'AMD EPYC, 2 cores' (the core count where known)."""
-    cores = system.get("cpu_count")
-    return f"{system.get('cpu', '?')}" + (f", {cores} cores" if cores else "")
-
-
-def packages_text(system):
-    """'jax 0.10.2, torch 2.13.0, …' from system.json's packages."""
-    return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
-
-
-def machine_lines(systems):
-    """One block per system.json: machine, software, commit, command (and load or wall time where recorded)."""
-    if not systems:
-        return ["- **Machine:** unknown: no system.json was found.", ""]
-    lines = []
-    for folder, system in systems:
-        dirty = {True: " (working tree dirty)", False: " (clean)"}.get(system.get("git_dirty"), "")
-        extras = [f"**{key.replace('_', ' ')}:** {value}" for key, value in system.items()
-                  if ("load" in key or "wall" in key) and value is not None]
-        lines += [
-            *([f"- **folder:** `{folder}`"] if len(systems) > 1 else []),
-            f"- **CPU:** {cpu_text(system)}; **GPU:** {gpu_text(system)}",
-            f"- **Python:** {system.get('python', '?')}; **packages:** {packages_text(system)}",
-            f"- **git commit:** {system.get('git_commit') or 'unknown'}{dirty}; **host:** {system.get('hostname', '?')}; "
-            f"**date:** {system.get('date', '?')}",
-            f"- **command:** `{system.get('command', '?')}`" + "".join(f"; {extra}" for extra in extras),
-            "",
-        ]
-    return lines
-
-
-def shard_differences(systems):
-    """Lines naming what differs between the folders' machines (hardware, package versions); none when alike."""
-    if len(systems) < 2:
-        return []
-    aspects = {"hardware": lambda system: f"{cpu_text(system)}; GPU {gpu_text(system)}",
-               "package versions": lambda system: f"Python {system.get('python', '?')}, {packages_text(system)}"}
-    lines = []
-    for aspect, describe in aspects.items():
-        seen = defaultdict(list)
-        for folder, system in systems:
-            seen[describe(system)].append(folder.name)
-        if len(seen) > 1:
-            lines.append(f"- **Warning: the folders ran on different {aspect}**, so their runs are not like for like: "
-                         + "; ".join(f"{', '.join(names)}: {text}" for text, names in seen.items()))
-    return lines + [""] if lines else []
-
-
-def is_quick(sweep):
-    """True when the sweep was run with benchmark.sh --quick (its command line or workload.json says so)."""
-    commands = [system.get("command") or "" for _, system in sweep.systems]
-    return any("--quick" in command.split() for command in commands) or any(
-        workload.get("quick") for _, workload in sweep.workload_files)
-
-
-def workload_lines(sweep):
-    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart."""
-    lines = []
-    for work, rows in itertools.groupby(sorted(sweep.rows, key=lambda row: row["config"].work),
-                                        key=lambda row: row["config"].work):
-        rows = list(rows)
-        counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
-        envs = ordered((row["env"] for row in rows), sweep.env_order)
-        settings = ", ".join(f"{name} {value}" for name, value in zip(WORK_FIELDS, work))
-        compiled, eager = counts(False), counts(True)
-        lines.append(f"- **Workload:** {settings}; iterations {'/'.join(map(str, compiled)) or '–'}, eager iterations "
-                     f"{'/'.join(map(str, eager)) or '–'}; {len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
-    for folder, workload in sweep.workload_files:
-        lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
-    if len(lines) > 1 + len(sweep.workload_files):
-        lines.append("- Runs of different workloads are never compared with each other.")
-    return lines + [""]
-
-
-def window_lines(sweep):
-    """Which iterations each window holds for each run length in the sweep."""
-    lines = []
-    for length in sorted({row["num_iterations"] for row in sweep.rows}):
-        held = []
-        for window, (first, last, _) in WINDOWS.items():
-            last = min(last, length - 1)
-            held.append(f"{window}: " + ("none" if last < first else f"{first}" if last == first else f"{first}–{last}"))
-        lines.append(f"- **Iterations each window holds, runs of {length} iterations:** " + "; ".join(held))
-    return lines + [""]
-
-
-def header_section(sweep):
-    """What a reader needs before the numbers: smoke-test warning, machine, software, commit, workload, windows."""
-    lines = []
-    if is_quick(sweep):
-        lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
-                  "the pipeline; its numbers show the shape of the effects only.", ""]
-    return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + condition_lines(sweep) \
-        + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
-
-
-def absent_lines(sweep):
-    """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all."""
-    absent = [f"{exp} ({topic})" for exp, topic in EXPERIMENT_TOPICS.items() if not rows_of(sweep.rows, exp)]
-    return [f"- **Not in this sweep:** {'; '.join(absent)}.", ""] if absent else []
-
-
-def condition_lines(sweep):
-    """The sweep's wall time and the load average while it ran, as benchmark.sh recorded them."""
-    lines = []
-    for folder, conditions in sweep.conditions:
-        parts = []
-        if conditions.wall_seconds:
-            total = sum(conditions.wall_seconds)
-            parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
-                         + (f", {len(conditions.wall_seconds)} invocations" if len(conditions.wall_seconds) > 1 else "")
-                         + ")")
-        if conditions.loads:
-            loads = sorted(conditions.loads)
-            parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
-                         f"range {loads[0]:.2f}–{loads[-1]:.2f} over {len(loads)} runs (a run itself accounts for "
-                         f"about 1–2 on this count; more means something else was running)")
-        prefix = f"`{folder.name}`: " if max(len(sweep.conditions), len(sweep.systems)) > 1 else ""
-        lines.append("- " + prefix + "; ".join(parts))
-    return lines + [""] if lines else []
-
-
-def definitions_section(sweep):
-    """How to read the numbers: speedup, windows, statistics, repeats."""
-    repeats = defaultdict(int)
-    for row in sweep.rows:
-        repeats[row["label"], row["config"], row["num_iterations"]] += 1
-    counts = sorted(set(repeats.values()))
-    steady = sweep.names["iter8_99_median_s"]
-    return [
-        "## How to read this report",
-        "",
-        f"- {len(sweep.rows)} finished runs; repeats (seeds) per configuration: {', '.join(map(str, counts))}.",
-        "- **Speedup of A over B** = time_B / time_A for the same experiment, env, model size, timing mode and "
-        "per-iteration workload, paired by seed (only the same seed; totals only between runs of the same number "
-        "of iterations). Above 1× means A is faster.",
-        "- Windows of `time/iteration`: **iteration 0** (holds compilation), **iterations 1–7** (mean), "
-        f"**{steady}** (median: the steady state). **Start-up** (`time/startup`: imports, device "
-        "and model creation) precedes iteration 0. **Total** is `time/total` (iteration 0 to the end).",
-        "- exp1 runs asynchronously (the honest end-to-end time); exp2 and exp3 synchronise around rollout "
-        "and update to time them separately, which adds host syncs.",
-        f"- Intervals over envs: with {MIN_ENVS_FOR_CI} or more envs a **95% CI** (percentile bootstrap, "
-        f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}, drawing whole envs with replacement); with fewer "
-        "envs the **range** (min–max over envs), which is no confidence interval. Both describe the spread over "
-        "this sweep's envs and seeds on this machine, not across machines.",
-        "",
-    ]
-
-
-# ---------------------------------------------------------------------------------------------- the ranking
-
-
-@dataclass
-class Standing:
-    """One fully compiled variant of one model size against the fastest: relative times and its windows."""
-
-    label: str
-    envs: int
-    total: tuple  # (geometric mean of time / fastest's time, interval (low, high, kind))
-    steady: tuple
-    iter0_s: float  # geometric mean over envs and seeds
-    steady_s: float
-    steady_vs_total: tuple = (math.nan, (math.nan, math.nan, ""))  # steady state / the fastest-in-total's, as total
-
-
-def window_standing(rows):
-    """A Standing holding only the geometric means of the rows' iteration 0 and steady state (for break_even)."""
-    return Standing(rows[0]["label"], len({row["env"] for row in rows}), (math.nan, ()), (math.nan, ()),
-                    geometric_mean(metric_values(rows, "iter0_s")), geometric_mean(metric_values(rows, "iter8_99_median_s")))
-
-
-def fastest_label(rows, labels, metric):
-    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran; None if no value."""
-    keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
-            for label in labels]
-    common = set.intersection(*keys)
-    means = {label: geometric_mean([row[metric] for row in where(rows, label=label)
-                                    if (row["env"], row["seed"]) in common or not common]) for label in labels}
-    measured = [label for label in labels if not math.isnan(means[label])]
-    return min(measured, key=means.get) if measured else None
-
-
-def relative_to(rows, fastest, label, metric):
-    """(geometric mean, interval) of label's metric over fastest's, paired by env and seed."""
-    pairs = paired(where(rows, label=fastest), where(rows, label=label), metric)
-    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
-
-
-def standings(rows, labels):
-    """Standing of every label and the fastest labels on total and on the steady state."""
-    fastest_total = fastest_label(rows, labels, "total_s")
-    fastest_steady = fastest_label(rows, labels, "iter8_99_median_s")
-    return [Standing(label, len({row["env"] for row in where(rows, label=label)}),
-                     relative_to(rows, fastest_total, label, "total_s"),
-                     relative_to(rows, fastest_steady, label, "iter8_99_median_s"),
-                     geometric_mean(metric_values(where(rows, label=label), "iter0_s")),
-                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")),
-                     relative_to(rows, fastest_total, label, "iter8_99_median_s"))
-            for label in labels], fastest_total, fastest_steady
-
-
-def distinguishable(bounds):
-    """True when an interval (low, high, kind) excludes 1×: the envs agree on which side is faster."""
-    low, high = bounds[:2]
-    return not math.isnan(low) and not low <= 1 <= high
-
-
-def tie_reason(values):
-    """Why relative times (mean, interval) do not tell variants apart: their intervals hold 1×, or there is none."""
-    missing = sum(math.isnan(bounds[0]) for _, bounds in values)
-    if missing == len(values):
-        return "with one env there is no interval"
-    if missing:
-        return "their intervals hold 1× or, with one env, are missing"
-    return "its interval holds 1×" if len(values) == 1 else "their intervals hold 1×"
-
-
-def break_even(variant, reference):
-    """Iterations after which variant's faster steady state repays its longer iteration 0 against reference.
-
-    With total(n) ≈ iteration 0 + (n − 1) × steady state: n = 1 + Δ iteration 0 / Δ steady state. None when
-    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either; NaN when a
-    steady state is unknown (its window empty).
-    """
-    if math.isnan(variant.steady_s) or math.isnan(reference.steady_s):
-        return math.nan
-    if variant.steady_s >= reference.steady_s:
-        return None
-    if variant.iter0_s <= reference.iter0_s:
-        return 0
-    return 1 + (variant.iter0_s - reference.iter0_s) / (reference.steady_s - variant.steady_s)
-
-
-def break_even_text(variant, reference, steady_ratio):
-    """Plain words for break_even; steady_ratio is (mean, interval) of variant's steady state over reference's.
-
-    A break-even is computed only between steady states that the interval tells apart.
-    """
-    if variant is reference:
-        return "–"
-    mean, bounds = steady_ratio
-    if math.isnan(mean):
-        return "– (no steady state)"
-    if not distinguishable(bounds):
-        return "– (one env: no interval)" if math.isnan(bounds[0]) else "– (steady states indistinguishable)"
-    iterations = break_even(variant, reference)
-    if mean > 1 or iterations is None:
-        return "never (steady state slower)"
-    return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
-
-
-def relative_text(value):
-    """A relative time like '1.09× [range 0.97–1.21]'; '1 (fastest)' for the fastest itself."""
-    mean, bounds = value
-    itself = mean == 1 and (math.isnan(bounds[0]) or bounds[0] == bounds[1] == 1)
-    return "1 (fastest)" if itself else speedup_text(mean, bounds)
-
-
-def listed(names):
-    """'a', 'a and b', 'a, b and c'."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-def fastest_claim(table, fastest, value, what):
-    """'**X** is fastest {what}.', or, when a variant's interval against X holds 1×, that none is fastest."""
-    tied = [standing for standing in table if standing.label != fastest and not distinguishable(value(standing)[1])]
-    if not tied:
-        return f"**{fastest}** is fastest {what}."
-    ties = listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in tied])
-    return (f"No variant is fastest {what}: {fastest} has the shortest time, and {ties} "
-            f"{'is' if len(tied) == 1 else 'are'} not distinguishable from it "
-            f"({tie_reason([value(standing) for standing in tied])}).")
-
-
-def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
-    """The steady-state sentences of a ranking conclusion: the fastest, and when a faster steady state is repaid."""
-    if fastest_steady is None:
-        return [f"No steady-state comparison: {steady_name} is empty in these runs."]
-    claim = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
-                          f"in the steady state ({steady_name})")
-    reference = by_label[fastest_total]
-    if fastest_steady == fastest_total:
-        return [claim]
-    ratio = reference.steady
-    if not distinguishable(ratio[1]):
-        return [claim, f"No break-even against {fastest_total}, the shortest in total: the two steady states are not "
-                       f"told apart ({speedup_text(*ratio)})."]
-    iterations = break_even(by_label[fastest_steady], reference)
-    when = ("its iteration 0 is not longer either" if iterations == 0 else
-            f"its longer iteration 0 is repaid after about {math.ceil(iterations):,} iterations")
-    return [claim, f"{fastest_steady} is {speedup_text(*ratio)} faster per iteration than {fastest_total}, the "
-                   f"shortest in total; {when}."]
-
-
-def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
-    """One generated paragraph of conclusions for one model size; a winner is named only where intervals exclude 1×."""
-    lead = f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations):"
-    if len(table) == 1:
-        return f"{lead} only {table[0].label} ran."
-    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total")]
-    sentences += [f"{standing.label} takes {speedup_text(*standing.total)} the time of {fastest_total}."
-                  for standing in table if standing.label != fastest_total and distinguishable(standing.total[1])]
-    by_label = {standing.label: standing for standing in table}
-    return " ".join(sentences + steady_conclusion(by_label, fastest_total, fastest_steady, steady_name))
-
-
-def ranking_chart(sizes, tables, out, names):
-    """Chart: per model size, each variant's total and steady-state time relative to the fastest, with intervals."""
-    figure, axes = new_figure("Which variant is fastest? Time relative to the fastest variant per model size (exp1)\n"
-                              "points: geometric mean over envs (and seeds); bars: interval (95% CI, or range with few "
-                              "envs)", len(sizes), panel_size=(6, 0.5 * max(len(t) for t in tables) + 1.8))
-    colors = colors_for(LABEL_COLORS)
-    for ax, size, table in zip(axes, sizes, tables):
-        for y, standing in enumerate(table):
-            for offset, (value, marker, what) in zip((-0.12, 0.12), ((standing.total, "o", "total"),
-                                                                      (standing.steady, "s", names["iter8_99_median_s"]))):
-                mean, (low, high, _) = value
-                xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
-                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
-                            color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
-        for marker, what in (("o", "total"), ("s", names["iter8_99_median_s"])):
-            ax.plot([], [], marker=marker, linestyle="none", color="black",
-                    markerfacecolor="black" if marker == "o" else "white", label=what)
-        ax.set_yticks(range(len(table)), [standing.label for standing in table])
-        ax.set_ylim(len(table) - 0.5, -0.5)
-        ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
-        log_axis(ax, "x", "×")
-        ax.set(title=f"model size: {size}", xlabel="time relative to the fastest (1× = fastest)")
-        ax.grid(axis="x", which="major", alpha=0.3)
-    return save_figure(figure, out, "ranking.png")
-
-
-def section_ranking(sweep, out):
-    """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
-    if not rows_of(sweep.rows, "exp1"):
-        return []
-    rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
-    lines = ["## Which variant is fastest? (exp1, fully compiled variants)", ""]
-    labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
-    if len(labels) < 2:
-        warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
-        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    steady_name = sweep.names["iter8_99_median_s"]
-    tables, conclusions, table_rows, used = [], [], [], []
-    for size in sizes:
-        sized, length = most_common_length(where(rows, size=size))
-        used += sized
-        present = ordered((row["label"] for row in sized), FULLY_COMPILED)
-        table, fastest_total, fastest_steady = standings(sized, present)
-        table.sort(key=lambda standing: standing.total[0])
-        tables.append(table)
-        reference = next(standing for standing in table if standing.label == fastest_total)
-        conclusions.append(ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name))
-        table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
-                        seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
-                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in table]
-    lines += empty_window_lines(used, ("iter8_99_median_s",))
-    lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
-    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
-              "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
-              "faster steady state repays iteration 0 (vs the fastest in total)"]
-    lines += markdown_table(header, table_rows)
-    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
-
-
-def env_section(sweep):
-    """The env complexity axis: step time relative to the fastest env."""
-    if not sweep.env_relative:
-        return []
-    header = ["env", "step time relative to the fastest env"]
-    return ["## Environment complexity", "", "From env_timing.json (the sweep's own regime).", ""] + markdown_table(
-        header, [[env, f"{sweep.env_relative[env]:.3g}"] for env in sweep.env_order if env in sweep.env_relative]
-    )
-
-
-def section_duration_vs_complexity(sweep, out):
-    """Chart: exp1 total duration of each variant against env complexity, one panel per model size."""
-    rows = rows_of(sweep.rows, "exp1")
-    heading = ["## Total duration against env complexity (exp1)", ""]
-    if not rows:
-        return []
-    if not sweep.env_relative:  # read_json has warned
-        return heading + ["Skipped: no env_timing.json.", ""]
-    rows, length = most_common_length(rows)
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    colors = colors_for(labels)
-    envs = [env for env in sweep.env_order if where(rows, env=env)]
-    if not_timed := [env for env in envs if env not in sweep.env_relative]:
-        warn(f"duration_vs_complexity.png leaves out envs that env_timing.json does not time: {', '.join(not_timed)}")
-        envs = [env for env in envs if env in sweep.env_relative]
-    figure, axes = new_figure(f"Total duration against env complexity — exp1 (async, {scope(rows)}, runs of {length} "
-                              "iterations)\n"
-                              "points: mean over seeds, whiskers: min–max", len(sizes), panel_size=(5.2, 4.8))
-    for ax, size in zip(axes, sizes):
-        for label in labels:
-            totals = [metric_values(where(rows, size=size, label=label, env=env), "total_s") for env in envs]
-            cells = [(sweep.env_relative[env], np.array(values)) for env, values in zip(envs, totals) if values]
-            x = [relative for relative, _ in cells]
-            means = np.array([values.mean() for _, values in cells])
-            whiskers = [means - [values.min() for _, values in cells], [values.max() for _, values in cells] - means]
-            ax.errorbar(x, means, yerr=whiskers, marker="o", markersize=4, capsize=2, color=colors[label], label=label)
-        log_axis(ax, "x", "×")
-        log_axis(ax, "y", " s")
-        ax.set(title=f"model size: {size}", xlabel="env step time relative to the fastest env",
-               ylabel="total duration (time/total)")
-        ax.grid(which="major", alpha=0.3)
-        env_names = ax.secondary_xaxis("top")
-        env_names.set_xticks([sweep.env_relative[env] for env in envs], envs, rotation=90, fontsize=6)
-        env_names.xaxis.set_minor_formatter(NullFormatter())
-    return heading + image(save_figure(figure, out, "duration_vs_complexity.png"), "duration against env complexity")
-
-
-def section_pairwise_speedups(sweep, out, metric, name):
-    """Chart and table: speedups between the fully compiled variants on metric, per model size (exp1)."""
-    rows = rows_of(sweep.rows, "exp1")
-    what = sweep.names[metric]
-    heading = [f"## Speedups between the fully compiled variants: {what} (exp1)", ""]
-    comparisons = compiled_comparisons({row["label"] for row in rows})
-    if not rows:
-        return []
-    if not comparisons:
-        warn(f"skipping {name}: fewer than two fully compiled variants in exp1")
-        return heading + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
-    heading += empty_window_lines([row for row in rows if row["label"] in FULLY_COMPILED], (metric,))
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    groups = [(size, a, b, paired(where(rows, size=size, label=a), where(rows, size=size, label=b), metric))
-              for size in sizes for _, a, b in comparisons]
-    if not any(pairs for _, _, _, pairs in groups):
-        warn(f"skipping {name}: no two fully compiled variants have a value of {what} for the same run configuration")
-        return heading + [f"No speedups: no two fully compiled variants have a value of {what} for the same "
-                          "configuration and seed.", ""]
-    figure, axes = new_figure(f"Speedup of A over B on {what} — exp1 (async, {scope(rows)})\n"
-                              "points: (env, seed) pairs, black line: geometric mean", 1, panel_size=(8, 4.6))
-    draw_speedup_strips(axes[0], sizes, [name for name, _, _ in comparisons],
-                        speedups_by_category(rows, "size", sizes, comparisons, metric))
-    axes[0].set(xlabel="model size", ylabel=f"speedup (time_B / time_A), {what}")
-    return heading + image(save_figure(figure, out, name), f"speedups on {what}") + speedup_table(groups)
-
-
-def section_overhead(sweep, out, exp):
-    """Chart and table: start-up and the three iteration windows per variant/mode and model size."""
-    rows = rows_of(sweep.rows, exp)
-    lines = [f"## Overhead windows ({exp})", ""]
-    if not rows:
-        return []
-    lines += empty_window_lines(rows, OVERHEAD_METRICS)
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    title = (f"Overhead windows — {exp} ({rows[0]['timing']}, {scope(rows)})\n"
-             "points: median over runs (envs × seeds), whiskers: min–max")
-    figure, axes = new_figure(title, len(OVERHEAD_METRICS), ncols=2, panel_size=(6, 3.8))
-    for ax, metric in zip(axes, OVERHEAD_METRICS):
-        values = {(size, label): metric_values(where(rows, size=size, label=label), metric)
-                  for size in sizes for label in labels}
-        draw_points(ax, sizes, labels, values)
-        per_iteration = metric in ("iter1_7_mean_s", "iter8_99_median_s")
-        ax.set(title=sweep.names[metric], xlabel="model size",
-               ylabel="seconds per iteration" if per_iteration else "seconds")
-    lines += image(save_figure(figure, out, f"overhead_{exp}.png"), f"overhead windows {exp}")
-    table = []
-    for label, size in itertools.product(labels, sizes):
-        cell = where(rows, size=size, label=label)
-        if cell:
-            medians = [seconds_text(median(metric_values(cell, metric))) for metric in OVERHEAD_METRICS]
-            table.append([label, size, len(cell)] + medians)
-    header = ["variant (mode)", "model size", "runs", "start-up (s)", "iteration 0 (s)",
-              "iterations 1–7 (s, mean)", f"{sweep.names['iter8_99_median_s']} (s, median)"]
-    return lines + ["Medians over runs (envs × seeds) of each run's value.", ""] + markdown_table(header, table)
-
-
-def section_sync(sweep, out, exp, category_field):
-    """Charts: synchronised rollout and update times per env or size, and the compiled variants' speedups on them."""
-    rows = [row for row in rows_of(sweep.rows, exp) if row["timing"] == "sync"]
-    lines = [f"## Synchronised rollout and update ({exp}, per {category_field})", ""]
-    if not rows_of(sweep.rows, exp):
-        return []
-    if not rows:
-        warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} runs")
-        return lines + [f"Skipped: no synchronised {exp} runs.", ""]
-    lines += empty_window_lines(rows, SYNC_METRICS)
-    if not any(metric_values(rows, metric) for metric in SYNC_METRICS):
-        warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} run holds a steady state")
-        return lines + [f"No charts: no synchronised {exp} run reaches {sweep.names['iter8_99_median_s']}, the window "
-                        "rollout and update are timed over.", ""]
-    categories = ordered((row[category_field] for row in rows), sweep.env_order if category_field == "env" else SIZES)
-    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    layout = {"ncols": 1, "panel_size": (14, 4.2)} if category_field == "env" else {"ncols": 2, "panel_size": (7, 4.2)}
-    title = (f"Synchronised rollout and update times — {exp} ({scope(rows)}), per-run median of "
-             f"{sweep.names['iter8_99_median_s']}\n"
-             "points: median over seeds, whiskers: min–max")
-    figure, axes = new_figure(title, len(SYNC_METRICS), **layout)
-    for ax, metric in zip(axes, SYNC_METRICS):
-        values = {(category, label): metric_values(where(rows, label=label, **{category_field: category}), metric)
-                  for category in categories for label in labels}
-        draw_points(ax, categories, labels, values)
-        ax.set(title=sweep.names[metric], ylabel="seconds per iteration")
-    lines += image(save_figure(figure, out, f"sync_times_{exp}.png"), f"synchronised times {exp}")
-    comparisons = compiled_comparisons(labels)
-    if not comparisons:
-        return lines
-    figure, axes = new_figure(f"Speedups on synchronised rollout and update — {exp} ({scope(rows)})\n"
-                              "points: seeds, black line: geometric mean", len(SYNC_METRICS), **layout)
-    for ax, metric in zip(axes, SYNC_METRICS):
-        draw_speedup_strips(ax, categories, [name for name, _, _ in comparisons],
-                            speedups_by_category(rows, category_field, categories, comparisons, metric))
-        ax.set(title=sweep.names[metric], ylabel="speedup of A over B (time_B / time_A)")
-    return lines + image(save_figure(figure, out, f"sync_speedups_{exp}.png"), f"synchronised speedups {exp}")
-
-
-def section_compile_modes(sweep, out):
-    """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
-    rows = rows_of(sweep.rows, "exp2")
-    if not rows and not rows_of(sweep.rows, "exp3"):
-        return []
-    comparisons = compile_mode_comparisons(rows)
-    lines = ["## Effect of each compile mode", "",
-             "Each mode is measured against the same framework one step less compiled: "
-             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
-             + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
-               "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
-    lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)
-    if comparisons:
-        lines += compile_mode_chart(rows, comparisons, out, sweep.names)
-    else:
-        warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
-        lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
-    table = []
-    for exp in ("exp2", "exp3"):
-        exp_rows = rows_of(sweep.rows, exp)
-        for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
-            sized = where(exp_rows, size=size)
-            pairs = [paired(where(sized, label=label), where(sized, label=baseline), m) for m in COMPILE_METRICS]
-            if any(pairs):
-                mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
-                steady_ratio = relative_to(sized, baseline, label, "iter8_99_median_s")
-                table.append([exp, label, baseline, size, max(map(len, pairs))]
-                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
-                             + [break_even_text(mode, base, steady_ratio)])
-    header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
-    header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
-    header += ["a faster steady state repays a longer iteration 0"]
-    return lines + (markdown_table(header, table) if table else [])
-
-
-def compile_mode_chart(rows, comparisons, out, names):
-    """Chart: per framework, the speedup of each compiled mode over its baseline on each metric (exp2)."""
-    frameworks = ordered((framework for framework, _, _ in comparisons), map(framework_of, LABEL_COLORS))
-    metric_names = [names[metric] for metric in COMPILE_METRICS]
-    title = (f"Speedup of each compile mode over its baseline — exp2 (sync, small, {scope(rows)})\n"
-             "points: (env, seed) pairs, filled: the mode, outline: its baseline; black line: geometric mean")
-    figure, axes = new_figure(title, len(frameworks), panel_size=(5.5, 4.6))
-    for ax, framework in zip(axes, frameworks):
-        modes = [f"{label} over {baseline}" for fw, label, baseline in comparisons if fw == framework]
-        speedups = {
-            (names[metric], mode): [pair.speedup for pair in paired(where(rows, label=mode.split(" over ")[0]),
-                                                                    where(rows, label=mode.split(" over ")[1]), metric)]
-            for metric in COMPILE_METRICS
-            for mode in modes
-        }
-        draw_speedup_strips(ax, metric_names, modes, speedups)
-        ax.set(title=f"{framework}: " + "; ".join(modes), ylabel="speedup (time_baseline / time_mode)")
-        ax.title.set_fontsize(8)
-    return image(save_figure(figure, out, "compile_modes.png"), "compile mode effect")
-
-
-def mean_curve(curves, points=200):
-    """Grid, mean, min and max across repeats of (x, y) curves, interpolated where all repeats have data (else None)."""
-    if not curves:
-        return None
-    start, end = max(x[0] for x, _ in curves), min(x[-1] for x, _ in curves)
-    if not end > start:
-        return None
-    grid = np.linspace(start, end, points)
-    ys = np.array([np.interp(grid, x, y) for x, y in curves])
-    return grid, ys.mean(axis=0), ys.min(axis=0), ys.max(axis=0)
 
 
 # Line styles for curves identical to an earlier one in the same panel, so that each stays visible.
@@ -1495,6 +981,684 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name):
     return save_figure(figure, out, name), notes
 
 
+def ranking_chart(sizes, tables, out, names):
+    """Chart: per model size, each variant's total and steady-state time relative to the fastest, with intervals."""
+    figure, axes = new_figure("Which variant is fastest? Time relative to the fastest variant per model size (exp1)\n"
+                              "points: geometric mean over envs (and seeds); bars: interval (95% CI, or range with few "
+                              "envs)", len(sizes), panel_size=(6, 0.5 * max(len(t) for t in tables) + 1.8))
+    colors = colors_for(LABEL_COLORS)
+    for ax, size, table in zip(axes, sizes, tables):
+        for y, standing in enumerate(table):
+            for offset, (value, marker, what) in zip((-0.12, 0.12), ((standing.total, "o", "total"),
+                                                                      (standing.steady, "s", names["iter8_99_median_s"]))):
+                mean, (low, high, _) = value
+                xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
+                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
+                            color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
+        for marker, what in (("o", "total"), ("s", names["iter8_99_median_s"])):
+            ax.plot([], [], marker=marker, linestyle="none", color="black",
+                    markerfacecolor="black" if marker == "o" else "white", label=what)
+        ax.set_yticks(range(len(table)), [standing.label for standing in table])
+        ax.set_ylim(len(table) - 0.5, -0.5)
+        ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
+        log_axis(ax, "x", "×")
+        ax.set(title=f"model size: {size}", xlabel="time relative to the fastest (1× = fastest)")
+        ax.grid(axis="x", which="major", alpha=0.3)
+    return save_figure(figure, out, "ranking.png")
+
+
+def compile_mode_chart(rows, comparisons, out, names):
+    """Chart: per framework, the speedup of each compiled mode over its baseline on each metric (exp2)."""
+    frameworks = ordered((framework for framework, _, _ in comparisons), map(framework_of, LABEL_COLORS))
+    metric_names = [names[metric] for metric in COMPILE_METRICS]
+    title = (f"Speedup of each compile mode over its baseline — exp2 (sync, small, {scope(rows)})\n"
+             "points: (env, seed) pairs, filled: the mode, outline: its baseline; black line: geometric mean")
+    figure, axes = new_figure(title, len(frameworks), panel_size=(5.5, 4.6))
+    for ax, framework in zip(axes, frameworks):
+        modes = [f"{label} over {baseline}" for fw, label, baseline in comparisons if fw == framework]
+        speedups = {(names[metric], mode): [pair.speedup for pair in paired_labels(rows, *mode.split(" over "), metric)]
+                    for metric in COMPILE_METRICS for mode in modes}
+        draw_speedup_strips(ax, metric_names, modes, speedups)
+        ax.set(title=f"{framework}: " + "; ".join(modes), ylabel="speedup (time_baseline / time_mode)")
+        ax.title.set_fontsize(8)
+    return image(save_figure(figure, out, "compile_modes.png"), "compile mode effect")
+
+
+# ------------------------------------------------ text: markdown, numbers in words, the generated conclusions
+
+
+def markdown_table(header, rows):
+    """Markdown table lines for a header and rows of cells."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def seconds_text(value):
+    """Seconds with three significant digits, '–' for NaN."""
+    return "–" if math.isnan(value) else f"{value:.3g}"
+
+
+def speedup_text(value, bounds=(math.nan, math.nan, "")):
+    """A speedup like '2.00×', then ' [95% CI 1.80–2.20]' or ' [range 1.80–2.20]' when known; '–' for NaN."""
+    if math.isnan(value):
+        return "–"
+    low, high, kind = bounds
+    kind = "95% CI" if kind == "CI" else kind
+    return f"{value:.2f}×" + ("" if math.isnan(low) else f" [{kind} {low:.2f}–{high:.2f}]")
+
+
+def mean_and_spread(values):
+    """'mean ± sample std' of values with three significant digits; the mean alone for one value, '–' for none."""
+    if len(values) < 2:
+        return f"{values[0]:.3g}" if values else "–"
+    return f"{np.mean(values):.3g} ± {np.std(values, ddof=1):.2g}"
+
+
+def image(name, caption):
+    """Markdown lines embedding a chart."""
+    return [f"![{caption}]({name})", ""]
+
+
+def empty_window_lines(rows, metrics):
+    """One line naming the windows of metrics that some of the rows' runs end before; none when every run reaches them."""
+    parts = []
+    for window in dict.fromkeys(METRIC_WINDOWS[metric] for metric in metrics if metric in METRIC_WINDOWS):
+        first = WINDOWS[window][0]
+        short = [row for row in rows if row["num_iterations"] <= first]
+        if short:
+            lengths = "/".join(map(str, sorted({row["num_iterations"] for row in short})))
+            share = "every run" if len(short) == len(rows) else f"{len(short)} of {len(rows)} runs"
+            plural = "" if lengths == "1" else "s"
+            parts.append(f"{window} is empty in {share} (runs of {lengths} iteration{plural} end before iteration {first})")
+    if not parts:
+        return []
+    return [f"*Empty windows:* {'; '.join(parts)}; figures over an empty window are left out ('–' in tables).", ""]
+
+
+def speedup_table(groups):
+    """Markdown table of geometric-mean and median speedups with their intervals for [(group, A, B, pairs)]."""
+    lines = []
+    for group, label_a, label_b, pairs in groups:
+        speedups = [pair.speedup for pair in pairs]
+        envs = len({pair.config.env for pair in pairs})
+        lines.append([
+            group, f"{label_a} over {label_b}", len(pairs), envs,
+            speedup_text(geometric_mean(speedups), interval(pairs, geometric_mean)),
+            speedup_text(median(speedups), interval(pairs, median)),
+        ])
+    header = ["model size", "speedup of A over B", "pairs", "envs", "geometric mean [interval]", "median [interval]"]
+    return markdown_table(header, lines)
+
+
+def gpu_text(system):
+    """'NVIDIA H100 80GB HBM3 (driver 580.65) ×1', or 'none (CPU only)'."""
+    gpu = system.get("gpu")
+    if not gpu:
+        return "none (CPU only)"
+    if isinstance(gpu, dict):
+        name, driver, count = gpu.get("name", "?"), gpu.get("driver"), gpu.get("count", 1)
+    else:
+        name, driver, count = gpu, system.get("driver"), 1
+    return f"{name}" + (f" (driver {driver})" if driver else "") + f" ×{count}"
+
+
+def cpu_text(system):
+    """'AMD EPYC, 2 cores' (the core count where known)."""
+    cores = system.get("cpu_count")
+    return f"{system.get('cpu', '?')}" + (f", {cores} cores" if cores else "")
+
+
+def packages_text(system):
+    """'jax 0.10.2, torch 2.13.0, …' from system.json's packages."""
+    return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
+
+
+def listed(names):
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def tie_reason(values):
+    """Why relative times (mean, interval) do not tell variants apart: their intervals hold 1×, or there is none."""
+    missing = sum(math.isnan(bounds[0]) for _, bounds in values)
+    if missing == len(values):
+        return "with one env there is no interval"
+    if missing:
+        return "their intervals hold 1× or, with one env, are missing"
+    return "its interval holds 1×" if len(values) == 1 else "their intervals hold 1×"
+
+
+def relative_text(value):
+    """A relative time like '1.09× [range 0.97–1.21]'; '1 (fastest)' for the fastest itself."""
+    mean, bounds = value
+    itself = mean == 1 and (math.isnan(bounds[0]) or bounds[0] == bounds[1] == 1)
+    return "1 (fastest)" if itself else speedup_text(mean, bounds)
+
+
+def break_even_text(variant, reference, steady_ratio):
+    """Plain words for break_even; steady_ratio is (mean, interval) of variant's steady state over reference's.
+
+    A break-even is computed only between steady states that the interval tells apart.
+    """
+    if variant is reference:
+        return "–"
+    mean, bounds = steady_ratio
+    if math.isnan(mean):
+        return "– (no steady state)"
+    if not distinguishable(bounds):
+        return "– (one env: no interval)" if math.isnan(bounds[0]) else "– (steady states indistinguishable)"
+    iterations = break_even(variant, reference)
+    if mean > 1 or iterations is None:
+        return "never (steady state slower)"
+    return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
+
+
+def fastest_claim(table, fastest, value, what):
+    """'**X** is fastest {what}.', or, when a variant's interval against X holds 1×, that none is fastest."""
+    tied = [standing for standing in table if standing.label != fastest and not distinguishable(value(standing)[1])]
+    if not tied:
+        return f"**{fastest}** is fastest {what}."
+    ties = listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in tied])
+    return (f"No variant is fastest {what}: {fastest} has the shortest time, and {ties} "
+            f"{'is' if len(tied) == 1 else 'are'} not distinguishable from it "
+            f"({tie_reason([value(standing) for standing in tied])}).")
+
+
+def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
+    """The steady-state sentences of a ranking conclusion: the fastest, and when a faster steady state is repaid."""
+    if fastest_steady is None:
+        return [f"No steady-state comparison: {steady_name} is empty in these runs."]
+    claim = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
+                          f"in the steady state ({steady_name})")
+    reference = by_label[fastest_total]
+    if fastest_steady == fastest_total:
+        return [claim]
+    ratio = reference.steady
+    if not distinguishable(ratio[1]):
+        return [claim, f"No break-even against {fastest_total}, the shortest in total: the two steady states are not "
+                       f"told apart ({speedup_text(*ratio)})."]
+    iterations = break_even(by_label[fastest_steady], reference)
+    when = ("its iteration 0 is not longer either" if iterations == 0 else
+            f"its longer iteration 0 is repaid after about {math.ceil(iterations):,} iterations")
+    return [claim, f"{fastest_steady} is {speedup_text(*ratio)} faster per iteration than {fastest_total}, the "
+                   f"shortest in total; {when}."]
+
+
+def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
+    """One generated paragraph of conclusions for one model size; a winner is named only where intervals exclude 1×."""
+    lead = f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations):"
+    if len(table) == 1:
+        return f"{lead} only {table[0].label} ran."
+    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total")]
+    sentences += [f"{standing.label} takes {speedup_text(*standing.total)} the time of {fastest_total}."
+                  for standing in table if standing.label != fastest_total and distinguishable(standing.total[1])]
+    by_label = {standing.label: standing for standing in table}
+    return " ".join(sentences + steady_conclusion(by_label, fastest_total, fastest_steady, steady_name))
+
+
+def ratio_words(value, slower, faster):
+    """'Gymnasium takes 3.10× [range 2.90–3.30] the time of gymnax' (turned around below 1×), or that they tie."""
+    if not distinguishable(value[1]):
+        return f"{slower} and {faster} are not told apart ({slower} / {faster}: {speedup_text(*value)})"
+    if value[0] >= 1:
+        return f"{slower} takes {speedup_text(*value)} the time of {faster}"
+    return f"{faster} takes {speedup_text(*inverted(value))} the time of {slower}"
+
+
+def backend_conclusion(effects, what):
+    """The generated sentence on one metric: each factor's effect, and which dominates where the interval says so.
+
+    Dominance is the geometric mean over seeds of |backend effect| / |framework effect| (each as a ratio ≥ 1).
+    """
+    framework = effect_summary(effects, lambda framework, _: framework)
+    backend = effect_summary(effects, lambda _, backend: backend)
+    dominance = effect_summary(effects, lambda framework, backend: magnitude(backend) / magnitude(framework))
+    facts = (f"({len(effects)} env/size cells, geometric means): "
+             f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
+             f"{ratio_words(framework, 'torch', 'linen')}")
+    if not distinguishable(dominance[1]):
+        return (f"On {what}, **neither factor dominates** {facts}; the env backend changes the time "
+                f"{speedup_text(*dominance)} as much as the framework ({tie_reason([dominance])}).")
+    factors = ("the env backend", "the framework")
+    dominant, other = factors if dominance[0] > 1 else factors[::-1]
+    ratio = dominance if dominance[0] > 1 else inverted(dominance)
+    return f"On {what}, **{dominant} dominates** {facts}; {dominant} changes the time {speedup_text(*ratio)} as much " \
+           f"as {other}."
+
+
+# ---------------------------------- sections: the header, the answers, how to read, the details, a comparison
+
+
+def machine_lines(systems):
+    """One block per system.json: machine, software, commit, command (and load or wall time where recorded)."""
+    if not systems:
+        return ["- **Machine:** unknown: no system.json was found.", ""]
+    lines = []
+    for folder, system in systems:
+        dirty = {True: " (working tree dirty)", False: " (clean)"}.get(system.get("git_dirty"), "")
+        extras = [f"**{key.replace('_', ' ')}:** {value}" for key, value in system.items()
+                  if ("load" in key or "wall" in key) and value is not None]
+        lines += [
+            *([f"- **folder:** `{folder}`"] if len(systems) > 1 else []),
+            f"- **CPU:** {cpu_text(system)}; **GPU:** {gpu_text(system)}",
+            f"- **Python:** {system.get('python', '?')}; **packages:** {packages_text(system)}",
+            f"- **git commit:** {system.get('git_commit') or 'unknown'}{dirty}; **host:** {system.get('hostname', '?')}; "
+            f"**date:** {system.get('date', '?')}",
+            f"- **command:** `{system.get('command', '?')}`" + "".join(f"; {extra}" for extra in extras),
+            "",
+        ]
+    return lines
+
+
+def shard_differences(systems):
+    """Lines naming what differs between the folders' machines (hardware, package versions); none when alike."""
+    if len(systems) < 2:
+        return []
+    aspects = {"hardware": lambda system: f"{cpu_text(system)}; GPU {gpu_text(system)}",
+               "package versions": lambda system: f"Python {system.get('python', '?')}, {packages_text(system)}"}
+    lines = []
+    for aspect, describe in aspects.items():
+        seen = defaultdict(list)
+        for folder, system in systems:
+            seen[describe(system)].append(folder.name)
+        if len(seen) > 1:
+            lines.append(f"- **Warning: the folders ran on different {aspect}**, so their runs are not like for like: "
+                         + "; ".join(f"{', '.join(names)}: {text}" for text, names in seen.items()))
+    return lines + [""] if lines else []
+
+
+def is_quick(sweep):
+    """True when the sweep was run with benchmark.sh --quick (its command line or workload.json says so)."""
+    commands = [system.get("command") or "" for _, system in sweep.systems]
+    return any("--quick" in command.split() for command in commands) or any(
+        workload.get("quick") for _, workload in sweep.workload_files)
+
+
+def condition_lines(sweep):
+    """The sweep's wall time and the load average while it ran, as benchmark.sh recorded them."""
+    lines = []
+    for folder, conditions in sweep.conditions:
+        parts = []
+        if conditions.wall_seconds:
+            total = sum(conditions.wall_seconds)
+            parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
+                         + (f", {len(conditions.wall_seconds)} invocations" if len(conditions.wall_seconds) > 1 else "")
+                         + ")")
+        if conditions.loads:
+            loads = sorted(conditions.loads)
+            parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
+                         f"range {loads[0]:.2f}–{loads[-1]:.2f} over {len(loads)} runs (a run itself accounts for "
+                         f"about 1–2 on this count; more means something else was running)")
+        prefix = f"`{folder.name}`: " if max(len(sweep.conditions), len(sweep.systems)) > 1 else ""
+        lines.append("- " + prefix + "; ".join(parts))
+    return lines + [""] if lines else []
+
+
+def workload_lines(sweep):
+    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart."""
+    lines = []
+    for work, rows in itertools.groupby(sorted(sweep.rows, key=lambda row: row["config"].work),
+                                        key=lambda row: row["config"].work):
+        rows = list(rows)
+        counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
+        envs = ordered((row["env"] for row in rows), sweep.env_order)
+        settings = ", ".join(f"{name} {value}" for name, value in zip(WORK_FIELDS, work))
+        compiled, eager = counts(False), counts(True)
+        lines.append(f"- **Workload:** {settings}; iterations {'/'.join(map(str, compiled)) or '–'}, eager iterations "
+                     f"{'/'.join(map(str, eager)) or '–'}; {len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
+    for folder, workload in sweep.workload_files:
+        lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
+    if len(lines) > 1 + len(sweep.workload_files):
+        lines.append("- Runs of different workloads are never compared with each other.")
+    return lines + [""]
+
+
+def absent_lines(sweep):
+    """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all."""
+    absent = [f"{exp} ({topic})" for exp, topic in EXPERIMENT_TOPICS.items() if not rows_of(sweep.rows, exp)]
+    return [f"- **Not in this sweep:** {'; '.join(absent)}.", ""] if absent else []
+
+
+def window_lines(sweep):
+    """Which iterations each window holds for each run length in the sweep."""
+    lines = []
+    for length in sorted({row["num_iterations"] for row in sweep.rows}):
+        held = []
+        for window, (first, last, _) in WINDOWS.items():
+            last = min(last, length - 1)
+            held.append(f"{window}: " + ("none" if last < first else f"{first}" if last == first else f"{first}–{last}"))
+        lines.append(f"- **Iterations each window holds, runs of {length} iterations:** " + "; ".join(held))
+    return lines + [""]
+
+
+def header_section(sweep):
+    """What a reader needs before the numbers: smoke-test warning, machine, software, commit, workload, windows."""
+    lines = []
+    if is_quick(sweep):
+        lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
+                  "the pipeline; its numbers show the shape of the effects only.", ""]
+    return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + condition_lines(sweep) \
+        + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
+
+
+def section_ranking(sweep, out):
+    """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
+    if not rows_of(sweep.rows, "exp1"):
+        return []
+    rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
+    lines = ["## Which variant is fastest? (exp1, fully compiled variants)", ""]
+    labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
+    if len(labels) < 2:
+        warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
+        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    steady_name = sweep.names["iter8_99_median_s"]
+    tables, conclusions, table_rows, used = [], [], [], []
+    for size in sizes:
+        sized, length = most_common_length(where(rows, size=size))
+        used += sized
+        present = ordered((row["label"] for row in sized), FULLY_COMPILED)
+        table, fastest_total, fastest_steady = standings(sized, present)
+        table.sort(key=lambda standing: standing.total[0])
+        tables.append(table)
+        reference = next(standing for standing in table if standing.label == fastest_total)
+        conclusions.append(ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name))
+        table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
+                        seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
+                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in table]
+    lines += empty_window_lines(used, ("iter8_99_median_s",))
+    lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
+    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
+              "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
+              "faster steady state repays iteration 0 (vs the fastest in total)"]
+    lines += markdown_table(header, table_rows)
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def section_env_backend(sweep, out):
+    """Chart, table and conclusion of exp4: framework effect against env-backend effect per env and size."""
+    rows = rows_of(sweep.rows, "exp4")
+    lines = ["## Env backend against framework (exp4)", ""]
+    if not rows:
+        return []
+    metrics = ("total_s", "iter8_99_median_s")
+    effects = {metric: backend_effects(rows, metric) for metric in metrics}
+    if not any(effects.values()):
+        warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
+        return lines + ["Skipped: no exp4 env and size ran all four variants "
+                        f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
+    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
+              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
+              + ". Each effect is a time ratio averaged over the other factor (see summary.csv for the four times).", ""]
+    lines += empty_window_lines(rows, metrics)
+    series = ("framework: torch / linen", "env backend: Gymnasium / gymnax")
+    cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
+                            sweep.env_order)
+    categories = [f"{env} · {size}" for env, size in cells]
+    figure, axes = new_figure("Framework effect against env-backend effect — exp4 (async)\n"
+                              "points: seeds, black line: geometric mean; above 1×: torch / Gymnasium take longer",
+                              len(metrics), panel_size=(max(5.0, 1.2 * len(categories)), 4.4))
+    table = []
+    for ax, metric in zip(axes, metrics):
+        ratios = {(f"{env} · {size}", name): [effect[i] for effect in effects[metric].get((env, size), [])]
+                  for env, size in cells for i, name in enumerate(series)}
+        draw_speedup_strips(ax, categories, series, ratios, dict(zip(series, OTHER_COLORS)))
+        ax.set(title=sweep.names[metric], ylabel="time ratio")
+        for (env, size), cell in sorted(effects[metric].items()):
+            table.append([sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
+                          f"{geometric_mean([b for _, b in cell]):.2f}×"])
+    lines += image(save_figure(figure, out, "env_backend.png"), "framework against env backend")
+    lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
+                             "env backend: Gymnasium / gymnax"], table)
+    conclusions = [backend_conclusion(effects[metric], what) for metric, what in
+                   (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
+                   if effects[metric]]
+    return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def section_compile_modes(sweep, out):
+    """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
+    rows = rows_of(sweep.rows, "exp2")
+    if not rows and not rows_of(sweep.rows, "exp3"):
+        return []
+    comparisons = compile_mode_comparisons(rows)
+    lines = ["## Effect of each compile mode", "",
+             "Each mode is measured against the same framework one step less compiled: "
+             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
+             + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
+               "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
+    lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)
+    if comparisons:
+        lines += compile_mode_chart(rows, comparisons, out, sweep.names)
+    else:
+        warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
+        lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
+    table = []
+    for exp in ("exp2", "exp3"):
+        exp_rows = rows_of(sweep.rows, exp)
+        for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
+            sized = where(exp_rows, size=size)
+            pairs = [paired_labels(sized, label, baseline, metric) for metric in COMPILE_METRICS]
+            if any(pairs):
+                mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
+                steady_ratio = relative_to(sized, baseline, label, "iter8_99_median_s")
+                table.append([exp, label, baseline, size, max(map(len, pairs))]
+                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
+                             + [break_even_text(mode, base, steady_ratio)])
+    header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
+    header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
+    header += ["a faster steady state repays a longer iteration 0"]
+    return lines + (markdown_table(header, table) if table else [])
+
+
+def definitions_section(sweep):
+    """How to read the numbers: speedup, windows, statistics, repeats."""
+    repeats = defaultdict(int)
+    for row in sweep.rows:
+        repeats[row["label"], row["config"], row["num_iterations"]] += 1
+    counts = sorted(set(repeats.values()))
+    steady = sweep.names["iter8_99_median_s"]
+    return [
+        "## How to read this report",
+        "",
+        f"- {len(sweep.rows)} finished runs; repeats (seeds) per configuration: {', '.join(map(str, counts))}.",
+        "- **Speedup of A over B** = time_B / time_A for the same experiment, env, model size, timing mode and "
+        "per-iteration workload, paired by seed (only the same seed; totals only between runs of the same number "
+        "of iterations). Above 1× means A is faster.",
+        "- Windows of `time/iteration`: **iteration 0** (holds compilation), **iterations 1–7** (mean), "
+        f"**{steady}** (median: the steady state). **Start-up** (`time/startup`: imports, device "
+        "and model creation) precedes iteration 0. **Total** is `time/total` (iteration 0 to the end).",
+        "- exp1 runs asynchronously (the honest end-to-end time); exp2 and exp3 synchronise around rollout "
+        "and update to time them separately, which adds host syncs.",
+        f"- Intervals over envs: with {MIN_ENVS_FOR_CI} or more envs a **95% CI** (percentile bootstrap, "
+        f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}, drawing whole envs with replacement); with fewer "
+        "envs the **range** (min–max over envs), which is no confidence interval. Both describe the spread over "
+        "this sweep's envs and seeds on this machine, not across machines.",
+        "",
+    ]
+
+
+def env_section(sweep):
+    """The env complexity axis: step time relative to the fastest env."""
+    if not sweep.env_relative:
+        return []
+    header = ["env", "step time relative to the fastest env"]
+    return ["## Environment complexity", "", "From env_timing.json (the sweep's own regime).", ""] + markdown_table(
+        header, [[env, f"{sweep.env_relative[env]:.3g}"] for env in sweep.env_order if env in sweep.env_relative]
+    )
+
+
+def section_duration_vs_complexity(sweep, out):
+    """Chart: exp1 total duration of each variant against env complexity, one panel per model size."""
+    rows = rows_of(sweep.rows, "exp1")
+    heading = ["## Total duration against env complexity (exp1)", ""]
+    if not rows:
+        return []
+    if not sweep.env_relative:  # read_json has warned
+        return heading + ["Skipped: no env_timing.json.", ""]
+    rows, length = most_common_length(rows)
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    colors = colors_for(labels)
+    envs = [env for env in sweep.env_order if where(rows, env=env)]
+    if not_timed := [env for env in envs if env not in sweep.env_relative]:
+        warn(f"duration_vs_complexity.png leaves out envs that env_timing.json does not time: {', '.join(not_timed)}")
+        envs = [env for env in envs if env in sweep.env_relative]
+    figure, axes = new_figure(f"Total duration against env complexity — exp1 (async, {scope(rows)}, runs of {length} "
+                              "iterations)\n"
+                              "points: mean over seeds, whiskers: min–max", len(sizes), panel_size=(5.2, 4.8))
+    for ax, size in zip(axes, sizes):
+        for label in labels:
+            totals = [metric_values(where(rows, size=size, label=label, env=env), "total_s") for env in envs]
+            cells = [(sweep.env_relative[env], np.array(values)) for env, values in zip(envs, totals) if values]
+            x = [relative for relative, _ in cells]
+            means = np.array([values.mean() for _, values in cells])
+            whiskers = min_max_whiskers(means, [values for _, values in cells])
+            ax.errorbar(x, means, yerr=whiskers, marker="o", markersize=4, capsize=2, color=colors[label], label=label)
+        log_axis(ax, "x", "×")
+        log_axis(ax, "y", " s")
+        ax.set(title=f"model size: {size}", xlabel="env step time relative to the fastest env",
+               ylabel="total duration (time/total)")
+        ax.grid(which="major", alpha=0.3)
+        env_names = ax.secondary_xaxis("top")
+        env_names.set_xticks([sweep.env_relative[env] for env in envs], envs, rotation=90, fontsize=6)
+        env_names.xaxis.set_minor_formatter(NullFormatter())
+    return heading + image(save_figure(figure, out, "duration_vs_complexity.png"), "duration against env complexity")
+
+
+def section_pairwise_speedups(sweep, out, metric, name):
+    """Chart and table: speedups between the fully compiled variants on metric, per model size (exp1)."""
+    rows = rows_of(sweep.rows, "exp1")
+    what = sweep.names[metric]
+    heading = [f"## Speedups between the fully compiled variants: {what} (exp1)", ""]
+    comparisons = compiled_comparisons({row["label"] for row in rows})
+    if not rows:
+        return []
+    if not comparisons:
+        warn(f"skipping {name}: fewer than two fully compiled variants in exp1")
+        return heading + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    heading += empty_window_lines([row for row in rows if row["label"] in FULLY_COMPILED], (metric,))
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    groups = [(size, a, b, paired_labels(where(rows, size=size), a, b, metric))
+              for size in sizes for _, a, b in comparisons]
+    if not any(pairs for _, _, _, pairs in groups):
+        warn(f"skipping {name}: no two fully compiled variants have a value of {what} for the same run configuration")
+        return heading + [f"No speedups: no two fully compiled variants have a value of {what} for the same "
+                          "configuration and seed.", ""]
+    figure, axes = new_figure(f"Speedup of A over B on {what} — exp1 (async, {scope(rows)})\n"
+                              "points: (env, seed) pairs, black line: geometric mean", 1, panel_size=(8, 4.6))
+    draw_speedup_strips(axes[0], sizes, [name for name, _, _ in comparisons],
+                        speedups_by_category(rows, "size", sizes, comparisons, metric))
+    axes[0].set(xlabel="model size", ylabel=f"speedup (time_B / time_A), {what}")
+    return heading + image(save_figure(figure, out, name), f"speedups on {what}") + speedup_table(groups)
+
+
+def section_overhead(sweep, out, exp):
+    """Chart and table: start-up and the three iteration windows per variant/mode and model size."""
+    rows = rows_of(sweep.rows, exp)
+    lines = [f"## Overhead windows ({exp})", ""]
+    if not rows:
+        return []
+    lines += empty_window_lines(rows, OVERHEAD_METRICS)
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    title = (f"Overhead windows — {exp} ({rows[0]['timing']}, {scope(rows)})\n"
+             "points: median over runs (envs × seeds), whiskers: min–max")
+    figure, axes = new_figure(title, len(OVERHEAD_METRICS), ncols=2, panel_size=(6, 3.8))
+    for ax, metric in zip(axes, OVERHEAD_METRICS):
+        draw_points(ax, sizes, labels, values_by(rows, "size", sizes, labels, metric))
+        per_iteration = metric in ("iter1_7_mean_s", "iter8_99_median_s")
+        ax.set(title=sweep.names[metric], xlabel="model size",
+               ylabel="seconds per iteration" if per_iteration else "seconds")
+    lines += image(save_figure(figure, out, f"overhead_{exp}.png"), f"overhead windows {exp}")
+    table = []
+    for label, size in itertools.product(labels, sizes):
+        cell = where(rows, size=size, label=label)
+        if cell:
+            medians = [seconds_text(median(metric_values(cell, metric))) for metric in OVERHEAD_METRICS]
+            table.append([label, size, len(cell)] + medians)
+    header = ["variant (mode)", "model size", "runs", "start-up (s)", "iteration 0 (s)",
+              "iterations 1–7 (s, mean)", f"{sweep.names['iter8_99_median_s']} (s, median)"]
+    return lines + ["Medians over runs (envs × seeds) of each run's value.", ""] + markdown_table(header, table)
+
+
+def section_sync(sweep, out, exp, category_field):
+    """Charts: synchronised rollout and update times per env or size, and the compiled variants' speedups on them."""
+    rows = [row for row in rows_of(sweep.rows, exp) if row["timing"] == "sync"]
+    lines = [f"## Synchronised rollout and update ({exp}, per {category_field})", ""]
+    if not rows_of(sweep.rows, exp):
+        return []
+    if not rows:
+        warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} runs")
+        return lines + [f"Skipped: no synchronised {exp} runs.", ""]
+    lines += empty_window_lines(rows, SYNC_METRICS)
+    if not any(metric_values(rows, metric) for metric in SYNC_METRICS):
+        warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} run holds a steady state")
+        return lines + [f"No charts: no synchronised {exp} run reaches {sweep.names['iter8_99_median_s']}, the window "
+                        "rollout and update are timed over.", ""]
+    categories = ordered((row[category_field] for row in rows), sweep.env_order if category_field == "env" else SIZES)
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    layout = {"ncols": 1, "panel_size": (14, 4.2)} if category_field == "env" else {"ncols": 2, "panel_size": (7, 4.2)}
+    title = (f"Synchronised rollout and update times — {exp} ({scope(rows)}), per-run median of "
+             f"{sweep.names['iter8_99_median_s']}\n"
+             "points: median over seeds, whiskers: min–max")
+    figure, axes = new_figure(title, len(SYNC_METRICS), **layout)
+    for ax, metric in zip(axes, SYNC_METRICS):
+        draw_points(ax, categories, labels, values_by(rows, category_field, categories, labels, metric))
+        ax.set(title=sweep.names[metric], ylabel="seconds per iteration")
+    lines += image(save_figure(figure, out, f"sync_times_{exp}.png"), f"synchronised times {exp}")
+    comparisons = compiled_comparisons(labels)
+    if not comparisons:
+        return lines
+    figure, axes = new_figure(f"Speedups on synchronised rollout and update — {exp} ({scope(rows)})\n"
+                              "points: seeds, black line: geometric mean", len(SYNC_METRICS), **layout)
+    for ax, metric in zip(axes, SYNC_METRICS):
+        draw_speedup_strips(ax, categories, [name for name, _, _ in comparisons],
+                            speedups_by_category(rows, category_field, categories, comparisons, metric))
+        ax.set(title=sweep.names[metric], ylabel="speedup of A over B (time_B / time_A)")
+    return lines + image(save_figure(figure, out, f"sync_speedups_{exp}.png"), f"synchronised speedups {exp}")
+
+
+def section_memory(sweep, out):
+    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs logged it."""
+    rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
+    lines = ["## Peak device memory", ""]
+    if not rows:
+        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
+    for row in rows:
+        row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — all experiments ({scope(rows)})\n"
+                              "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
+    values = values_by(rows, "size", sizes, labels, "peak_memory_mib")
+    draw_points(axes[0], sizes, labels, values)
+    log_axis(axes[0], "y", " MiB")
+    axes[0].set(xlabel="model size", ylabel="peak device memory")
+    lines += image(save_figure(figure, out, "memory.png"), "peak device memory")
+    table = [[label, size, len(values[size, label]), f"{median(values[size, label]):.4g}"]
+             for label, size in itertools.product(labels, sizes) if values[size, label]]
+    return lines + markdown_table(["variant (mode)", "model size", "runs", "peak memory (MiB, median)"], table)
+
+
+def section_final_returns(sweep):
+    """Heading of the learning evidence; the final return per variant/mode and env (and size) for each experiment."""
+    lines = ["## Learning: final returns and learning curves", "",
+             f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
+             "mean ± sample standard deviation over seeds.", ""]
+    for exp in EXPERIMENTS:
+        rows = rows_of(sweep.rows, exp)
+        labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+        table = []
+        for env, size in ordered_configs(rows, sweep.env_order):
+            cells = [metric_values(where(rows, env=env, size=size, label=label), "final_return") for label in labels]
+            table.append([env, size] + [mean_and_spread(values) for values in cells])
+        if table:
+            lines += [f"**{exp}**", ""] + markdown_table(["env", "model size"] + labels, table)
+    return lines
+
+
 def learning_curve_groups(sweep):
     """(exp, size) of each learning-curve figure pair: exp1 per model size, exp2, exp3 and exp4 whole (size None)."""
     groups = [("exp1", size) for size in ordered((row["size"] for row in rows_of(sweep.rows, "exp1")), SIZES)]
@@ -1516,23 +1680,6 @@ def section_learning_curves(sweep, out, exp, size):
         figure_name, notes = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name)
         lines += image(figure_name, f"learning curves {what} against {against}")
     return lines + ([f"- {note}" for note in notes] + [""] if notes else [])
-
-
-def section_final_returns(sweep):
-    """Heading of the learning evidence; the final return per variant/mode and env (and size) for each experiment."""
-    lines = ["## Learning: final returns and learning curves", "",
-             f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
-             "mean ± sample standard deviation over seeds.", ""]
-    for exp in EXPERIMENTS:
-        rows = rows_of(sweep.rows, exp)
-        labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-        table = []
-        for env, size in ordered_configs(rows, sweep.env_order):
-            cells = [metric_values(where(rows, env=env, size=size, label=label), "final_return") for label in labels]
-            table.append([env, size] + [mean_and_spread(values) for values in cells])
-        if table:
-            lines += [f"**{exp}**", ""] + markdown_table(["env", "model size"] + labels, table)
-    return lines
 
 
 def side_name(letter, folders, sweep):
@@ -1586,144 +1733,7 @@ def section_compare(sides, sweeps, out):
     return lines + markdown_table(header, table)
 
 
-# ---------------------------------------------------------------------------------------------- exp4, memory
-
-
-def backend_effects(rows, metric):
-    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran all four variants.
-
-    Framework effect = √(torch/linen on gymnax × torch/linen on Gymnasium); backend effect = √(Gymnasium/gymnax
-    with torch × Gymnasium/gymnax with linen): time ratios, each averaged (geometrically) over the other factor.
-    """
-    values = defaultdict(dict)
-    for row in rows:
-        if not math.isnan(row[metric]):
-            length = row["num_iterations"] if metric in LENGTH_METRICS else None
-            values[row["config"], length, row["seed"]][row["label"]] = row[metric]
-    effects = defaultdict(list)
-    for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
-        if not all(label in cell for label in BACKEND_CELLS.values()):
-            continue
-        t = {key: cell[label] for key, label in BACKEND_CELLS.items()}
-        framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
-        backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
-        effects[config.env, config.size].append((framework, backend))
-    return effects
-
-
-def magnitude(ratio):
-    """How far a time ratio is from 1×, either way: max(ratio, 1 / ratio)."""
-    return max(ratio, 1 / ratio)
-
-
-def effect_summary(effects, effect):
-    """(geometric mean, interval over envs) of effect(framework effect, backend effect) over every seed of every cell."""
-    pairs = [Pair(Config("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
-             for (env, size), cell in effects.items() for framework, backend in cell]
-    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
-
-
-def inverted(value):
-    """(mean, interval) of a time ratio turned around: B / A from A / B."""
-    mean, (low, high, kind) = value
-    return 1 / mean, (1 / high, 1 / low, kind)
-
-
-def ratio_words(value, slower, faster):
-    """'Gymnasium takes 3.10× [range 2.90–3.30] the time of gymnax' (turned around below 1×), or that they tie."""
-    if not distinguishable(value[1]):
-        return f"{slower} and {faster} are not told apart ({slower} / {faster}: {speedup_text(*value)})"
-    if value[0] >= 1:
-        return f"{slower} takes {speedup_text(*value)} the time of {faster}"
-    return f"{faster} takes {speedup_text(*inverted(value))} the time of {slower}"
-
-
-def backend_conclusion(effects, what):
-    """The generated sentence on one metric: each factor's effect, and which dominates where the interval says so.
-
-    Dominance is the geometric mean over seeds of |backend effect| / |framework effect| (each as a ratio ≥ 1).
-    """
-    framework = effect_summary(effects, lambda framework, _: framework)
-    backend = effect_summary(effects, lambda _, backend: backend)
-    dominance = effect_summary(effects, lambda framework, backend: magnitude(backend) / magnitude(framework))
-    facts = (f"({len(effects)} env/size cells, geometric means): "
-             f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
-             f"{ratio_words(framework, 'torch', 'linen')}")
-    if not distinguishable(dominance[1]):
-        return (f"On {what}, **neither factor dominates** {facts}; the env backend changes the time "
-                f"{speedup_text(*dominance)} as much as the framework ({tie_reason([dominance])}).")
-    factors = ("the env backend", "the framework")
-    dominant, other = factors if dominance[0] > 1 else factors[::-1]
-    ratio = dominance if dominance[0] > 1 else inverted(dominance)
-    return f"On {what}, **{dominant} dominates** {facts}; {dominant} changes the time {speedup_text(*ratio)} as much " \
-           f"as {other}."
-
-
-def section_env_backend(sweep, out):
-    """Chart, table and conclusion of exp4: framework effect against env-backend effect per env and size."""
-    rows = rows_of(sweep.rows, "exp4")
-    lines = ["## Env backend against framework (exp4)", ""]
-    if not rows:
-        return []
-    metrics = ("total_s", "iter8_99_median_s")
-    effects = {metric: backend_effects(rows, metric) for metric in metrics}
-    if not any(effects.values()):
-        warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
-        return lines + ["Skipped: no exp4 env and size ran all four variants "
-                        f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
-    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
-              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
-              + ". Each effect is a time ratio averaged over the other factor (see summary.csv for the four times).", ""]
-    lines += empty_window_lines(rows, metrics)
-    series = ("framework: torch / linen", "env backend: Gymnasium / gymnax")
-    cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
-                            sweep.env_order)
-    categories = [f"{env} · {size}" for env, size in cells]
-    figure, axes = new_figure("Framework effect against env-backend effect — exp4 (async)\n"
-                              "points: seeds, black line: geometric mean; above 1×: torch / Gymnasium take longer",
-                              len(metrics), panel_size=(max(5.0, 1.2 * len(categories)), 4.4))
-    table = []
-    for ax, metric in zip(axes, metrics):
-        ratios = {(f"{env} · {size}", name): [effect[i] for effect in effects[metric].get((env, size), [])]
-                  for env, size in cells for i, name in enumerate(series)}
-        draw_speedup_strips(ax, categories, series, ratios, dict(zip(series, OTHER_COLORS)))
-        ax.set(title=sweep.names[metric], ylabel="time ratio")
-        for (env, size), cell in sorted(effects[metric].items()):
-            table.append([sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
-                          f"{geometric_mean([b for _, b in cell]):.2f}×"])
-    lines += image(save_figure(figure, out, "env_backend.png"), "framework against env backend")
-    lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
-                             "env backend: Gymnasium / gymnax"], table)
-    conclusions = [backend_conclusion(effects[metric], what) for metric, what in
-                   (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
-                   if effects[metric]]
-    return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
-
-
-def section_memory(sweep, out):
-    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs logged it."""
-    rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
-    lines = ["## Peak device memory", ""]
-    if not rows:
-        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
-    for row in rows:
-        row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — all experiments ({scope(rows)})\n"
-                              "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
-    values = {(size, label): metric_values(where(rows, size=size, label=label), "peak_memory_mib")
-              for size in sizes for label in labels}
-    draw_points(axes[0], sizes, labels, values)
-    log_axis(axes[0], "y", " MiB")
-    axes[0].set(xlabel="model size", ylabel="peak device memory")
-    lines += image(save_figure(figure, out, "memory.png"), "peak device memory")
-    table = [[label, size, len(values[size, label]), f"{median(values[size, label]):.4g}"]
-             for label, size in itertools.product(labels, sizes) if values[size, label]]
-    return lines + markdown_table(["variant (mode)", "model size", "runs", "peak memory (MiB, median)"], table)
-
-
-# ---------------------------------------------------------------------------------------------- main
+# ------------------------------------------ report: the command line, the sections run in parallel, REPORT.md
 
 
 def parse_args(argv):
