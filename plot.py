@@ -23,7 +23,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -167,6 +167,17 @@ class Sweep:
     workload_files: list = field(default_factory=list)  # (folder, workload.json) of each folder that has one
     names: dict = field(default_factory=lambda: dict(METRIC_NAMES))  # metric -> name, windows as the runs hold them
     conditions: list = field(default_factory=list)  # (folder, SweepConditions) of each folder with sweeps.txt or load.txt
+    machines: dict = field(default_factory=dict)  # machine kind -> the folders that ran on it, in reading order
+    machine: str = ""  # in a sweep of several machine kinds, the part of one kind: its name, e.g. 'machine 2: …'
+
+
+@dataclass(frozen=True)
+class ChartFolder:
+    """Where a section's charts go; for one machine kind of a sweep of several, the file suffix and the kind's name."""
+
+    path: Path
+    suffix: str = ""  # e.g. '_machine2': ranking_machine2.png
+    machine: str = ""  # e.g. 'machine 2: Intel Xeon, NVIDIA H100 80GB HBM3', added under the chart's title
 
 
 @dataclass
@@ -335,11 +346,11 @@ def read_conditions(folder):
     return SweepConditions(wall_seconds=wall, loads=load)
 
 
-def drop_duplicate_runs(runs):
-    """Keeps the newest file of runs that repeat the same variant, mode, config, length and seed."""
+def drop_duplicate_runs(runs, machine_of):
+    """Keeps the newest file of runs that repeat the same variant, mode, config, length and seed on one machine kind."""
     newest = {}
     for run in sorted(runs, key=lambda run: run.path.stat().st_mtime):
-        key = (run.label, run.config, run.num_iterations, run.seed)
+        key = (run.label, run.config, run.num_iterations, run.seed, machine_of[run.path])
         if key in newest:
             warn(f"{run.path} repeats {newest[key].path}: using the newer file")
         newest[key] = run
@@ -368,16 +379,16 @@ def window_names(runs):
     return {metric: name.replace("iterations 8–99", held) for metric, name in METRIC_NAMES.items()}
 
 
-def load_sweep(folders, pool):
-    """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them."""
-    paths = []
+def read_runs(folders, pool):
+    """Every finished run under the folders (warm-up runs aside), each with the folder it was read from."""
+    folder_of = {}
     for folder in folders:
         found = [path for path in sorted(folder.rglob("events.out.tfevents.*")) if path.parent.parent.name != "warmup"]
         if not found:
             fail(f"no event files (events.out.tfevents.*, warm-up runs aside) under {folder}")
-        paths += found
+        folder_of.update(dict.fromkeys(found, folder))
+    paths = list(folder_of)
     print(f"reading {len(paths)} event files under {', '.join(map(str, folders))}", flush=True)
-    started = time.perf_counter()
     chunks = [paths[i::WORKERS] for i in range(WORKERS)]
     results = dict(zip([path for chunk in chunks for path in chunk],
                        itertools.chain.from_iterable(in_parallel(pool, [(load_runs, chunk) for chunk in chunks]))))
@@ -389,9 +400,34 @@ def load_sweep(folders, pool):
             warn(f"skipping {path}: {results[path]}")
     if not runs:
         fail(f"none of the {len(paths)} event files under {', '.join(map(str, folders))} is a finished run")
-    runs = drop_duplicate_runs(runs)
-    print(f"read {len(runs)} finished runs in {time.perf_counter() - started:.1f} s", flush=True)
+    return runs, folder_of
+
+
+def gpu_model(system):
+    """The GPU's model name from a system.json, None without a GPU."""
+    gpu = system.get("gpu")
+    return gpu.get("name", "?") if isinstance(gpu, dict) else gpu or None
+
+
+def machine_kind(system):
+    """What runs must share to be ranked or paired: the CPU model and the GPU model, e.g. 'AMD EPYC, no GPU'."""
+    if system is None:
+        return "unknown machine (no system.json)"
+    return f"{system.get('cpu') or 'unknown CPU'}, {gpu_model(system) or 'no GPU'}"
+
+
+def load_sweep(folders, pool):
+    """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them.
+
+    A run belongs to the machine kind of the folder it was read from (that folder's system.json).
+    """
+    started = time.perf_counter()
+    runs, folder_of = read_runs(folders, pool)
     systems = [(folder, read_json(folder / "system.json", "the report cannot name this machine")) for folder in folders]
+    kinds = {folder: machine_kind(system) for folder, system in systems}
+    machine_of = {run.path: kinds[folder_of[run.path]] for run in runs}
+    runs = drop_duplicate_runs(runs, machine_of)
+    print(f"read {len(runs)} finished runs in {time.perf_counter() - started:.1f} s", flush=True)
     workloads = [(folder, read_json(folder / "workload.json")) for folder in folders]
     timing_files = [folder / "env_timing.json" for folder in folders]
     env_timings = [read_json(path) for path in timing_files]
@@ -400,12 +436,15 @@ def load_sweep(folders, pool):
     env_relative = merged_env_timing([timing for timing in env_timings if timing])
     envs = {run.config.env for run in runs}
     env_order = sorted(envs, key=lambda env: env_relative.get(env, math.inf)) if env_relative else list(GRID_ENVS)
-    rows = [summary_row(run) for run in runs]
+    rows = [summary_row(run, machine_of[run.path]) for run in runs]
     rows.sort(key=lambda row: row_sort_key(row, env_order))
     conditions = [(folder, read_conditions(folder)) for folder in folders]
+    machines = defaultdict(list)
+    for folder, kind in kinds.items():
+        machines[kind].append(folder)
     return Sweep(rows=rows, systems=[(f, s) for f, s in systems if s], env_relative=env_relative, env_order=env_order,
                  workload_files=[(f, w) for f, w in workloads if w], names=window_names(runs),
-                 conditions=[(f, c) for f, c in conditions if c])
+                 conditions=[(f, c) for f, c in conditions if c], machines=dict(machines))
 
 
 # -------------------------------------------------------------------- summarise: one row per run, summary.csv
@@ -419,8 +458,8 @@ def window_seconds(seconds, window):
     return float(statistic(values)) if values.size else math.nan
 
 
-def summary_row(run):
-    """The run's summary.csv row (plus its label and the Run itself for the charts)."""
+def summary_row(run, machine):
+    """The run's summary.csv row (plus its label, machine kind and the Run itself for the charts)."""
     return {
         "exp": run.config.exp,
         "variant": run.variant,
@@ -442,6 +481,7 @@ def summary_row(run):
         "peak_memory_bytes": run.peak_memory,
         "path": str(run.path),
         "label": run.label,
+        "machine": machine,
         "config": run.config,
         "run": run,
     }
@@ -778,7 +818,13 @@ def new_figure(title, panels, ncols=None, panel_size=(4.8, 3.8), fixed_margins=F
 
 
 def save_figure(figure, out, name):
-    """Adds one legend for all panels, writes the figure as out/name and returns name."""
+    """Adds one legend for all panels, writes the figure into the ChartFolder out and returns its file name.
+
+    For one machine kind of a sweep of several, the name gets the kind's suffix and the title the kind's name.
+    """
+    name = name.replace(".png", f"{out.suffix}.png")
+    if out.machine:
+        figure.suptitle(f"{figure.get_suptitle()}\n{out.machine}")
     handles = {}
     for ax in figure.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -788,7 +834,7 @@ def save_figure(figure, out, name):
         location = "outside lower center" if figure.get_layout_engine() else "lower center"
         columns = max(1, min(len(handles), 5, columns_that_fit))
         figure.legend(handles.values(), handles.keys(), loc=location, ncols=columns, markerscale=1.5)
-    figure.savefig(out / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
+    figure.savefig(out.path / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
     print(f"  wrote {name}", flush=True)
     return name
 
@@ -1027,6 +1073,11 @@ def compile_mode_chart(rows, comparisons, out, names):
 # ------------------------------------------------ text: markdown, numbers in words, the generated conclusions
 
 
+def heading(sweep, title, level="##"):
+    """A section heading; in the part of one machine kind of a sweep of several, it names the kind."""
+    return f"{level} {title}" + (f" — {sweep.machine}" if sweep.machine else "")
+
+
 def markdown_table(header, rows):
     """Markdown table lines for a header and rows of cells."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -1093,13 +1144,10 @@ def speedup_table(groups):
 
 def gpu_text(system):
     """'NVIDIA H100 80GB HBM3 (driver 580.65) ×1', or 'none (CPU only)'."""
-    gpu = system.get("gpu")
-    if not gpu:
+    name, gpu = gpu_model(system), system.get("gpu")
+    if not name:
         return "none (CPU only)"
-    if isinstance(gpu, dict):
-        name, driver, count = gpu.get("name", "?"), gpu.get("driver"), gpu.get("count", 1)
-    else:
-        name, driver, count = gpu, system.get("driver"), 1
+    driver, count = (gpu.get("driver"), gpu.get("count", 1)) if isinstance(gpu, dict) else (system.get("driver"), 1)
     return f"{name}" + (f" (driver {driver})" if driver else "") + f" ×{count}"
 
 
@@ -1314,6 +1362,18 @@ def workload_lines(sweep):
     return lines + [""]
 
 
+def machine_kind_lines(sweep):
+    """One line naming the machine kinds of a sweep of several, and that runs are compared only within one kind."""
+    if len(sweep.machines) < 2:
+        return []
+    kinds = "; ".join(f"**machine {number}:** {kind} ({', '.join(f'`{folder.name}`' for folder in folders)})"
+                      for number, (kind, folders) in enumerate(sweep.machines.items(), 1))
+    return [f"- **This sweep mixes {len(sweep.machines)} machine kinds** (CPU model, GPU model; each folder's "
+            f"system.json): {kinds}. Runs are ranked and paired only within one kind: every section below but "
+            "'How to read this report' and 'Environment complexity' is written once per kind, its heading naming "
+            "the kind.", ""]
+
+
 def absent_lines(sweep):
     """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all."""
     absent = [f"{exp} ({topic})" for exp, topic in EXPERIMENT_TOPICS.items() if not rows_of(sweep.rows, exp)]
@@ -1338,8 +1398,8 @@ def header_section(sweep):
     if is_quick(sweep):
         lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
                   "the pipeline; its numbers show the shape of the effects only.", ""]
-    return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + condition_lines(sweep) \
-        + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
+    lines += machine_lines(sweep.systems) + shard_differences(sweep.systems) + machine_kind_lines(sweep)
+    return lines + condition_lines(sweep) + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
 
 
 def section_ranking(sweep, out):
@@ -1347,7 +1407,7 @@ def section_ranking(sweep, out):
     if not rows_of(sweep.rows, "exp1"):
         return []
     rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
-    lines = ["## Which variant is fastest? (exp1, fully compiled variants)", ""]
+    lines = [heading(sweep, "Which variant is fastest? (exp1, fully compiled variants)"), ""]
     labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
     if len(labels) < 2:
         warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
@@ -1379,7 +1439,7 @@ def section_ranking(sweep, out):
 def section_env_backend(sweep, out):
     """Chart, table and conclusion of exp4: framework effect against env-backend effect per env and size."""
     rows = rows_of(sweep.rows, "exp4")
-    lines = ["## Env backend against framework (exp4)", ""]
+    lines = [heading(sweep, "Env backend against framework (exp4)"), ""]
     if not rows:
         return []
     metrics = ("total_s", "iter8_99_median_s")
@@ -1423,7 +1483,7 @@ def section_compile_modes(sweep, out):
     if not rows and not rows_of(sweep.rows, "exp3"):
         return []
     comparisons = compile_mode_comparisons(rows)
-    lines = ["## Effect of each compile mode", "",
+    lines = [heading(sweep, "Effect of each compile mode"), "",
              "Each mode is measured against the same framework one step less compiled: "
              + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
              + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
@@ -1492,11 +1552,11 @@ def env_section(sweep):
 def section_duration_vs_complexity(sweep, out):
     """Chart: exp1 total duration of each variant against env complexity, one panel per model size."""
     rows = rows_of(sweep.rows, "exp1")
-    heading = ["## Total duration against env complexity (exp1)", ""]
+    lines = [heading(sweep, "Total duration against env complexity (exp1)"), ""]
     if not rows:
         return []
     if not sweep.env_relative:  # read_json has warned
-        return heading + ["Skipped: no env_timing.json.", ""]
+        return lines + ["Skipped: no env_timing.json.", ""]
     rows, length = most_common_length(rows)
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
@@ -1524,40 +1584,40 @@ def section_duration_vs_complexity(sweep, out):
         env_names = ax.secondary_xaxis("top")
         env_names.set_xticks([sweep.env_relative[env] for env in envs], envs, rotation=90, fontsize=6)
         env_names.xaxis.set_minor_formatter(NullFormatter())
-    return heading + image(save_figure(figure, out, "duration_vs_complexity.png"), "duration against env complexity")
+    return lines + image(save_figure(figure, out, "duration_vs_complexity.png"), "duration against env complexity")
 
 
 def section_pairwise_speedups(sweep, out, metric, name):
     """Chart and table: speedups between the fully compiled variants on metric, per model size (exp1)."""
     rows = rows_of(sweep.rows, "exp1")
     what = sweep.names[metric]
-    heading = [f"## Speedups between the fully compiled variants: {what} (exp1)", ""]
+    lines = [heading(sweep, f"Speedups between the fully compiled variants: {what} (exp1)"), ""]
     comparisons = compiled_comparisons({row["label"] for row in rows})
     if not rows:
         return []
     if not comparisons:
         warn(f"skipping {name}: fewer than two fully compiled variants in exp1")
-        return heading + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
-    heading += empty_window_lines([row for row in rows if row["label"] in FULLY_COMPILED], (metric,))
+        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    lines += empty_window_lines([row for row in rows if row["label"] in FULLY_COMPILED], (metric,))
     sizes = ordered((row["size"] for row in rows), SIZES)
     groups = [(size, a, b, paired_labels(where(rows, size=size), a, b, metric))
               for size in sizes for _, a, b in comparisons]
     if not any(pairs for _, _, _, pairs in groups):
         warn(f"skipping {name}: no two fully compiled variants have a value of {what} for the same run configuration")
-        return heading + [f"No speedups: no two fully compiled variants have a value of {what} for the same "
+        return lines + [f"No speedups: no two fully compiled variants have a value of {what} for the same "
                           "configuration and seed.", ""]
     figure, axes = new_figure(f"Speedup of A over B on {what} — exp1 (async, {scope(rows)})\n"
                               "points: (env, seed) pairs, black line: geometric mean", 1, panel_size=(8, 4.6))
     draw_speedup_strips(axes[0], sizes, [name for name, _, _ in comparisons],
                         speedups_by_category(rows, "size", sizes, comparisons, metric))
     axes[0].set(xlabel="model size", ylabel=f"speedup (time_B / time_A), {what}")
-    return heading + image(save_figure(figure, out, name), f"speedups on {what}") + speedup_table(groups)
+    return lines + image(save_figure(figure, out, name), f"speedups on {what}") + speedup_table(groups)
 
 
 def section_overhead(sweep, out, exp):
     """Chart and table: start-up and the three iteration windows per variant/mode and model size."""
     rows = rows_of(sweep.rows, exp)
-    lines = [f"## Overhead windows ({exp})", ""]
+    lines = [heading(sweep, f"Overhead windows ({exp})"), ""]
     if not rows:
         return []
     lines += empty_window_lines(rows, OVERHEAD_METRICS)
@@ -1586,7 +1646,7 @@ def section_overhead(sweep, out, exp):
 def section_sync(sweep, out, exp, category_field):
     """Charts: synchronised rollout and update times per env or size, and the compiled variants' speedups on them."""
     rows = [row for row in rows_of(sweep.rows, exp) if row["timing"] == "sync"]
-    lines = [f"## Synchronised rollout and update ({exp}, per {category_field})", ""]
+    lines = [heading(sweep, f"Synchronised rollout and update ({exp}, per {category_field})"), ""]
     if not rows_of(sweep.rows, exp):
         return []
     if not rows:
@@ -1623,7 +1683,7 @@ def section_sync(sweep, out, exp, category_field):
 def section_memory(sweep, out):
     """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs logged it."""
     rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
-    lines = ["## Peak device memory", ""]
+    lines = [heading(sweep, "Peak device memory"), ""]
     if not rows:
         return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
     for row in rows:
@@ -1644,7 +1704,7 @@ def section_memory(sweep, out):
 
 def section_final_returns(sweep):
     """Heading of the learning evidence; the final return per variant/mode and env (and size) for each experiment."""
-    lines = ["## Learning: final returns and learning curves", "",
+    lines = [heading(sweep, "Learning: final returns and learning curves"), "",
              f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
              "mean ± sample standard deviation over seeds.", ""]
     for exp in EXPERIMENTS:
@@ -1670,7 +1730,7 @@ def section_learning_curves(sweep, out, exp, size):
     rows = rows_of(sweep.rows, exp)
     rows = where(rows, size=size) if size else rows
     what = f"{exp}, {size}" if size else exp
-    lines = [f"### Learning curves: {what}", ""]
+    lines = [heading(sweep, f"Learning curves: {what}", "###"), ""]
     notes = []
     for x_axis, against in (("steps", "env steps"), ("time", "training time after iteration 0")):
         name = f"learning_curves_{exp}{'_' + size if size else ''}_{x_axis}.png"
@@ -1767,18 +1827,18 @@ def parse_args(argv):
     return args
 
 
-def report_tasks(sweep, out):
-    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
+def machine_parts(sweep, folder):
+    """(sweep, ChartFolder) per machine kind: the sweep and the folder itself when every run ran on one kind."""
+    if len(sweep.machines) < 2:
+        return [(sweep, ChartFolder(folder))]
+    return [(replace(sweep, rows=where(sweep.rows, machine=kind), machine=f"machine {number}: {kind}"),
+             ChartFolder(folder, f"_machine{number}", f"machine {number}: {kind}"))
+            for number, kind in enumerate(sweep.machines, 1)]
 
-    The answers of the experiments come first (ranking, env backend, compile modes); a section whose experiment the
-    sweep does not hold returns no lines.
-    """
+
+def detail_tasks(sweep, out):
+    """The sections after the answers, for one sweep (or the part of one machine kind), in report order."""
     return [
-        (section_ranking, sweep, out),
-        (section_env_backend, sweep, out),
-        (section_compile_modes, sweep, out),
-        (definitions_section, sweep),
-        (env_section, sweep),
         (section_duration_vs_complexity, sweep, out),
         (section_pairwise_speedups, sweep, out, "total_s", "speedups_total.png"),
         (section_overhead, sweep, out, "exp1"),
@@ -1792,10 +1852,24 @@ def report_tasks(sweep, out):
     ]
 
 
+def report_tasks(sweep, folder):
+    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
+
+    The answers of the experiments come first (ranking, env backend, compile modes); a section whose experiment the
+    sweep does not hold returns no lines. A sweep of several machine kinds gets each answer once per kind, then the
+    details kind by kind: runs are ranked and paired only within one kind.
+    """
+    parts = machine_parts(sweep, folder)
+    answers = [(section, part, out) for section in (section_ranking, section_env_backend, section_compile_modes)
+               for part, out in parts]
+    details = [task for part, out in parts for task in detail_tasks(part, out)]
+    return [*answers, (definitions_section, sweep), (env_section, sweep), *details]
+
+
 def section_name(task):
-    """A report task's name for messages: 'overhead (exp3)'."""
-    function, *arguments = task
-    details = [argument for argument in arguments if isinstance(argument, str)]
+    """A report task's name for messages: 'overhead (exp3)', 'ranking (machine 2: …)'."""
+    function, sweep, *arguments = task
+    details = [argument for argument in arguments if isinstance(argument, str)] + [sweep.machine] * bool(sweep.machine)
     return function.__name__.removeprefix("section_") + (f" ({', '.join(details)})" if details else "")
 
 
@@ -1827,7 +1901,8 @@ def main(argv=None):
             sides = (args.compare, args.vs)
             sweeps = [load_sweep(folders, pool) for folders in sides]
             out.mkdir(parents=True, exist_ok=True)
-            report = ["# PPO framework benchmark: comparison of two sweeps", ""] + section_compare(sides, sweeps, out)
+            report = ["# PPO framework benchmark: comparison of two sweeps", ""] + section_compare(sides, sweeps,
+                                                                                                ChartFolder(out))
         else:
             sweep = load_sweep(args.dirs, pool)
             out.mkdir(parents=True, exist_ok=True)

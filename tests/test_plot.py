@@ -238,6 +238,8 @@ def test_identical_learning_curves_are_named_and_drawn_apart(known_sweep):
 
 # ---------------------------------------------------------------------------------------------- a sharded sweep
 # Two folders of one sweep (different machines): s1 holds exp1, s2 exp2, exp3 and exp4 and the env timing.
+# s1 ran on an AMD EPYC without GPU (machine 1), s2 on an Intel Xeon with an H100 (machine 2).
+MACHINE_1, MACHINE_2 = "machine 1: AMD EPYC, no GPU", "machine 2: Intel Xeon, NVIDIA H100 80GB HBM3"
 H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "580.65", "count": 1}
 BACKEND_SECONDS = {("ppo_linen", "jit"): 1.0, ("ppo_torch", "env-jit"): 1.5,
                    ("ppo_linen_gymnasium", "jit"): 3.0, ("ppo_torch_gymnasium", "eager"): 4.5}
@@ -317,7 +319,7 @@ def test_folders_on_different_machines_are_flagged_and_env_timing_comes_from_any
     assert "Warning: the folders ran on different hardware" in report
     assert "Warning: the folders ran on different package versions" in report
     assert "warning" not in result.stderr  # s1 has no env_timing.json, s2's serves both
-    assert (out / "duration_vs_complexity.png").exists()
+    assert (out / "duration_vs_complexity_machine1.png").exists()
 
 
 def test_ranking_gives_relative_times_and_the_break_even_of_a_faster_steady_state(shards):
@@ -345,7 +347,7 @@ def test_torch_compile_is_measured_against_torch_env_jit_with_its_break_even(sha
     assert ("| exp2 | torch_compile (compile) | torch (env-jit) | small | 2 | 1.04× | 0.17× | 2.00× | 2.00× | 2.00× "
             "| after 11 iterations |") in report
     assert "| exp2 | torch_compile (compile) | torch (none) |" not in report
-    assert (out / "compile_modes.png").exists()
+    assert (out / "compile_modes_machine2.png").exists()
 
 
 def test_empty_learning_curve_panels_say_why_and_single_returns_are_drawn(shards):
@@ -356,7 +358,7 @@ def test_empty_learning_curve_panels_say_why_and_single_returns_are_drawn(shards
 
 def test_env_backend_experiment_draws_the_two_by_two_with_a_generated_conclusion(shards):
     out, _, report = shards
-    assert (out / "env_backend.png").stat().st_size > 10_000
+    assert (out / "env_backend_machine2.png").stat().st_size > 10_000
     assert "| total duration | CartPole-v1 | small | 1 | 1.50× | 3.00× |" in report
     assert ("On total time, **the env backend dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
             "takes 3.00× [range 3.00–3.00] the time of gymnax on the device, while torch takes 1.50× [range 1.50–1.50] "
@@ -392,9 +394,10 @@ def test_a_sweep_of_every_experiment_names_none_as_missing(shards):
 
 def test_peak_memory_is_charted_when_logged(shards):
     out, _, report = shards
-    assert (out / "memory.png").exists()
-    # linen jit, small: 2 exp1 + 2 exp2 + 1 exp3 + 2 exp4 runs of 1 << 20 bytes = 1 MiB each
-    assert "| linen (jit) | small | 7 | 1 |" in report.split("## Peak device memory")[1]
+    assert (out / "memory_machine1.png").exists() and (out / "memory_machine2.png").exists()
+    # linen jit, small, runs of 1 << 20 bytes = 1 MiB each: machine 1 ran 2 in exp1; machine 2 2 in exp2, 1 in exp3, 2 in exp4
+    assert "| linen (jit) | small | 2 | 1 |" in report.split(f"## Peak device memory — {MACHINE_1}")[1]
+    assert "| linen (jit) | small | 5 | 1 |" in report.split(f"## Peak device memory — {MACHINE_2}")[1]
 
 
 def test_compare_takes_a_sharded_side_and_never_writes_into_a_sweep(tmp_path, known_sweep):

@@ -1,16 +1,13 @@
 """plot.py on sweeps too short for some windows (--iterations 1, 3, 8, 9), a sweep of one variant, a failing section."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import plot
 from events import BACKEND_PAIRS, write_run, write_sweep
+from test_plot import run_plot
 
-PLOT = Path(__file__).resolve().parents[1] / "plot.py"
 ENVS = ("CartPole-v1", "Acrobot-v1")
 # Every section a sweep of exp1 to exp4 has, and the windows each one reads besides the total.
 SECTIONS = {
@@ -29,11 +26,6 @@ SECTIONS = {
 }
 LEARNING_CURVES = ("### Learning curves: exp1, small", "### Learning curves: exp2", "### Learning curves: exp3",
                    "### Learning curves: exp4")
-
-
-def run_plot(folder):
-    """plot.py on folder, output into it; the completed process."""
-    return subprocess.run([sys.executable, str(PLOT), str(folder)], capture_output=True, text=True, timeout=300)
 
 
 def section(report, heading):
