@@ -641,8 +641,8 @@ def interval(pairs, statistic):
 
 
 def distinguishable(bounds):
-    """True when an interval (low, high, kind) excludes 1×: the envs agree on which side is faster."""
-    low, high = bounds[:2]
+    """True when an interval (low, high, kind) excludes 1× as printed (two decimals): the envs agree on a side."""
+    low, high = (round(bound, 2) for bound in bounds[:2])
     return not math.isnan(low) and not low <= 1 <= high
 
 
@@ -1202,13 +1202,14 @@ def break_even_text(variant, reference, steady_ratio):
     return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
 
 
-def fastest_claim(table, fastest, value, what):
-    """'**X** is fastest {what}.', or, when a variant's interval against X holds 1×, that none is fastest."""
+def fastest_claim(table, fastest, value, what, time):
+    """'**X** is fastest {what}.', or, when a variant's interval against X holds 1×, that none is (X has the shortest
+    {time})."""
     tied = [standing for standing in table if standing.label != fastest and not distinguishable(value(standing)[1])]
     if not tied:
         return f"**{fastest}** is fastest {what}."
     ties = listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in tied])
-    return (f"No variant is fastest {what}: {fastest} has the shortest time, and {ties} "
+    return (f"No variant is fastest {what}: {fastest} has the shortest {time}, and {ties} "
             f"{'is' if len(tied) == 1 else 'are'} not distinguishable from it "
             f"({tie_reason([value(standing) for standing in tied])}).")
 
@@ -1218,7 +1219,7 @@ def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
     if fastest_steady is None:
         return [f"No steady-state comparison: {steady_name} is empty in these runs."]
     claim = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
-                          f"in the steady state ({steady_name})")
+                          f"in the steady state ({steady_name})", "time per iteration")
     reference = by_label[fastest_total]
     if fastest_steady == fastest_total:
         return [claim]
@@ -1238,7 +1239,7 @@ def ranking_conclusion(size, length, table, fastest_total, fastest_steady, stead
     lead = f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations):"
     if len(table) == 1:
         return f"{lead} only {table[0].label} ran."
-    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total")]
+    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total", "total time")]
     sentences += [f"{standing.label} takes {speedup_text(*standing.total)} the time of {fastest_total}."
                   for standing in table if standing.label != fastest_total and distinguishable(standing.total[1])]
     by_label = {standing.label: standing for standing in table}
@@ -1431,7 +1432,7 @@ def section_ranking(sweep, out):
     lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
     header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
               "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
-              "faster steady state repays iteration 0 (vs the fastest in total)"]
+              "faster steady state repays iteration 0 (vs the shortest in total)"]
     lines += markdown_table(header, table_rows)
     return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
 

@@ -222,7 +222,7 @@ def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_pa
     assert report.index("Smoke test, not results") < report.index("## Which variant is fastest?") < report.index(
         "## How to read this report")
     # the generated conclusion, from the committed runs: no winner where the interval holds 1×
-    assert ("No variant is fastest in total: linen (jit) has the shortest time, and nnx_cached (cached) (1.09× "
+    assert ("No variant is fastest in total: linen (jit) has the shortest total time, and nnx_cached (cached) (1.09× "
             "[range 0.97–1.21]) is not distinguishable from it (its interval holds 1×). torch_compile (compile) takes "
             "8.74× [range 6.77–11.18] the time of linen (jit).") in report
     assert "iterations 8–99: 8–9" in report  # 10-iteration runs: the steady-state window holds iterations 8 and 9
@@ -491,7 +491,7 @@ def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_exclu
             "0 is repaid after about 21 iterations.") in conclusion
     assert break_even == "after 21 iterations"  # 1 + (14 − 4) / (1 − 0.5)
     conclusion, break_even = ranked((1.01, (0.98, 1.03, "CI")), (0.99, (0.97, 1.02, "CI")), (0.99, (0.97, 1.02, "CI")))
-    assert ("No variant is fastest in total: linen (jit) has the shortest time, and nnx_cached (cached) (1.01× [95% CI "
+    assert ("No variant is fastest in total: linen (jit) has the shortest total time, and nnx_cached (cached) (1.01× [95% CI "
             "0.98–1.03]) is not distinguishable from it (its interval holds 1×).") in conclusion
     assert "No variant is fastest in the steady state (iterations 8–99): nnx_cached (cached)" in conclusion
     assert "No break-even against linen (jit)" in conclusion and "repaid" not in conclusion
@@ -500,6 +500,12 @@ def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_exclu
     conclusion, break_even = ranked(one_env, one_env, one_env)
     assert "No variant is fastest in total" in conclusion and "(with one env there is no interval)" in conclusion
     assert break_even == "– (one env: no interval)"
+
+
+def test_an_interval_tells_two_variants_apart_only_if_it_excludes_one_as_printed():
+    assert not plot.distinguishable((1.003, 1.03, "CI"))  # printed [1.00–1.03]: holds 1×
+    assert plot.distinguishable((1.006, 1.03, "CI")) and plot.distinguishable((0.5, 0.994, "range"))
+    assert not plot.distinguishable((math.nan, math.nan, ""))  # one env: no interval
 
 
 def test_the_env_backend_conclusion_names_a_dominant_factor_only_where_the_interval_excludes_one():
