@@ -1169,11 +1169,8 @@ def listed(names):
 
 def tie_reason(values):
     """Why relative times (mean, interval) do not tell variants apart: their intervals hold 1×, or there is none."""
-    missing = sum(math.isnan(bounds[0]) for _, bounds in values)
-    if missing == len(values):
+    if all(math.isnan(bounds[0]) for _, bounds in values):
         return "with one env there is no interval"
-    if missing:
-        return "their intervals hold 1× or, with one env, are missing"
     return "its interval holds 1×" if len(values) == 1 else "their intervals hold 1×"
 
 
@@ -1203,15 +1200,21 @@ def break_even_text(variant, reference, steady_ratio):
 
 
 def fastest_claim(table, fastest, value, what, time):
-    """'**X** is fastest {what}.', or, when a variant's interval against X holds 1×, that none is (X has the shortest
-    {time})."""
-    tied = [standing for standing in table if standing.label != fastest and not distinguishable(value(standing)[1])]
-    if not tied:
+    """'**X** is fastest {what}.', or, where a variant's interval against X holds 1× or one env gives none, that no
+    variant is (named) fastest: X has the shortest {time}."""
+    others = [standing for standing in table if standing.label != fastest]
+    unknown = [standing for standing in others if math.isnan(value(standing)[1][0])]
+    tied = [standing for standing in others if standing not in unknown and not distinguishable(value(standing)[1])]
+    if not tied and not unknown:
         return f"**{fastest}** is fastest {what}."
-    ties = listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in tied])
-    return (f"No variant is fastest {what}: {fastest} has the shortest {time}, and {ties} "
-            f"{'is' if len(tied) == 1 else 'are'} not distinguishable from it "
-            f"({tie_reason([value(standing) for standing in tied])}).")
+    text = lambda group: listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in group])
+    claim = f"No variant is {'named ' * bool(unknown)}fastest {what}: {fastest} has the shortest {time}"
+    if tied:
+        claim += (f", and {text(tied)} {'is' if len(tied) == 1 else 'are'} not distinguishable from it "
+                  f"({tie_reason([value(standing) for standing in tied])})")
+    if unknown:
+        claim += f"; with one env there is no interval to tell it from {text(unknown)}"
+    return claim + "."
 
 
 def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
@@ -1236,7 +1239,8 @@ def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
 
 def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
     """One generated paragraph of conclusions for one model size; a winner is named only where intervals exclude 1×."""
-    lead = f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations):"
+    envs = max(standing.envs for standing in table)
+    lead = f"**{size}** ({envs} env{'s' * (envs > 1)}, runs of {length} iterations):"
     if len(table) == 1:
         return f"{lead} only {table[0].label} ran."
     sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total", "total time")]
