@@ -1253,7 +1253,8 @@ def ranking_conclusion(size, length, table, fastest_total, fastest_steady, stead
 def ratio_words(value, slower, faster):
     """'Gymnasium takes 3.10× [range 2.90–3.30] the time of gymnax' (turned around below 1×), or that they tie."""
     if not distinguishable(value[1]):
-        return f"{slower} and {faster} are not told apart ({slower} / {faster}: {speedup_text(*value)})"
+        reason = "one env: no interval, " if math.isnan(value[1][0]) else ""
+        return f"{slower} and {faster} are not told apart ({reason}{slower} / {faster}: {speedup_text(*value)})"
     if value[0] >= 1:
         return f"{slower} takes {speedup_text(*value)} the time of {faster}"
     return f"{faster} takes {speedup_text(*inverted(value))} the time of {slower}"
@@ -1267,7 +1268,7 @@ def backend_conclusion(effects, what):
     framework = effect_summary(effects, lambda framework, _: framework)
     backend = effect_summary(effects, lambda _, backend: backend)
     dominance = effect_summary(effects, lambda framework, backend: magnitude(backend) / magnitude(framework))
-    facts = (f"({len(effects)} env/size cells, geometric means): "
+    facts = (f"({len(effects)} env/size cell{'s' * (len(effects) > 1)}, geometric means): "
              f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
              f"{ratio_words(framework, 'torch', 'linen')}")
     if not distinguishable(dominance[1]):

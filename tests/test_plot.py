@@ -524,3 +524,8 @@ def test_the_env_backend_conclusion_names_a_dominant_factor_only_where_the_inter
             "takes 1.73× [range 1.50–2.00] the time of gymnax on the device, while torch and linen are not told apart "
             "(torch / linen: 0.87× [range 0.50–1.50]); the env backend changes the time 1.00× [range 0.75–1.33] as "
             "much as the framework (its interval holds 1×).") == plot.backend_conclusion(neither, "total time")
+    one_env = plot.backend_conclusion({("CartPole-v1", "small"): [(1.5, 3.0)]}, "total time")
+    assert one_env.startswith("On total time, **neither factor dominates** (1 env/size cell, geometric means): "
+                              "Gymnasium on the CPU and gymnax on the device are not told apart (one env: no interval, "
+                              "Gymnasium on the CPU / gymnax on the device: 3.00×)")
+    assert one_env.endswith("as much as the framework (with one env there is no interval).")
