@@ -35,7 +35,9 @@ def section(report, heading):
     return report[start: end if end >= 0 else len(report)]
 
 
-@pytest.fixture(scope="module", params=(1, 3, 8, 9), ids=lambda n: f"{n}-iterations")
+# 3 iterations (the length a user hit) reads like 8, the edge the fast subset keeps: slow.
+@pytest.fixture(scope="module", params=(1, pytest.param(3, marks=pytest.mark.slow), 8, 9),
+                ids=lambda n: f"{n}-iterations")
 def short_sweep(request, tmp_path_factory):
     """A synthetic sweep of exp1 to exp4 (2 envs, small, 1 seed) whose runs all have request.param iterations."""
     root = tmp_path_factory.mktemp(f"iterations{request.param}")
