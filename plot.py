@@ -458,7 +458,7 @@ def window_seconds(seconds, window):
     return float(statistic(values)) if values.size else math.nan
 
 
-def summary_row(run, machine):
+def summary_row(run, machine=""):
     """The run's summary.csv row (plus its label, machine kind and the Run itself for the charts)."""
     return {
         "exp": run.config.exp,
