@@ -23,7 +23,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,8 +35,17 @@ from tensorboard.backend.event_processing.event_file_loader import LegacyEventFi
 
 from sweep_info import GRID_ENVS
 
+
+# --------------------------------------- settings: what is compared and how, and the types the stages pass on
+
+
 EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4")
 SIZES = ("small", "medium", "large")
+# What each experiment answers, for the line that names the experiments a sweep does not hold.
+EXPERIMENT_TOPICS = {
+    "exp1": "the fully compiled variants, async: the ranking", "exp2": "every compile mode per env, synchronised",
+    "exp3": "every compile mode per model size, synchronised", "exp4": "the env backend against the framework",
+}
 # Variant/compile-mode labels in display order, with colours: one hue per framework, darker = more compiled.
 LABEL_COLORS = {
     "linen (none)": "#9ecae1", "linen (jit)": "#2171b5",
@@ -85,6 +94,11 @@ METRIC_NAMES = {
     "iter8_99_median_s": "iterations 8–99",
     "rollout_8_99_median_s": "rollout, iterations 8–99",
     "update_8_99_median_s": "update, iterations 8–99",
+}
+# The window each windowed metric is taken over.
+METRIC_WINDOWS = {
+    "iter0_s": "iteration 0", "iter1_7_mean_s": "iterations 1–7", "iter8_99_median_s": "iterations 8–99",
+    "rollout_8_99_median_s": "iterations 8–99", "update_8_99_median_s": "iterations 8–99",
 }
 # Metrics that grow with the number of iterations: compared only between runs of equal length.
 LENGTH_METRICS = ("total_s",)
@@ -153,6 +167,17 @@ class Sweep:
     workload_files: list = field(default_factory=list)  # (folder, workload.json) of each folder that has one
     names: dict = field(default_factory=lambda: dict(METRIC_NAMES))  # metric -> name, windows as the runs hold them
     conditions: list = field(default_factory=list)  # (folder, SweepConditions) of each folder with sweeps.txt or load.txt
+    machines: dict = field(default_factory=dict)  # machine kind -> the folders that ran on it, in reading order
+    machine: str = ""  # in a sweep of several machine kinds, the part of one kind: its name, e.g. 'machine 2: …'
+
+
+@dataclass(frozen=True)
+class ChartFolder:
+    """Where a section's charts go; for one machine kind of a sweep of several, the file suffix and the kind's name."""
+
+    path: Path
+    suffix: str = ""  # e.g. '_machine2': ranking_machine2.png
+    machine: str = ""  # e.g. 'machine 2: Intel Xeon, NVIDIA H100 80GB HBM3', added under the chart's title
 
 
 @dataclass
@@ -161,22 +186,6 @@ class SweepConditions:
 
     wall_seconds: list  # one per invocation of benchmark.sh that ran to its end (sweeps.txt)
     loads: list  # 1-minute load average at the end of each run (load.txt)
-
-
-def read_conditions(folder):
-    """The folder's SweepConditions, or None when benchmark.sh recorded neither file (older sweeps, other machines)."""
-    sweeps, loads = folder / "sweeps.txt", folder / "load.txt"
-    if not sweeps.is_file() and not loads.is_file():
-        return None
-    try:
-        wall = [float(line.split()[2]) for line in sweeps.read_text().splitlines() if line.strip()] \
-            if sweeps.is_file() else []
-        load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
-            if loads.is_file() else []
-    except (IndexError, ValueError, OSError) as error:
-        warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
-        return None
-    return SweepConditions(wall_seconds=wall, loads=load)
 
 
 @dataclass
@@ -193,7 +202,7 @@ class Pair:
         return self.time_b / self.time_a
 
 
-# ---------------------------------------------------------------------------------------------- reading
+# ------------------------------------------------------ load: event files and the sweep's own files into Runs
 
 
 def warn(message):
@@ -204,6 +213,11 @@ def warn(message):
 def fail(message):
     """Stops with one error line on stderr and exit status 1."""
     sys.exit(f"plot.py: error: {message}")
+
+
+def in_parallel(pool, calls):
+    """Results of (function, *arguments) calls in call order, run in the pool."""
+    return [future.result() for future in [pool.submit(*call) for call in calls]]
 
 
 def parse_markdown_table(markdown):
@@ -222,14 +236,19 @@ def read_event_file(path):
     try:
         for event in LegacyEventFileLoader(str(path)).Load():
             for value in event.summary.value:
-                kind = value.WhichOneof("value")
-                if kind == "simple_value":
-                    scalars[value.tag].append((event.step, value.simple_value))
-                elif kind == "tensor" and value.metadata.plugin_data.plugin_name == "text":
-                    tables[value.tag] = parse_markdown_table(value.tensor.string_val[0].decode())
+                add_summary_value(value, event.step, scalars, tables)
     except (DecodeError, UnicodeDecodeError, IndexError):
         raise SkippedRun("corrupt: a record is not a readable Event") from None
     return scalars, tables
+
+
+def add_summary_value(value, step, scalars, tables):
+    """Adds one summary value to the scalars (simple values) or the text tables (text-plugin tensors); others pass."""
+    kind = value.WhichOneof("value")
+    if kind == "simple_value":
+        scalars[value.tag].append((step, value.simple_value))
+    elif kind == "tensor" and value.metadata.plugin_data.plugin_name == "text":
+        tables[value.tag] = parse_markdown_table(value.tensor.string_val[0].decode())
 
 
 def by_iteration(pairs, num_iterations):
@@ -286,6 +305,19 @@ def load_run(path):
     )
 
 
+def load_runs(paths):
+    """The Run of each path, or the reason it was skipped as a string."""
+    results = []
+    for path in paths:
+        try:
+            results.append(load_run(path))
+        except (SkippedRun, OSError) as reason:
+            results.append(str(reason))
+        except Exception as error:  # an event file no check foresaw: skipped like the others, never a traceback
+            results.append(f"unreadable ({type(error).__name__}: {error})")
+    return results
+
+
 def read_json(path, consequence=None):
     """The JSON object in path, or None: with a warning that states the consequence, when one is given."""
     try:
@@ -298,11 +330,27 @@ def read_json(path, consequence=None):
     return None
 
 
-def drop_duplicate_runs(runs):
-    """Keeps the newest file of runs that repeat the same variant, mode, config, length and seed."""
+def read_conditions(folder):
+    """The folder's SweepConditions, or None when benchmark.sh recorded neither file (older sweeps, other machines)."""
+    sweeps, loads = folder / "sweeps.txt", folder / "load.txt"
+    if not sweeps.is_file() and not loads.is_file():
+        return None
+    try:
+        wall = [float(line.split()[2]) for line in sweeps.read_text().splitlines() if line.strip()] \
+            if sweeps.is_file() else []
+        load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
+            if loads.is_file() else []
+    except (IndexError, ValueError, OSError) as error:
+        warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
+        return None
+    return SweepConditions(wall_seconds=wall, loads=load)
+
+
+def drop_duplicate_runs(runs, machine_of):
+    """Keeps the newest file of runs that repeat the same variant, mode, config, length and seed on one machine kind."""
     newest = {}
     for run in sorted(runs, key=lambda run: run.path.stat().st_mtime):
-        key = (run.label, run.config, run.num_iterations, run.seed)
+        key = (run.label, run.config, run.num_iterations, run.seed, machine_of[run.path])
         if key in newest:
             warn(f"{run.path} repeats {newest[key].path}: using the newer file")
         newest[key] = run
@@ -322,37 +370,25 @@ def merged_env_timing(env_timings):
 def window_names(runs):
     """METRIC_NAMES with the steady-state window named by the iterations the runs really hold (e.g. 8–9)."""
     lengths = sorted({run.num_iterations for run in runs})
-    last = min(lengths[-1] - 1, WINDOWS["iterations 8–99"][1])
-    held = f"iterations 8–{last}" if len(lengths) == 1 or lengths[0] - 1 >= last else "iterations 8+"
+    first, last = WINDOWS["iterations 8–99"][:2]
+    last = min(lengths[-1] - 1, last)
+    if last < first:  # no run reaches the window: it keeps its full name, and the sections say it is empty
+        return dict(METRIC_NAMES)
+    held = f"iteration {first}" if last == first else f"iterations {first}–{last}"
+    held = held if len(lengths) == 1 or lengths[0] - 1 >= last else f"iterations {first}+"
     return {metric: name.replace("iterations 8–99", held) for metric, name in METRIC_NAMES.items()}
 
 
-def load_runs(paths):
-    """The Run of each path, or the reason it was skipped as a string."""
-    results = []
-    for path in paths:
-        try:
-            results.append(load_run(path))
-        except (SkippedRun, OSError) as reason:
-            results.append(str(reason))
-    return results
-
-
-def in_parallel(pool, calls):
-    """Results of (function, *arguments) calls in call order, run in the pool."""
-    return [future.result() for future in [pool.submit(*call) for call in calls]]
-
-
-def load_sweep(folders, pool):
-    """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them."""
-    paths = []
+def read_runs(folders, pool):
+    """Every finished run under the folders (warm-up runs aside), each with the folder it was read from."""
+    folder_of = {}
     for folder in folders:
         found = [path for path in sorted(folder.rglob("events.out.tfevents.*")) if path.parent.parent.name != "warmup"]
         if not found:
             fail(f"no event files (events.out.tfevents.*, warm-up runs aside) under {folder}")
-        paths += found
+        folder_of.update(dict.fromkeys(found, folder))
+    paths = list(folder_of)
     print(f"reading {len(paths)} event files under {', '.join(map(str, folders))}", flush=True)
-    started = time.perf_counter()
     chunks = [paths[i::WORKERS] for i in range(WORKERS)]
     results = dict(zip([path for chunk in chunks for path in chunk],
                        itertools.chain.from_iterable(in_parallel(pool, [(load_runs, chunk) for chunk in chunks]))))
@@ -364,9 +400,34 @@ def load_sweep(folders, pool):
             warn(f"skipping {path}: {results[path]}")
     if not runs:
         fail(f"none of the {len(paths)} event files under {', '.join(map(str, folders))} is a finished run")
-    runs = drop_duplicate_runs(runs)
-    print(f"read {len(runs)} finished runs in {time.perf_counter() - started:.1f} s", flush=True)
+    return runs, folder_of
+
+
+def gpu_model(system):
+    """The GPU's model name from a system.json, None without a GPU."""
+    gpu = system.get("gpu")
+    return gpu.get("name", "?") if isinstance(gpu, dict) else gpu or None
+
+
+def machine_kind(system):
+    """What runs must share to be ranked or paired: the CPU model and the GPU model, e.g. 'AMD EPYC, no GPU'."""
+    if system is None:
+        return "unknown machine (no system.json)"
+    return f"{system.get('cpu') or 'unknown CPU'}, {gpu_model(system) or 'no GPU'}"
+
+
+def load_sweep(folders, pool):
+    """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them.
+
+    A run belongs to the machine kind of the folder it was read from (that folder's system.json).
+    """
+    started = time.perf_counter()
+    runs, folder_of = read_runs(folders, pool)
     systems = [(folder, read_json(folder / "system.json", "the report cannot name this machine")) for folder in folders]
+    kinds = {folder: machine_kind(system) for folder, system in systems}
+    machine_of = {run.path: kinds[folder_of[run.path]] for run in runs}
+    runs = drop_duplicate_runs(runs, machine_of)
+    print(f"read {len(runs)} finished runs in {time.perf_counter() - started:.1f} s", flush=True)
     workloads = [(folder, read_json(folder / "workload.json")) for folder in folders]
     timing_files = [folder / "env_timing.json" for folder in folders]
     env_timings = [read_json(path) for path in timing_files]
@@ -375,15 +436,18 @@ def load_sweep(folders, pool):
     env_relative = merged_env_timing([timing for timing in env_timings if timing])
     envs = {run.config.env for run in runs}
     env_order = sorted(envs, key=lambda env: env_relative.get(env, math.inf)) if env_relative else list(GRID_ENVS)
-    rows = [summary_row(run) for run in runs]
+    rows = [summary_row(run, machine_of[run.path]) for run in runs]
     rows.sort(key=lambda row: row_sort_key(row, env_order))
     conditions = [(folder, read_conditions(folder)) for folder in folders]
+    machines = defaultdict(list)
+    for folder, kind in kinds.items():
+        machines[kind].append(folder)
     return Sweep(rows=rows, systems=[(f, s) for f, s in systems if s], env_relative=env_relative, env_order=env_order,
                  workload_files=[(f, w) for f, w in workloads if w], names=window_names(runs),
-                 conditions=[(f, c) for f, c in conditions if c])
+                 conditions=[(f, c) for f, c in conditions if c], machines=dict(machines))
 
 
-# ---------------------------------------------------------------------------------------------- summary
+# -------------------------------------------------------------------- summarise: one row per run, summary.csv
 
 
 def window_seconds(seconds, window):
@@ -394,8 +458,8 @@ def window_seconds(seconds, window):
     return float(statistic(values)) if values.size else math.nan
 
 
-def summary_row(run):
-    """The run's summary.csv row (plus its label and the Run itself for the charts)."""
+def summary_row(run, machine=""):
+    """The run's summary.csv row (plus its label, machine kind and the Run itself for the charts)."""
     return {
         "exp": run.config.exp,
         "variant": run.variant,
@@ -417,6 +481,7 @@ def summary_row(run):
         "peak_memory_bytes": run.peak_memory,
         "path": str(run.path),
         "label": run.label,
+        "machine": machine,
         "config": run.config,
         "run": run,
     }
@@ -462,7 +527,7 @@ def write_summary_csv(rows, path):
     print(f"wrote {path}", flush=True)
 
 
-# ---------------------------------------------------------------------------------------------- statistics
+# -------- statistics: selecting and pairing runs, means, intervals, the ranking, break-even, the exp4 effects
 
 
 def rows_of(rows, exp):
@@ -474,12 +539,6 @@ def rows_of(rows, exp):
     return [row for row in rows if row["exp"] == exp]
 
 
-def scope(rows):
-    """The envs rows cover, for chart titles: the env's name when only one, else their count."""
-    envs = {row["env"] for row in rows}
-    return next(iter(envs)) if len(envs) == 1 else f"{len(envs)} envs"
-
-
 def where(rows, **fields):
     """Rows whose fields equal the given values."""
     return [row for row in rows if all(row[name] == value for name, value in fields.items())]
@@ -488,6 +547,12 @@ def where(rows, **fields):
 def metric_values(rows, metric):
     """The metric of the rows, NaNs left out."""
     return [row[metric] for row in rows if not math.isnan(row[metric])]
+
+
+def scope(rows):
+    """The envs rows cover, for chart titles: the env's name when only one, else their count."""
+    envs = {row["env"] for row in rows}
+    return next(iter(envs)) if len(envs) == 1 else f"{len(envs)} envs"
 
 
 def paired(rows_a, rows_b, metric):
@@ -508,6 +573,17 @@ def paired(rows_a, rows_b, metric):
             for key in sorted(values_a.keys() & values_b.keys(), key=lambda key: (key[0], key[1] or 0, key[2]))]
 
 
+def paired_labels(rows, label_a, label_b, metric):
+    """paired() of the rows of label A and the rows of label B."""
+    return paired(where(rows, label=label_a), where(rows, label=label_b), metric)
+
+
+def values_by(rows, category_field, categories, labels, metric):
+    """{(category, label): the metric of the label's rows in the category, NaNs left out}: what draw_points draws."""
+    return {(category, label): metric_values(where(rows, label=label, **{category_field: category}), metric)
+            for category in categories for label in labels}
+
+
 def most_common_length(rows):
     """The rows of the most common number of iterations (the longest on a tie), and that number."""
     counts = Counter(row["num_iterations"] for row in rows)
@@ -518,14 +594,18 @@ def most_common_length(rows):
 
 
 def geometric_mean(values, axis=None):
-    """Geometric mean, ignoring NaNs (NaN for no values)."""
+    """Geometric mean, ignoring NaNs (NaN for no values); along axis, every slice must hold a value."""
     values = np.asarray(values, dtype=float)
+    if axis is None:
+        values = values[~np.isnan(values)]
     return np.exp(np.nanmean(np.log(values), axis=axis)) if values.size else math.nan
 
 
 def median(values, axis=None):
-    """Median, ignoring NaNs (NaN for no values)."""
+    """Median, ignoring NaNs (NaN for no values); along axis, every slice must hold a value."""
     values = np.asarray(values, dtype=float)
+    if axis is None:
+        values = values[~np.isnan(values)]
     return np.nanmedian(values, axis=axis) if values.size else math.nan
 
 
@@ -560,6 +640,12 @@ def interval(pairs, statistic):
     return float(low), float(high), "CI"
 
 
+def distinguishable(bounds):
+    """True when an interval (low, high, kind) excludes 1× as printed (two decimals): the envs agree on a side."""
+    low, high = (round(bound, 2) for bound in bounds[:2])
+    return not math.isnan(low) and not low <= 1 <= high
+
+
 def compiled_comparisons(labels):
     """('A over B', A, B) for every two fully compiled variants among labels, A before B in display order."""
     present = [label for label in FULLY_COMPILED if label in labels]
@@ -578,7 +664,124 @@ def compile_mode_comparisons(rows):
             for label in labels if COMPILE_BASELINES.get(label) in labels]
 
 
-# ---------------------------------------------------------------------------------------------- chart helpers
+@dataclass
+class Standing:
+    """One fully compiled variant of one model size against the fastest: relative times and its windows."""
+
+    label: str
+    envs: int
+    total: tuple  # (geometric mean of time / fastest's time, interval (low, high, kind))
+    steady: tuple
+    iter0_s: float  # geometric mean over envs and seeds
+    steady_s: float
+    steady_vs_total: tuple = (math.nan, (math.nan, math.nan, ""))  # steady state / the fastest-in-total's, as total
+
+
+def window_standing(rows):
+    """A Standing holding only the geometric means of the rows' iteration 0 and steady state (for break_even)."""
+    return Standing(rows[0]["label"], len({row["env"] for row in rows}), (math.nan, ()), (math.nan, ()),
+                    geometric_mean(metric_values(rows, "iter0_s")), geometric_mean(metric_values(rows, "iter8_99_median_s")))
+
+
+def fastest_label(rows, labels, metric):
+    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran; None if no value."""
+    keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
+            for label in labels]
+    common = set.intersection(*keys)
+    means = {label: geometric_mean([row[metric] for row in where(rows, label=label)
+                                    if (row["env"], row["seed"]) in common or not common]) for label in labels}
+    measured = [label for label in labels if not math.isnan(means[label])]
+    return min(measured, key=means.get) if measured else None
+
+
+def relative_to(rows, fastest, label, metric):
+    """(geometric mean, interval) of label's metric over fastest's, paired by env and seed."""
+    pairs = paired_labels(rows, fastest, label, metric)
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+
+
+def standings(rows, labels):
+    """Standing of every label and the fastest labels on total and on the steady state."""
+    fastest_total = fastest_label(rows, labels, "total_s")
+    fastest_steady = fastest_label(rows, labels, "iter8_99_median_s")
+    return [Standing(label, len({row["env"] for row in where(rows, label=label)}),
+                     relative_to(rows, fastest_total, label, "total_s"),
+                     relative_to(rows, fastest_steady, label, "iter8_99_median_s"),
+                     geometric_mean(metric_values(where(rows, label=label), "iter0_s")),
+                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")),
+                     relative_to(rows, fastest_total, label, "iter8_99_median_s"))
+            for label in labels], fastest_total, fastest_steady
+
+
+def break_even(variant, reference):
+    """Iterations after which variant's faster steady state repays its longer iteration 0 against reference.
+
+    With total(n) ≈ iteration 0 + (n − 1) × steady state: n = 1 + Δ iteration 0 / Δ steady state. None when
+    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either; NaN when a
+    steady state is unknown (its window empty).
+    """
+    if math.isnan(variant.steady_s) or math.isnan(reference.steady_s):
+        return math.nan
+    if variant.steady_s >= reference.steady_s:
+        return None
+    if variant.iter0_s <= reference.iter0_s:
+        return 0
+    return 1 + (variant.iter0_s - reference.iter0_s) / (reference.steady_s - variant.steady_s)
+
+
+def backend_effects(rows, metric):
+    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran all four variants.
+
+    Framework effect = √(torch/linen on gymnax × torch/linen on Gymnasium); backend effect = √(Gymnasium/gymnax
+    with torch × Gymnasium/gymnax with linen): time ratios, each averaged (geometrically) over the other factor.
+    """
+    values = defaultdict(dict)
+    for row in rows:
+        if not math.isnan(row[metric]):
+            length = row["num_iterations"] if metric in LENGTH_METRICS else None
+            values[row["config"], length, row["seed"]][row["label"]] = row[metric]
+    effects = defaultdict(list)
+    for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
+        if not all(label in cell for label in BACKEND_CELLS.values()):
+            continue
+        t = {key: cell[label] for key, label in BACKEND_CELLS.items()}
+        framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
+        backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
+        effects[config.env, config.size].append((framework, backend))
+    return effects
+
+
+def magnitude(ratio):
+    """How far a time ratio is from 1×, either way: max(ratio, 1 / ratio)."""
+    return max(ratio, 1 / ratio)
+
+
+def effect_summary(effects, effect):
+    """(geometric mean, interval over envs) of effect(framework effect, backend effect) over every seed of every cell."""
+    pairs = [Pair(Config("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
+             for (env, size), cell in effects.items() for framework, backend in cell]
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+
+
+def inverted(value):
+    """(mean, interval) of a time ratio turned around: B / A from A / B."""
+    mean, (low, high, kind) = value
+    return 1 / mean, (1 / high, 1 / low, kind)
+
+
+def mean_curve(curves, points=200):
+    """Grid, mean, min and max across repeats of (x, y) curves, interpolated where all repeats have data (else None)."""
+    if not curves:
+        return None
+    start, end = max(x[0] for x, _ in curves), min(x[-1] for x, _ in curves)
+    if not end > start:
+        return None
+    grid = np.linspace(start, end, points)
+    ys = np.array([np.interp(grid, x, y) for x, y in curves])
+    return grid, ys.mean(axis=0), ys.min(axis=0), ys.max(axis=0)
+
+
+# --------------------------------------------------------------------- charts: the drawing the sections share
 
 
 def colors_for(names):
@@ -615,7 +818,13 @@ def new_figure(title, panels, ncols=None, panel_size=(4.8, 3.8), fixed_margins=F
 
 
 def save_figure(figure, out, name):
-    """Adds one legend for all panels, writes the figure as out/name and returns name."""
+    """Adds one legend for all panels, writes the figure into the ChartFolder out and returns its file name.
+
+    For one machine kind of a sweep of several, the name gets the kind's suffix and the title the kind's name.
+    """
+    name = name.replace(".png", f"{out.suffix}.png")
+    if out.machine:
+        figure.suptitle(f"{figure.get_suptitle()}\n{out.machine}")
     handles = {}
     for ax in figure.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -625,7 +834,7 @@ def save_figure(figure, out, name):
         location = "outside lower center" if figure.get_layout_engine() else "lower center"
         columns = max(1, min(len(handles), 5, columns_that_fit))
         figure.legend(handles.values(), handles.keys(), loc=location, ncols=columns, markerscale=1.5)
-    figure.savefig(out / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
+    figure.savefig(out.path / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
     print(f"  wrote {name}", flush=True)
     return name
 
@@ -656,6 +865,17 @@ def series_offsets(count, group_width=0.8):
     return (np.arange(count) - (count - 1) / 2) * width, width
 
 
+def empty_panel(ax, text):
+    """Writes text in the middle of a panel that has nothing to draw."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="dimgrey")
+    ax.tick_params(axis="y", left=False, labelleft=False)
+
+
+def min_max_whiskers(centres, cells):
+    """errorbar's yerr from each centre down to its cell's minimum and up to its maximum."""
+    return [centres - [cell.min() for cell in cells], [cell.max() for cell in cells] - centres]
+
+
 def draw_points(ax, categories, series, values, colors=None):
     """Median of values[(category, series)] as a point with min–max whiskers, grouped by category, log seconds.
 
@@ -663,16 +883,21 @@ def draw_points(ax, categories, series, values, colors=None):
     """
     colors = colors or colors_for(series)
     offsets, _ = series_offsets(len(series))
+    drawn = False
     for offset, name in zip(offsets, series):
         cells = [(x, np.array(values[category, name]))
                  for x, category in enumerate(categories) if values.get((category, name))]
         if not cells:
             continue
+        drawn = True
         medians = np.array([np.median(cell) for _, cell in cells])
-        whiskers = [medians - [cell.min() for _, cell in cells], [cell.max() for _, cell in cells] - medians]
+        whiskers = min_max_whiskers(medians, [cell for _, cell in cells])
         ax.errorbar([x + offset for x, _ in cells], medians, yerr=whiskers, color=colors[name], label=name,
                     marker="o", markersize=5, linestyle="none", elinewidth=1, capsize=2)
-    log_axis(ax, "y", " s")
+    if drawn:
+        log_axis(ax, "y", " s")
+    else:
+        empty_panel(ax, "no run has a value\nfor this window")
     category_axis(ax, categories)
     ax.grid(axis="y", which="major", alpha=0.3)
 
@@ -700,6 +925,8 @@ def draw_speedup_strips(ax, categories, series, speedups, colors=None, category_
                        label=None if labelled else name)
             labelled = True
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+    if not any(speedups.get((category, name)) for category in categories for name in series):
+        empty_panel(ax, "no pair of runs has a value\nfor this window")
     log_axis(ax, "y", "×")
     category_axis(ax, categories)
     ax.grid(axis="y", which="major", alpha=0.3)
@@ -711,12 +938,144 @@ def speedups_by_category(rows, category_field, categories, comparisons, metric):
     for category in categories:
         in_category = where(rows, **{category_field: category})
         for name, label_a, label_b in comparisons:
-            pairs = paired(where(in_category, label=label_a), where(in_category, label=label_b), metric)
+            pairs = paired_labels(in_category, label_a, label_b, metric)
             speedups[category, name] = [pair.speedup for pair in pairs]
     return speedups
 
 
-# ---------------------------------------------------------------------------------------------- report helpers
+# Line styles for curves identical to an earlier one in the same panel, so that each stays visible.
+DUPLICATE_STYLES = ((0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (2, 4)))
+
+
+def curve_x(run, x_axis):
+    """A run's x values for its returns: env steps, or seconds of training after the end of iteration 0."""
+    if x_axis == "steps":
+        return run.return_steps
+    return run.return_seconds - np.nan_to_num(run.iteration_seconds[0])
+
+
+def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
+    """Draws each label's curve in one panel; returns notes on identical and missing curves for the report."""
+    notes, drawn = [], {}
+    for label in labels:
+        runs = sorted((row["run"] for row in where(panel_rows, label=label)), key=lambda run: run.seed)
+        if not runs:
+            continue
+        signature = tuple((run.seed, tuple(run.return_steps), tuple(run.returns)) for run in runs)
+        same_as = drawn.get(signature, []) if any(run.returns.size for run in runs) else []
+        style = DUPLICATE_STYLES[(len(same_as) - 1) % len(DUPLICATE_STYLES)] if same_as else "solid"
+        if same_as:
+            notes.append(f"{label} is identical to {same_as[0]} (drawn dashed on top of it)")
+        drawn.setdefault(signature, []).append(label)
+        curves = [(curve_x(run, x_axis), run.returns) for run in runs if run.returns.size]
+        curve = mean_curve([(x, y) for x, y in curves if len(y) > 1 and np.isfinite(x).all()])
+        if curve:
+            grid, mean, low, high = curve
+            ax.plot(grid, mean, color=colors[label], linewidth=2.2 if not same_as else 1.2, linestyle=style,
+                    label=label)
+            ax.fill_between(grid, low, high, color=colors[label], alpha=0.2, linewidth=0)
+        elif curves:  # too few returns for a line: each logged return as a point
+            x, y = np.concatenate([x for x, _ in curves]), np.concatenate([y for _, y in curves])
+            ax.scatter(x, y, color=colors[label], marker="o" if not same_as else "x", s=30, label=label, zorder=3)
+            notes.append(f"{label}: too few returns for a line, drawn as points")
+        else:
+            notes.append(f"{label}: no episode finished")
+    if not any(run_rows_returns(panel_rows)):
+        longest = max(row["num_iterations"] for row in panel_rows)
+        empty_panel(ax, f"no episode finished\nin these runs\n(at most {longest} iterations)")
+        notes = ["no episode finished in any run, so the panel is empty"]
+    return notes
+
+
+def run_rows_returns(rows):
+    """How many returns each row's run logged."""
+    return [row["run"].returns.size for row in rows]
+
+
+def spread_time_axis(ax):
+    """A symmetric-log time axis when the curves end more than 10× apart (eager runs take far longer), so that
+    the fast variants' curves are not squeezed against 0; linear below a tenth of the earliest end."""
+    ends = [float(np.max(line.get_xdata())) for line in ax.lines if len(line.get_xdata())]
+    ends = [end for end in ends if end > 0]
+    if len(ends) > 1 and max(ends) > 10 * min(ends):
+        ax.set_xscale("symlog", linthresh=min(ends) / 10)
+        ax.set_xlabel("training time after iteration 0 (s, log above " + f"{min(ends) / 10:.2g} s)")
+
+
+def learning_curve_figure(rows, env_order, title, x_axis, out, name):
+    """One panel per (env, size): each variant/mode's mean episodic return with a min–max band across seeds.
+
+    Returns the file name and notes per panel (identical curves, runs without returns) for the report.
+    """
+    panels = ordered_configs(rows, env_order)
+    multiple_sizes = len({size for _, size in panels}) > 1
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    colors = colors_for(labels)
+    figure, axes = new_figure(title, len(panels), ncols=min(len(panels), 4), panel_size=(4.2, 3.2), fixed_margins=True)
+    notes = []
+    for ax, (env, size) in zip(axes, panels):
+        panel = f"{env} · {size}" if multiple_sizes else env
+        panel_notes = draw_panel_curves(ax, where(rows, env=env, size=size), labels, colors, x_axis)
+        notes += [f"{panel}: {note}" for note in panel_notes]
+        if any("identical" in note for note in panel_notes):
+            ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
+        ax.set(title=panel, ylabel="episodic return",
+               xlabel="env steps" if x_axis == "steps" else "training time after iteration 0 (s)")
+        if x_axis == "time":
+            spread_time_axis(ax)
+        ax.grid(alpha=0.3)
+    return save_figure(figure, out, name), notes
+
+
+def ranking_chart(sizes, tables, out, names):
+    """Chart: per model size, each variant's total and steady-state time relative to the fastest, with intervals."""
+    figure, axes = new_figure("Which variant is fastest? Time relative to the fastest variant per model size (exp1)\n"
+                              "points: geometric mean over envs (and seeds); bars: interval (95% CI, or range with few "
+                              "envs)", len(sizes), panel_size=(6, 0.5 * max(len(t) for t in tables) + 1.8))
+    colors = colors_for(LABEL_COLORS)
+    for ax, size, table in zip(axes, sizes, tables):
+        for y, standing in enumerate(table):
+            for offset, (value, marker, what) in zip((-0.12, 0.12), ((standing.total, "o", "total"),
+                                                                      (standing.steady, "s", names["iter8_99_median_s"]))):
+                mean, (low, high, _) = value
+                xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
+                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
+                            color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
+        for marker, what in (("o", "total"), ("s", names["iter8_99_median_s"])):
+            ax.plot([], [], marker=marker, linestyle="none", color="black",
+                    markerfacecolor="black" if marker == "o" else "white", label=what)
+        ax.set_yticks(range(len(table)), [standing.label for standing in table])
+        ax.set_ylim(len(table) - 0.5, -0.5)
+        ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
+        log_axis(ax, "x", "×")
+        ax.set(title=f"model size: {size}", xlabel="time relative to the fastest (1× = fastest)")
+        ax.grid(axis="x", which="major", alpha=0.3)
+    return save_figure(figure, out, "ranking.png")
+
+
+def compile_mode_chart(rows, comparisons, out, names):
+    """Chart: per framework, the speedup of each compiled mode over its baseline on each metric (exp2)."""
+    frameworks = ordered((framework for framework, _, _ in comparisons), map(framework_of, LABEL_COLORS))
+    metric_names = [names[metric] for metric in COMPILE_METRICS]
+    title = (f"Speedup of each compile mode over its baseline — exp2 (sync, small, {scope(rows)})\n"
+             "points: (env, seed) pairs, filled: the mode, outline: its baseline; black line: geometric mean")
+    figure, axes = new_figure(title, len(frameworks), panel_size=(5.5, 4.6))
+    for ax, framework in zip(axes, frameworks):
+        modes = [f"{label} over {baseline}" for fw, label, baseline in comparisons if fw == framework]
+        speedups = {(names[metric], mode): [pair.speedup for pair in paired_labels(rows, *mode.split(" over "), metric)]
+                    for metric in COMPILE_METRICS for mode in modes}
+        draw_speedup_strips(ax, metric_names, modes, speedups)
+        ax.set(title=f"{framework}: " + "; ".join(modes), ylabel="speedup (time_baseline / time_mode)")
+        ax.title.set_fontsize(8)
+    return image(save_figure(figure, out, "compile_modes.png"), "compile mode effect")
+
+
+# ------------------------------------------------ text: markdown, numbers in words, the generated conclusions
+
+
+def heading(sweep, title, level="##"):
+    """A section heading; in the part of one machine kind of a sweep of several, it names the kind."""
+    return f"{level} {title}" + (f" — {sweep.machine}" if sweep.machine else "")
 
 
 def markdown_table(header, rows):
@@ -752,6 +1111,22 @@ def image(name, caption):
     return [f"![{caption}]({name})", ""]
 
 
+def empty_window_lines(rows, metrics):
+    """One line naming the windows of metrics that some of the rows' runs end before; none when every run reaches them."""
+    parts = []
+    for window in dict.fromkeys(METRIC_WINDOWS[metric] for metric in metrics if metric in METRIC_WINDOWS):
+        first = WINDOWS[window][0]
+        short = [row for row in rows if row["num_iterations"] <= first]
+        if short:
+            lengths = "/".join(map(str, sorted({row["num_iterations"] for row in short})))
+            share = "every run" if len(short) == len(rows) else f"{len(short)} of {len(rows)} runs"
+            plural = "" if lengths == "1" else "s"
+            parts.append(f"{window} is empty in {share} (runs of {lengths} iteration{plural} end before iteration {first})")
+    if not parts:
+        return []
+    return [f"*Empty windows:* {'; '.join(parts)}; figures over an empty window are left out ('–' in tables).", ""]
+
+
 def speedup_table(groups):
     """Markdown table of geometric-mean and median speedups with their intervals for [(group, A, B, pairs)]."""
     lines = []
@@ -767,18 +1142,12 @@ def speedup_table(groups):
     return markdown_table(header, lines)
 
 
-# ---------------------------------------------------------------------------------------------- report sections
-
-
 def gpu_text(system):
     """'NVIDIA H100 80GB HBM3 (driver 580.65) ×1', or 'none (CPU only)'."""
-    gpu = system.get("gpu")
-    if not gpu:
+    name, gpu = gpu_model(system), system.get("gpu")
+    if not name:
         return "none (CPU only)"
-    if isinstance(gpu, dict):
-        name, driver, count = gpu.get("name", "?"), gpu.get("driver"), gpu.get("count", 1)
-    else:
-        name, driver, count = gpu, system.get("driver"), 1
+    driver, count = (gpu.get("driver"), gpu.get("count", 1)) if isinstance(gpu, dict) else (system.get("driver"), 1)
     return f"{name}" + (f" (driver {driver})" if driver else "") + f" ×{count}"
 
 
@@ -791,6 +1160,128 @@ def cpu_text(system):
 def packages_text(system):
     """'jax 0.10.2, torch 2.13.0, …' from system.json's packages."""
     return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
+
+
+def listed(names):
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def tie_reason(values):
+    """Why relative times (mean, interval) do not tell variants apart: their intervals hold 1×, or there is none."""
+    if all(math.isnan(bounds[0]) for _, bounds in values):
+        return "with one env there is no interval"
+    return "its interval holds 1×" if len(values) == 1 else "their intervals hold 1×"
+
+
+def relative_text(value):
+    """A relative time like '1.09× [range 0.97–1.21]'; '1 (fastest)' for the fastest itself."""
+    mean, bounds = value
+    itself = mean == 1 and (math.isnan(bounds[0]) or bounds[0] == bounds[1] == 1)
+    return "1 (fastest)" if itself else speedup_text(mean, bounds)
+
+
+def break_even_text(variant, reference, steady_ratio):
+    """Plain words for break_even; steady_ratio is (mean, interval) of variant's steady state over reference's.
+
+    A break-even is computed only between steady states that the interval tells apart.
+    """
+    if variant is reference:
+        return "–"
+    mean, bounds = steady_ratio
+    if math.isnan(mean):
+        return "– (no steady state)"
+    if not distinguishable(bounds):
+        return "– (one env: no interval)" if math.isnan(bounds[0]) else "– (steady states indistinguishable)"
+    iterations = break_even(variant, reference)
+    if mean > 1 or iterations is None:
+        return "never (steady state slower)"
+    return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
+
+
+def fastest_claim(table, fastest, value, what, time):
+    """'**X** is fastest {what}.', or, where a variant's interval against X holds 1× or one env gives none, that no
+    variant is (named) fastest: X has the shortest {time}."""
+    others = [standing for standing in table if standing.label != fastest]
+    unknown = [standing for standing in others if math.isnan(value(standing)[1][0])]
+    tied = [standing for standing in others if standing not in unknown and not distinguishable(value(standing)[1])]
+    if not tied and not unknown:
+        return f"**{fastest}** is fastest {what}."
+    text = lambda group: listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in group])
+    claim = f"No variant is {'named ' * bool(unknown)}fastest {what}: {fastest} has the shortest {time}"
+    if tied:
+        claim += (f", and {text(tied)} {'is' if len(tied) == 1 else 'are'} not distinguishable from it "
+                  f"({tie_reason([value(standing) for standing in tied])})")
+    if unknown:
+        claim += f"; with one env there is no interval to tell it from {text(unknown)}"
+    return claim + "."
+
+
+def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
+    """The steady-state sentences of a ranking conclusion: the fastest, and when a faster steady state is repaid."""
+    if fastest_steady is None:
+        return [f"No steady-state comparison: {steady_name} is empty in these runs."]
+    claim = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
+                          f"in the steady state ({steady_name})", "time per iteration")
+    reference = by_label[fastest_total]
+    if fastest_steady == fastest_total:
+        return [claim]
+    ratio = reference.steady
+    if not distinguishable(ratio[1]):
+        return [claim, f"No break-even against {fastest_total}, the shortest in total: the two steady states are not "
+                       f"told apart ({speedup_text(*ratio)})."]
+    iterations = break_even(by_label[fastest_steady], reference)
+    when = ("its iteration 0 is not longer either" if iterations == 0 else
+            f"its longer iteration 0 is repaid after about {math.ceil(iterations):,} iterations")
+    return [claim, f"{fastest_steady} is {speedup_text(*ratio)} faster per iteration than {fastest_total}, the "
+                   f"shortest in total; {when}."]
+
+
+def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
+    """One generated paragraph of conclusions for one model size; a winner is named only where intervals exclude 1×."""
+    envs = max(standing.envs for standing in table)
+    lead = f"**{size}** ({envs} env{'s' * (envs > 1)}, runs of {length} iterations):"
+    if len(table) == 1:
+        return f"{lead} only {table[0].label} ran."
+    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total", "total time")]
+    sentences += [f"{standing.label} takes {speedup_text(*standing.total)} the time of {fastest_total}."
+                  for standing in table if standing.label != fastest_total and distinguishable(standing.total[1])]
+    by_label = {standing.label: standing for standing in table}
+    return " ".join(sentences + steady_conclusion(by_label, fastest_total, fastest_steady, steady_name))
+
+
+def ratio_words(value, slower, faster):
+    """'Gymnasium takes 3.10× [range 2.90–3.30] the time of gymnax' (turned around below 1×), or that they tie."""
+    if not distinguishable(value[1]):
+        reason = "one env: no interval, " if math.isnan(value[1][0]) else ""
+        return f"{slower} and {faster} are not told apart ({reason}{slower} / {faster}: {speedup_text(*value)})"
+    if value[0] >= 1:
+        return f"{slower} takes {speedup_text(*value)} the time of {faster}"
+    return f"{faster} takes {speedup_text(*inverted(value))} the time of {slower}"
+
+
+def backend_conclusion(effects, what):
+    """The generated sentence on one metric: each factor's effect, and which dominates where the interval says so.
+
+    Dominance is the geometric mean over seeds of |backend effect| / |framework effect| (each as a ratio ≥ 1).
+    """
+    framework = effect_summary(effects, lambda framework, _: framework)
+    backend = effect_summary(effects, lambda _, backend: backend)
+    dominance = effect_summary(effects, lambda framework, backend: magnitude(backend) / magnitude(framework))
+    facts = (f"({len(effects)} env/size cell{'s' * (len(effects) > 1)}, geometric means): "
+             f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
+             f"{ratio_words(framework, 'torch', 'linen')}")
+    if not distinguishable(dominance[1]):
+        return (f"On {what}, **neither factor dominates** {facts}; the env backend changes the time "
+                f"{speedup_text(*dominance)} as much as the framework ({tie_reason([dominance])}).")
+    factors = ("the env backend", "the framework")
+    dominant, other = factors if dominance[0] > 1 else factors[::-1]
+    ratio = dominance if dominance[0] > 1 else inverted(dominance)
+    return f"On {what}, **{dominant} dominates** {facts}; {dominant} changes the time {speedup_text(*ratio)} as much " \
+           f"as {other}."
+
+
+# ---------------------------------- sections: the header, the answers, how to read, the details, a comparison
 
 
 def machine_lines(systems):
@@ -838,6 +1329,26 @@ def is_quick(sweep):
         workload.get("quick") for _, workload in sweep.workload_files)
 
 
+def condition_lines(sweep):
+    """The sweep's wall time and the load average while it ran, as benchmark.sh recorded them."""
+    lines = []
+    for folder, conditions in sweep.conditions:
+        parts = []
+        if conditions.wall_seconds:
+            total = sum(conditions.wall_seconds)
+            parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
+                         + (f", {len(conditions.wall_seconds)} invocations" if len(conditions.wall_seconds) > 1 else "")
+                         + ")")
+        if conditions.loads:
+            loads = sorted(conditions.loads)
+            parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
+                         f"range {loads[0]:.2f}–{loads[-1]:.2f} over {len(loads)} runs (a run itself accounts for "
+                         f"about 1–2 on this count; more means something else was running)")
+        prefix = f"`{folder.name}`: " if max(len(sweep.conditions), len(sweep.systems)) > 1 else ""
+        lines.append("- " + prefix + "; ".join(parts))
+    return lines + [""] if lines else []
+
+
 def workload_lines(sweep):
     """The per-iteration workloads and iteration counts of the runs, eager and compiled apart."""
     lines = []
@@ -855,6 +1366,24 @@ def workload_lines(sweep):
     if len(lines) > 1 + len(sweep.workload_files):
         lines.append("- Runs of different workloads are never compared with each other.")
     return lines + [""]
+
+
+def machine_kind_lines(sweep):
+    """One line naming the machine kinds of a sweep of several, and that runs are compared only within one kind."""
+    if len(sweep.machines) < 2:
+        return []
+    kinds = "; ".join(f"**machine {number}:** {kind} ({', '.join(f'`{folder.name}`' for folder in folders)})"
+                      for number, (kind, folders) in enumerate(sweep.machines.items(), 1))
+    return [f"- **This sweep mixes {len(sweep.machines)} machine kinds** (CPU model, GPU model; each folder's "
+            f"system.json): {kinds}. Runs are ranked and paired only within one kind: every section below but "
+            "'How to read this report' and 'Environment complexity' is written once per kind, its heading naming "
+            "the kind.", ""]
+
+
+def absent_lines(sweep):
+    """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all."""
+    absent = [f"{exp} ({topic})" for exp, topic in EXPERIMENT_TOPICS.items() if not rows_of(sweep.rows, exp)]
+    return [f"- **Not in this sweep:** {'; '.join(absent)}.", ""] if absent else []
 
 
 def window_lines(sweep):
@@ -875,28 +1404,118 @@ def header_section(sweep):
     if is_quick(sweep):
         lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
                   "the pipeline; its numbers show the shape of the effects only.", ""]
-    return lines + machine_lines(sweep.systems) + shard_differences(sweep.systems) + condition_lines(sweep) \
-        + workload_lines(sweep) + window_lines(sweep)
+    lines += machine_lines(sweep.systems) + shard_differences(sweep.systems) + machine_kind_lines(sweep)
+    return lines + condition_lines(sweep) + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
 
 
-def condition_lines(sweep):
-    """The sweep's wall time and the load average while it ran, as benchmark.sh recorded them."""
-    lines = []
-    for folder, conditions in sweep.conditions:
-        parts = []
-        if conditions.wall_seconds:
-            total = sum(conditions.wall_seconds)
-            parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
-                         + (f", {len(conditions.wall_seconds)} invocations" if len(conditions.wall_seconds) > 1 else "")
-                         + ")")
-        if conditions.loads:
-            loads = sorted(conditions.loads)
-            parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
-                         f"range {loads[0]:.2f}–{loads[-1]:.2f} over {len(loads)} runs (a run itself accounts for "
-                         f"about 1–2 on this count; more means something else was running)")
-        prefix = f"`{folder.name}`: " if max(len(sweep.conditions), len(sweep.systems)) > 1 else ""
-        lines.append("- " + prefix + "; ".join(parts))
-    return lines + [""] if lines else []
+def section_ranking(sweep, out):
+    """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
+    if not rows_of(sweep.rows, "exp1"):
+        return []
+    rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
+    lines = [heading(sweep, "Which variant is fastest? (exp1, fully compiled variants)"), ""]
+    labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
+    if len(labels) < 2:
+        warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
+        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    steady_name = sweep.names["iter8_99_median_s"]
+    tables, conclusions, table_rows, used = [], [], [], []
+    for size in sizes:
+        sized, length = most_common_length(where(rows, size=size))
+        used += sized
+        present = ordered((row["label"] for row in sized), FULLY_COMPILED)
+        table, fastest_total, fastest_steady = standings(sized, present)
+        table.sort(key=lambda standing: standing.total[0])
+        tables.append(table)
+        reference = next(standing for standing in table if standing.label == fastest_total)
+        conclusions.append(ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name))
+        table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
+                        seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
+                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in table]
+    lines += empty_window_lines(used, ("iter8_99_median_s",))
+    lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
+    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
+              "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
+              "faster steady state repays iteration 0 (vs the shortest in total)"]
+    lines += markdown_table(header, table_rows)
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def section_env_backend(sweep, out):
+    """Chart, table and conclusion of exp4: framework effect against env-backend effect per env and size."""
+    rows = rows_of(sweep.rows, "exp4")
+    lines = [heading(sweep, "Env backend against framework (exp4)"), ""]
+    if not rows:
+        return []
+    metrics = ("total_s", "iter8_99_median_s")
+    effects = {metric: backend_effects(rows, metric) for metric in metrics}
+    if not any(effects.values()):
+        warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
+        return lines + ["Skipped: no exp4 env and size ran all four variants "
+                        f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
+    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
+              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
+              + ". Each effect is a time ratio averaged over the other factor (see summary.csv for the four times).", ""]
+    lines += empty_window_lines(rows, metrics)
+    series = ("framework: torch / linen", "env backend: Gymnasium / gymnax")
+    cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
+                            sweep.env_order)
+    categories = [f"{env} · {size}" for env, size in cells]
+    figure, axes = new_figure("Framework effect against env-backend effect — exp4 (async)\n"
+                              "points: seeds, black line: geometric mean; above 1×: torch / Gymnasium take longer",
+                              len(metrics), panel_size=(max(5.0, 1.2 * len(categories)), 4.4))
+    table = []
+    for ax, metric in zip(axes, metrics):
+        ratios = {(f"{env} · {size}", name): [effect[i] for effect in effects[metric].get((env, size), [])]
+                  for env, size in cells for i, name in enumerate(series)}
+        draw_speedup_strips(ax, categories, series, ratios, dict(zip(series, OTHER_COLORS)))
+        ax.set(title=sweep.names[metric], ylabel="time ratio")
+        for (env, size), cell in sorted(effects[metric].items()):
+            table.append([sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
+                          f"{geometric_mean([b for _, b in cell]):.2f}×"])
+    lines += image(save_figure(figure, out, "env_backend.png"), "framework against env backend")
+    lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
+                             "env backend: Gymnasium / gymnax"], table)
+    conclusions = [backend_conclusion(effects[metric], what) for metric, what in
+                   (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
+                   if effects[metric]]
+    return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def section_compile_modes(sweep, out):
+    """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
+    rows = rows_of(sweep.rows, "exp2")
+    if not rows and not rows_of(sweep.rows, "exp3"):
+        return []
+    comparisons = compile_mode_comparisons(rows)
+    lines = [heading(sweep, "Effect of each compile mode"), "",
+             "Each mode is measured against the same framework one step less compiled: "
+             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
+             + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
+               "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
+    lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)
+    if comparisons:
+        lines += compile_mode_chart(rows, comparisons, out, sweep.names)
+    else:
+        warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
+        lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
+    table = []
+    for exp in ("exp2", "exp3"):
+        exp_rows = rows_of(sweep.rows, exp)
+        for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
+            sized = where(exp_rows, size=size)
+            pairs = [paired_labels(sized, label, baseline, metric) for metric in COMPILE_METRICS]
+            if any(pairs):
+                mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
+                steady_ratio = relative_to(sized, baseline, label, "iter8_99_median_s")
+                table.append([exp, label, baseline, size, max(map(len, pairs))]
+                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
+                             + [break_even_text(mode, base, steady_ratio)])
+    header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
+    header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
+    header += ["a faster steady state repays a longer iteration 0"]
+    return lines + (markdown_table(header, table) if table else [])
 
 
 def definitions_section(sweep):
@@ -926,163 +1545,6 @@ def definitions_section(sweep):
     ]
 
 
-# ---------------------------------------------------------------------------------------------- the ranking
-
-
-@dataclass
-class Standing:
-    """One fully compiled variant of one model size against the fastest: relative times and its windows."""
-
-    label: str
-    envs: int
-    total: tuple  # (geometric mean of time / fastest's time, interval (low, high, kind))
-    steady: tuple
-    iter0_s: float  # geometric mean over envs and seeds
-    steady_s: float
-
-
-def window_standing(rows):
-    """A Standing holding only the geometric means of the rows' iteration 0 and steady state (for break_even)."""
-    return Standing(rows[0]["label"], len({row["env"] for row in rows}), (math.nan, ()), (math.nan, ()),
-                    geometric_mean(metric_values(rows, "iter0_s")), geometric_mean(metric_values(rows, "iter8_99_median_s")))
-
-
-def fastest_label(rows, labels, metric):
-    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran."""
-    keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
-            for label in labels]
-    common = set.intersection(*keys)
-    means = {label: geometric_mean([row[metric] for row in where(rows, label=label)
-                                    if (row["env"], row["seed"]) in common or not common]) for label in labels}
-    return min(labels, key=lambda label: means[label])
-
-
-def relative_to(rows, fastest, label, metric):
-    """(geometric mean, interval) of label's metric over fastest's, paired by env and seed."""
-    pairs = paired(where(rows, label=fastest), where(rows, label=label), metric)
-    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
-
-
-def standings(rows, labels):
-    """Standing of every label and the fastest labels on total and on the steady state."""
-    fastest_total = fastest_label(rows, labels, "total_s")
-    fastest_steady = fastest_label(rows, labels, "iter8_99_median_s")
-    return [Standing(label, len({row["env"] for row in where(rows, label=label)}),
-                     relative_to(rows, fastest_total, label, "total_s"),
-                     relative_to(rows, fastest_steady, label, "iter8_99_median_s"),
-                     geometric_mean(metric_values(where(rows, label=label), "iter0_s")),
-                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")))
-            for label in labels], fastest_total, fastest_steady
-
-
-def break_even(variant, reference):
-    """Iterations after which variant's faster steady state repays its longer iteration 0 against reference.
-
-    With total(n) ≈ iteration 0 + (n − 1) × steady state: n = 1 + Δ iteration 0 / Δ steady state. None when
-    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either.
-    """
-    if variant.steady_s >= reference.steady_s:
-        return None
-    if variant.iter0_s <= reference.iter0_s:
-        return 0
-    return 1 + (variant.iter0_s - reference.iter0_s) / (reference.steady_s - variant.steady_s)
-
-
-def break_even_text(variant, reference):
-    """Plain words for break_even."""
-    if variant is reference:
-        return "–"
-    iterations = break_even(variant, reference)
-    if iterations is None:
-        return "never (steady state not faster)"
-    return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
-
-
-def relative_text(value):
-    """A relative time like '1.09× [range 0.97–1.21]'; '1 (fastest)' for the fastest itself."""
-    mean, bounds = value
-    itself = mean == 1 and (math.isnan(bounds[0]) or bounds[0] == bounds[1] == 1)
-    return "1 (fastest)" if itself else speedup_text(mean, bounds)
-
-
-def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
-    """One generated paragraph of conclusions for one model size."""
-    by_label = {standing.label: standing for standing in table}
-    others = [standing for standing in table if standing.label != fastest_total]
-    sentences = [f"**{size}** ({max(s.envs for s in table)} envs, runs of {length} iterations): "
-                 f"**{fastest_total}** is fastest in total."]
-    for standing in others:
-        mean, (low, high, kind) = standing.total
-        unsure = " — not distinguishable from it on these envs" if not math.isnan(low) and low <= 1 <= high else ""
-        sentences.append(f"{standing.label} takes {speedup_text(mean, (low, high, kind))} its time{unsure}.")
-    steady_winner = by_label[fastest_steady]
-    if fastest_steady == fastest_total:
-        sentences.append(f"{fastest_total} is also fastest in the steady state ({steady_name}).")
-    else:
-        iterations = break_even(steady_winner, by_label[fastest_total])
-        when = "from the start" if iterations == 0 else f"after about {math.ceil(iterations):,} iterations"
-        sentences.append(f"In the steady state ({steady_name}) **{fastest_steady}** is fastest "
-                         f"({speedup_text(by_label[fastest_total].steady[0] / steady_winner.steady[0])} faster per "
-                         f"iteration than {fastest_total}); its longer iteration 0 is repaid {when}.")
-    return " ".join(sentences)
-
-
-def ranking_chart(sizes, tables, out, names):
-    """Chart: per model size, each variant's total and steady-state time relative to the fastest, with intervals."""
-    figure, axes = new_figure("Which variant is fastest? Time relative to the fastest variant per model size (exp1)\n"
-                              "points: geometric mean over envs (and seeds); bars: interval (95% CI, or range with few "
-                              "envs)", len(sizes), panel_size=(6, 0.5 * max(len(t) for t in tables) + 1.8))
-    colors = colors_for(LABEL_COLORS)
-    for ax, size, table in zip(axes, sizes, tables):
-        for y, standing in enumerate(table):
-            for offset, (value, marker, what) in zip((-0.12, 0.12), ((standing.total, "o", "total"),
-                                                                      (standing.steady, "s", names["iter8_99_median_s"]))):
-                mean, (low, high, _) = value
-                xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
-                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
-                            color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
-        for marker, what in (("o", "total"), ("s", names["iter8_99_median_s"])):
-            ax.plot([], [], marker=marker, linestyle="none", color="black",
-                    markerfacecolor="black" if marker == "o" else "white", label=what)
-        ax.set_yticks(range(len(table)), [standing.label for standing in table])
-        ax.set_ylim(len(table) - 0.5, -0.5)
-        ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
-        log_axis(ax, "x", "×")
-        ax.set(title=f"model size: {size}", xlabel="time relative to the fastest (1× = fastest)")
-        ax.grid(axis="x", which="major", alpha=0.3)
-    return save_figure(figure, out, "ranking.png")
-
-
-def section_ranking(sweep, out):
-    """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
-    rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
-    lines = ["## Which variant is fastest? (exp1, fully compiled variants)", ""]
-    labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
-    if len(labels) < 2:
-        warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
-        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    steady_name = sweep.names["iter8_99_median_s"]
-    tables, conclusions, table_rows = [], [], []
-    for size in sizes:
-        sized, length = most_common_length(where(rows, size=size))
-        present = ordered((row["label"] for row in sized), FULLY_COMPILED)
-        table, fastest_total, fastest_steady = standings(sized, present)
-        table.sort(key=lambda standing: standing.total[0])
-        tables.append(table)
-        reference = next(standing for standing in table if standing.label == fastest_total)
-        conclusions.append(ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name))
-        table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
-                        seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
-                        break_even_text(standing, reference)] for standing in table]
-    lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
-    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
-              "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
-              "faster steady state repays iteration 0 (vs the fastest in total)"]
-    lines += markdown_table(header, table_rows)
-    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
-
-
 def env_section(sweep):
     """The env complexity axis: step time relative to the fastest env."""
     if not sweep.env_relative:
@@ -1096,12 +1558,11 @@ def env_section(sweep):
 def section_duration_vs_complexity(sweep, out):
     """Chart: exp1 total duration of each variant against env complexity, one panel per model size."""
     rows = rows_of(sweep.rows, "exp1")
-    heading = ["## Total duration against env complexity (exp1)", ""]
+    lines = [heading(sweep, "Total duration against env complexity (exp1)"), ""]
     if not rows:
-        warn("skipping duration_vs_complexity.png: no exp1 runs")
-        return heading + ["Skipped: no exp1 runs.", ""]
+        return []
     if not sweep.env_relative:  # read_json has warned
-        return heading + ["Skipped: no env_timing.json.", ""]
+        return lines + ["Skipped: no env_timing.json.", ""]
     rows, length = most_common_length(rows)
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
@@ -1119,7 +1580,7 @@ def section_duration_vs_complexity(sweep, out):
             cells = [(sweep.env_relative[env], np.array(values)) for env, values in zip(envs, totals) if values]
             x = [relative for relative, _ in cells]
             means = np.array([values.mean() for _, values in cells])
-            whiskers = [means - [values.min() for _, values in cells], [values.max() for _, values in cells] - means]
+            whiskers = min_max_whiskers(means, [values for _, values in cells])
             ax.errorbar(x, means, yerr=whiskers, marker="o", markersize=4, capsize=2, color=colors[label], label=label)
         log_axis(ax, "x", "×")
         log_axis(ax, "y", " s")
@@ -1129,45 +1590,50 @@ def section_duration_vs_complexity(sweep, out):
         env_names = ax.secondary_xaxis("top")
         env_names.set_xticks([sweep.env_relative[env] for env in envs], envs, rotation=90, fontsize=6)
         env_names.xaxis.set_minor_formatter(NullFormatter())
-    return heading + image(save_figure(figure, out, "duration_vs_complexity.png"), "duration against env complexity")
+    return lines + image(save_figure(figure, out, "duration_vs_complexity.png"), "duration against env complexity")
 
 
 def section_pairwise_speedups(sweep, out, metric, name):
     """Chart and table: speedups between the fully compiled variants on metric, per model size (exp1)."""
     rows = rows_of(sweep.rows, "exp1")
     what = sweep.names[metric]
-    heading = [f"## Speedups between the fully compiled variants: {what} (exp1)", ""]
+    lines = [heading(sweep, f"Speedups between the fully compiled variants: {what} (exp1)"), ""]
     comparisons = compiled_comparisons({row["label"] for row in rows})
+    if not rows:
+        return []
     if not comparisons:
         warn(f"skipping {name}: fewer than two fully compiled variants in exp1")
-        return heading + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    lines += empty_window_lines([row for row in rows if row["label"] in FULLY_COMPILED], (metric,))
     sizes = ordered((row["size"] for row in rows), SIZES)
+    groups = [(size, a, b, paired_labels(where(rows, size=size), a, b, metric))
+              for size in sizes for _, a, b in comparisons]
+    if not any(pairs for _, _, _, pairs in groups):
+        warn(f"skipping {name}: no two fully compiled variants have a value of {what} for the same run configuration")
+        return lines + [f"No speedups: no two fully compiled variants have a value of {what} for the same "
+                          "configuration and seed.", ""]
     figure, axes = new_figure(f"Speedup of A over B on {what} — exp1 (async, {scope(rows)})\n"
                               "points: (env, seed) pairs, black line: geometric mean", 1, panel_size=(8, 4.6))
     draw_speedup_strips(axes[0], sizes, [name for name, _, _ in comparisons],
                         speedups_by_category(rows, "size", sizes, comparisons, metric))
     axes[0].set(xlabel="model size", ylabel=f"speedup (time_B / time_A), {what}")
-    groups = [(size, a, b, paired(where(rows, size=size, label=a), where(rows, size=size, label=b), metric))
-              for size in sizes for _, a, b in comparisons]
-    return heading + image(save_figure(figure, out, name), f"speedups on {what}") + speedup_table(groups)
+    return lines + image(save_figure(figure, out, name), f"speedups on {what}") + speedup_table(groups)
 
 
 def section_overhead(sweep, out, exp):
     """Chart and table: start-up and the three iteration windows per variant/mode and model size."""
     rows = rows_of(sweep.rows, exp)
-    lines = [f"## Overhead windows ({exp})", ""]
+    lines = [heading(sweep, f"Overhead windows ({exp})"), ""]
     if not rows:
-        warn(f"skipping overhead_{exp}.png: no {exp} runs")
-        return lines + [f"Skipped: no {exp} runs.", ""]
+        return []
+    lines += empty_window_lines(rows, OVERHEAD_METRICS)
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     title = (f"Overhead windows — {exp} ({rows[0]['timing']}, {scope(rows)})\n"
              "points: median over runs (envs × seeds), whiskers: min–max")
     figure, axes = new_figure(title, len(OVERHEAD_METRICS), ncols=2, panel_size=(6, 3.8))
     for ax, metric in zip(axes, OVERHEAD_METRICS):
-        values = {(size, label): metric_values(where(rows, size=size, label=label), metric)
-                  for size in sizes for label in labels}
-        draw_points(ax, sizes, labels, values)
+        draw_points(ax, sizes, labels, values_by(rows, "size", sizes, labels, metric))
         per_iteration = metric in ("iter1_7_mean_s", "iter8_99_median_s")
         ax.set(title=sweep.names[metric], xlabel="model size",
                ylabel="seconds per iteration" if per_iteration else "seconds")
@@ -1186,10 +1652,17 @@ def section_overhead(sweep, out, exp):
 def section_sync(sweep, out, exp, category_field):
     """Charts: synchronised rollout and update times per env or size, and the compiled variants' speedups on them."""
     rows = [row for row in rows_of(sweep.rows, exp) if row["timing"] == "sync"]
-    lines = [f"## Synchronised rollout and update ({exp}, per {category_field})", ""]
+    lines = [heading(sweep, f"Synchronised rollout and update ({exp}, per {category_field})"), ""]
+    if not rows_of(sweep.rows, exp):
+        return []
     if not rows:
         warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} runs")
         return lines + [f"Skipped: no synchronised {exp} runs.", ""]
+    lines += empty_window_lines(rows, SYNC_METRICS)
+    if not any(metric_values(rows, metric) for metric in SYNC_METRICS):
+        warn(f"skipping sync_times_{exp}.png and sync_speedups_{exp}.png: no synchronised {exp} run holds a steady state")
+        return lines + [f"No charts: no synchronised {exp} run reaches {sweep.names['iter8_99_median_s']}, the window "
+                        "rollout and update are timed over.", ""]
     categories = ordered((row[category_field] for row in rows), sweep.env_order if category_field == "env" else SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     layout = {"ncols": 1, "panel_size": (14, 4.2)} if category_field == "env" else {"ncols": 2, "panel_size": (7, 4.2)}
@@ -1198,9 +1671,7 @@ def section_sync(sweep, out, exp, category_field):
              "points: median over seeds, whiskers: min–max")
     figure, axes = new_figure(title, len(SYNC_METRICS), **layout)
     for ax, metric in zip(axes, SYNC_METRICS):
-        values = {(category, label): metric_values(where(rows, label=label, **{category_field: category}), metric)
-                  for category in categories for label in labels}
-        draw_points(ax, categories, labels, values)
+        draw_points(ax, categories, labels, values_by(rows, category_field, categories, labels, metric))
         ax.set(title=sweep.names[metric], ylabel="seconds per iteration")
     lines += image(save_figure(figure, out, f"sync_times_{exp}.png"), f"synchronised times {exp}")
     comparisons = compiled_comparisons(labels)
@@ -1215,153 +1686,43 @@ def section_sync(sweep, out, exp, category_field):
     return lines + image(save_figure(figure, out, f"sync_speedups_{exp}.png"), f"synchronised speedups {exp}")
 
 
-def section_compile_modes(sweep, out):
-    """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
-    rows = rows_of(sweep.rows, "exp2")
-    comparisons = compile_mode_comparisons(rows)
-    lines = ["## Effect of each compile mode", "",
-             "Each mode is measured against the same framework one step less compiled: "
-             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
-             + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
-               "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
-    if comparisons:
-        lines += compile_mode_chart(rows, comparisons, out, sweep.names)
-    else:
-        warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
-        lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
-    table = []
-    for exp in ("exp2", "exp3"):
-        exp_rows = rows_of(sweep.rows, exp)
-        for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
-            sized = where(exp_rows, size=size)
-            pairs = [paired(where(sized, label=label), where(sized, label=baseline), m) for m in COMPILE_METRICS]
-            if any(pairs):
-                mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
-                table.append([exp, label, baseline, size, max(map(len, pairs))]
-                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
-                             + [break_even_text(mode, base)])
-    header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
-    header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
-    header += ["a faster steady state repays a longer iteration 0"]
-    return lines + (markdown_table(header, table) if table else [])
-
-
-def compile_mode_chart(rows, comparisons, out, names):
-    """Chart: per framework, the speedup of each compiled mode over its baseline on each metric (exp2)."""
-    frameworks = ordered((framework for framework, _, _ in comparisons), map(framework_of, LABEL_COLORS))
-    metric_names = [names[metric] for metric in COMPILE_METRICS]
-    title = (f"Speedup of each compile mode over its baseline — exp2 (sync, small, {scope(rows)})\n"
-             "points: (env, seed) pairs, filled: the mode, outline: its baseline; black line: geometric mean")
-    figure, axes = new_figure(title, len(frameworks), panel_size=(5.5, 4.6))
-    for ax, framework in zip(axes, frameworks):
-        modes = [f"{label} over {baseline}" for fw, label, baseline in comparisons if fw == framework]
-        speedups = {
-            (names[metric], mode): [pair.speedup for pair in paired(where(rows, label=mode.split(" over ")[0]),
-                                                                    where(rows, label=mode.split(" over ")[1]), metric)]
-            for metric in COMPILE_METRICS
-            for mode in modes
-        }
-        draw_speedup_strips(ax, metric_names, modes, speedups)
-        ax.set(title=f"{framework}: " + "; ".join(modes), ylabel="speedup (time_baseline / time_mode)")
-        ax.title.set_fontsize(8)
-    return image(save_figure(figure, out, "compile_modes.png"), "compile mode effect")
-
-
-def mean_curve(curves, points=200):
-    """Grid, mean, min and max across repeats of (x, y) curves, interpolated where all repeats have data (else None)."""
-    if not curves:
-        return None
-    start, end = max(x[0] for x, _ in curves), min(x[-1] for x, _ in curves)
-    if not end > start:
-        return None
-    grid = np.linspace(start, end, points)
-    ys = np.array([np.interp(grid, x, y) for x, y in curves])
-    return grid, ys.mean(axis=0), ys.min(axis=0), ys.max(axis=0)
-
-
-# Line styles for curves identical to an earlier one in the same panel, so that each stays visible.
-DUPLICATE_STYLES = ((0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (2, 4)))
-
-
-def curve_x(run, x_axis):
-    """A run's x values for its returns: env steps, or seconds of training after the end of iteration 0."""
-    if x_axis == "steps":
-        return run.return_steps
-    return run.return_seconds - np.nan_to_num(run.iteration_seconds[0])
-
-
-def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
-    """Draws each label's curve in one panel; returns notes on identical and missing curves for the report."""
-    notes, drawn = [], {}
-    for label in labels:
-        runs = sorted((row["run"] for row in where(panel_rows, label=label)), key=lambda run: run.seed)
-        if not runs:
-            continue
-        signature = tuple((run.seed, tuple(run.return_steps), tuple(run.returns)) for run in runs)
-        same_as = drawn.get(signature, []) if any(run.returns.size for run in runs) else []
-        style = DUPLICATE_STYLES[(len(same_as) - 1) % len(DUPLICATE_STYLES)] if same_as else "solid"
-        if same_as:
-            notes.append(f"{label} is identical to {same_as[0]} (drawn dashed on top of it)")
-        drawn.setdefault(signature, []).append(label)
-        curves = [(curve_x(run, x_axis), run.returns) for run in runs if run.returns.size]
-        curve = mean_curve([(x, y) for x, y in curves if len(y) > 1 and np.isfinite(x).all()])
-        if curve:
-            grid, mean, low, high = curve
-            ax.plot(grid, mean, color=colors[label], linewidth=2.2 if not same_as else 1.2, linestyle=style,
-                    label=label)
-            ax.fill_between(grid, low, high, color=colors[label], alpha=0.2, linewidth=0)
-        elif curves:  # too few returns for a line: each logged return as a point
-            x, y = np.concatenate([x for x, _ in curves]), np.concatenate([y for _, y in curves])
-            ax.scatter(x, y, color=colors[label], marker="o" if not same_as else "x", s=30, label=label, zorder=3)
-            notes.append(f"{label}: too few returns for a line, drawn as points")
-        else:
-            notes.append(f"{label}: no episode finished")
-    if not any(run_rows_returns(panel_rows)):
-        longest = max(row["num_iterations"] for row in panel_rows)
-        ax.text(0.5, 0.5, f"no episode finished\nin these runs\n(at most {longest} iterations)", ha="center",
-                va="center", transform=ax.transAxes, fontsize=9, color="dimgrey")
-        notes = ["no episode finished in any run, so the panel is empty"]
-    return notes
-
-
-def run_rows_returns(rows):
-    """How many returns each row's run logged."""
-    return [row["run"].returns.size for row in rows]
-
-
-def spread_time_axis(ax):
-    """A symmetric-log time axis when the curves end more than 10× apart (eager runs take far longer), so that
-    the fast variants' curves are not squeezed against 0; linear below a tenth of the earliest end."""
-    ends = [float(np.max(line.get_xdata())) for line in ax.lines if len(line.get_xdata())]
-    ends = [end for end in ends if end > 0]
-    if len(ends) > 1 and max(ends) > 10 * min(ends):
-        ax.set_xscale("symlog", linthresh=min(ends) / 10)
-        ax.set_xlabel("training time after iteration 0 (s, log above " + f"{min(ends) / 10:.2g} s)")
-
-
-def learning_curve_figure(rows, env_order, title, x_axis, out, name):
-    """One panel per (env, size): each variant/mode's mean episodic return with a min–max band across seeds.
-
-    Returns the file name and notes per panel (identical curves, runs without returns) for the report.
-    """
-    panels = ordered_configs(rows, env_order)
-    multiple_sizes = len({size for _, size in panels}) > 1
+def section_memory(sweep, out):
+    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs logged it."""
+    rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
+    lines = [heading(sweep, "Peak device memory"), ""]
+    if not rows:
+        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
+    for row in rows:
+        row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
+    sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    colors = colors_for(labels)
-    figure, axes = new_figure(title, len(panels), ncols=min(len(panels), 4), panel_size=(4.2, 3.2), fixed_margins=True)
-    notes = []
-    for ax, (env, size) in zip(axes, panels):
-        panel = f"{env} · {size}" if multiple_sizes else env
-        panel_notes = draw_panel_curves(ax, where(rows, env=env, size=size), labels, colors, x_axis)
-        notes += [f"{panel}: {note}" for note in panel_notes]
-        if any("identical" in note for note in panel_notes):
-            ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
-        ax.set(title=panel, ylabel="episodic return",
-               xlabel="env steps" if x_axis == "steps" else "training time after iteration 0 (s)")
-        if x_axis == "time":
-            spread_time_axis(ax)
-        ax.grid(alpha=0.3)
-    return save_figure(figure, out, name), notes
+    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — all experiments ({scope(rows)})\n"
+                              "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
+    values = values_by(rows, "size", sizes, labels, "peak_memory_mib")
+    draw_points(axes[0], sizes, labels, values)
+    log_axis(axes[0], "y", " MiB")
+    axes[0].set(xlabel="model size", ylabel="peak device memory")
+    lines += image(save_figure(figure, out, "memory.png"), "peak device memory")
+    table = [[label, size, len(values[size, label]), f"{median(values[size, label]):.4g}"]
+             for label, size in itertools.product(labels, sizes) if values[size, label]]
+    return lines + markdown_table(["variant (mode)", "model size", "runs", "peak memory (MiB, median)"], table)
+
+
+def section_final_returns(sweep):
+    """Heading of the learning evidence; the final return per variant/mode and env (and size) for each experiment."""
+    lines = [heading(sweep, "Learning: final returns and learning curves"), "",
+             f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
+             "mean ± sample standard deviation over seeds.", ""]
+    for exp in EXPERIMENTS:
+        rows = rows_of(sweep.rows, exp)
+        labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+        table = []
+        for env, size in ordered_configs(rows, sweep.env_order):
+            cells = [metric_values(where(rows, env=env, size=size, label=label), "final_return") for label in labels]
+            table.append([env, size] + [mean_and_spread(values) for values in cells])
+        if table:
+            lines += [f"**{exp}**", ""] + markdown_table(["env", "model size"] + labels, table)
+    return lines
 
 
 def learning_curve_groups(sweep):
@@ -1375,7 +1736,7 @@ def section_learning_curves(sweep, out, exp, size):
     rows = rows_of(sweep.rows, exp)
     rows = where(rows, size=size) if size else rows
     what = f"{exp}, {size}" if size else exp
-    lines = [f"### Learning curves: {what}", ""]
+    lines = [heading(sweep, f"Learning curves: {what}", "###"), ""]
     notes = []
     for x_axis, against in (("steps", "env steps"), ("time", "training time after iteration 0")):
         name = f"learning_curves_{exp}{'_' + size if size else ''}_{x_axis}.png"
@@ -1385,23 +1746,6 @@ def section_learning_curves(sweep, out, exp, size):
         figure_name, notes = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name)
         lines += image(figure_name, f"learning curves {what} against {against}")
     return lines + ([f"- {note}" for note in notes] + [""] if notes else [])
-
-
-def section_final_returns(sweep):
-    """Heading of the learning evidence; the final return per variant/mode and env (and size) for each experiment."""
-    lines = ["## Learning: final returns and learning curves", "",
-             f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
-             "mean ± sample standard deviation over seeds.", ""]
-    for exp in EXPERIMENTS:
-        rows = rows_of(sweep.rows, exp)
-        labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-        table = []
-        for env, size in ordered_configs(rows, sweep.env_order):
-            cells = [metric_values(where(rows, env=env, size=size, label=label), "final_return") for label in labels]
-            table.append([env, size] + [mean_and_spread(values) for values in cells])
-        if table:
-            lines += [f"**{exp}**", ""] + markdown_table(["env", "model size"] + labels, table)
-    return lines
 
 
 def side_name(letter, folders, sweep):
@@ -1455,112 +1799,7 @@ def section_compare(sides, sweeps, out):
     return lines + markdown_table(header, table)
 
 
-# ---------------------------------------------------------------------------------------------- exp4, memory
-
-
-def backend_effects(rows, metric):
-    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran all four variants.
-
-    Framework effect = √(torch/linen on gymnax × torch/linen on Gymnasium); backend effect = √(Gymnasium/gymnax
-    with torch × Gymnasium/gymnax with linen): time ratios, each averaged (geometrically) over the other factor.
-    """
-    values = defaultdict(dict)
-    for row in rows:
-        if not math.isnan(row[metric]):
-            length = row["num_iterations"] if metric in LENGTH_METRICS else None
-            values[row["config"], length, row["seed"]][row["label"]] = row[metric]
-    effects = defaultdict(list)
-    for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
-        if not all(label in cell for label in BACKEND_CELLS.values()):
-            continue
-        t = {key: cell[label] for key, label in BACKEND_CELLS.items()}
-        framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
-        backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
-        effects[config.env, config.size].append((framework, backend))
-    return effects
-
-
-def ratio_words(ratio, slower, faster):
-    """'Gymnasium takes 3.10× the time of gymnax' (turned around when the ratio is below 1)."""
-    return f"{slower} takes {ratio:.2f}× the time of {faster}" if ratio >= 1 else \
-        f"{faster} takes {1 / ratio:.2f}× the time of {slower}"
-
-
-def backend_conclusion(effects, what):
-    """The generated sentence: which factor dominates on one metric, and by how much."""
-    framework = geometric_mean([f for cell in effects.values() for f, _ in cell])
-    backend = geometric_mean([b for cell in effects.values() for _, b in cell])
-    size_f, size_b = max(framework, 1 / framework), max(backend, 1 / backend)
-    dominant, other = ("the env backend", "the framework") if size_b >= size_f else ("the framework", "the env backend")
-    return (f"On {what}, **{dominant} dominates** ({len(effects)} env/size cells, geometric means): "
-            f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
-            f"{ratio_words(framework, 'torch', 'linen')}; {dominant} changes the time "
-            f"{max(size_f, size_b) / min(size_f, size_b):.2f}× as much as {other}.")
-
-
-def section_env_backend(sweep, out):
-    """Chart, table and conclusion of exp4: framework effect against env-backend effect per env and size."""
-    rows = rows_of(sweep.rows, "exp4")
-    lines = ["## Env backend against framework (exp4)", ""]
-    if not rows:
-        return []
-    metrics = ("total_s", "iter8_99_median_s")
-    effects = {metric: backend_effects(rows, metric) for metric in metrics}
-    if not effects["iter8_99_median_s"]:
-        warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
-        return lines + ["Skipped: no exp4 env and size ran all four variants "
-                        f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
-    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
-              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
-              + ". Each effect is a time ratio averaged over the other factor (see summary.csv for the four times).", ""]
-    series = ("framework: torch / linen", "env backend: Gymnasium / gymnax")
-    cells = ordered_configs([{"env": env, "size": size} for env, size in effects["iter8_99_median_s"]], sweep.env_order)
-    categories = [f"{env} · {size}" for env, size in cells]
-    figure, axes = new_figure("Framework effect against env-backend effect — exp4 (async)\n"
-                              "points: seeds, black line: geometric mean; above 1×: torch / Gymnasium take longer",
-                              len(metrics), panel_size=(max(5.0, 1.2 * len(categories)), 4.4))
-    table = []
-    for ax, metric in zip(axes, metrics):
-        ratios = {(f"{env} · {size}", name): [effect[i] for effect in effects[metric].get((env, size), [])]
-                  for env, size in cells for i, name in enumerate(series)}
-        draw_speedup_strips(ax, categories, series, ratios, dict(zip(series, OTHER_COLORS)))
-        ax.set(title=sweep.names[metric], ylabel="time ratio")
-        for (env, size), cell in sorted(effects[metric].items()):
-            table.append([sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
-                          f"{geometric_mean([b for _, b in cell]):.2f}×"])
-    lines += image(save_figure(figure, out, "env_backend.png"), "framework against env backend")
-    lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
-                             "env backend: Gymnasium / gymnax"], table)
-    conclusions = [backend_conclusion(effects[metric], what) for metric, what in
-                   (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
-                   if effects[metric]]
-    return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
-
-
-def section_memory(sweep, out):
-    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs logged it."""
-    rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
-    lines = ["## Peak device memory", ""]
-    if not rows:
-        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
-    for row in rows:
-        row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — all experiments ({scope(rows)})\n"
-                              "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
-    values = {(size, label): metric_values(where(rows, size=size, label=label), "peak_memory_mib")
-              for size in sizes for label in labels}
-    draw_points(axes[0], sizes, labels, values)
-    log_axis(axes[0], "y", " MiB")
-    axes[0].set(xlabel="model size", ylabel="peak device memory")
-    lines += image(save_figure(figure, out, "memory.png"), "peak device memory")
-    table = [[label, size, len(values[size, label]), f"{median(values[size, label]):.4g}"]
-             for label, size in itertools.product(labels, sizes) if values[size, label]]
-    return lines + markdown_table(["variant (mode)", "model size", "runs", "peak memory (MiB, median)"], table)
-
-
-# ---------------------------------------------------------------------------------------------- main
+# ------------------------------------------ report: the command line, the sections run in parallel, REPORT.md
 
 
 def parse_args(argv):
@@ -1594,12 +1833,18 @@ def parse_args(argv):
     return args
 
 
-def report_tasks(sweep, out):
-    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown."""
+def machine_parts(sweep, folder):
+    """(sweep, ChartFolder) per machine kind: the sweep and the folder itself when every run ran on one kind."""
+    if len(sweep.machines) < 2:
+        return [(sweep, ChartFolder(folder))]
+    return [(replace(sweep, rows=where(sweep.rows, machine=kind), machine=f"machine {number}: {kind}"),
+             ChartFolder(folder, f"_machine{number}", f"machine {number}: {kind}"))
+            for number, kind in enumerate(sweep.machines, 1)]
+
+
+def detail_tasks(sweep, out):
+    """The sections after the answers, for one sweep (or the part of one machine kind), in report order."""
     return [
-        (section_ranking, sweep, out),
-        (definitions_section, sweep),
-        (env_section, sweep),
         (section_duration_vs_complexity, sweep, out),
         (section_pairwise_speedups, sweep, out, "total_s", "speedups_total.png"),
         (section_overhead, sweep, out, "exp1"),
@@ -1607,35 +1852,77 @@ def report_tasks(sweep, out):
         (section_pairwise_speedups, sweep, out, "iter8_99_median_s", "speedups_steady_state.png"),
         (section_sync, sweep, out, "exp2", "env"),
         (section_sync, sweep, out, "exp3", "size"),
-        (section_compile_modes, sweep, out),
-        (section_env_backend, sweep, out),
         (section_memory, sweep, out),
         (section_final_returns, sweep),
         *[(section_learning_curves, sweep, out, exp, size) for exp, size in learning_curve_groups(sweep)],
     ]
 
 
+def report_tasks(sweep, folder):
+    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
+
+    The answers of the experiments come first (ranking, env backend, compile modes); a section whose experiment the
+    sweep does not hold returns no lines. A sweep of several machine kinds gets each answer once per kind, then the
+    details kind by kind: runs are ranked and paired only within one kind.
+    """
+    parts = machine_parts(sweep, folder)
+    answers = [(section, part, out) for section in (section_ranking, section_env_backend, section_compile_modes)
+               for part, out in parts]
+    details = [task for part, out in parts for task in detail_tasks(part, out)]
+    return [*answers, (definitions_section, sweep), (env_section, sweep), *details]
+
+
+def section_name(task):
+    """A report task's name for messages: 'overhead (exp3)', 'ranking (machine 2: …)'."""
+    function, sweep, *arguments = task
+    details = [argument for argument in arguments if isinstance(argument, str)] + [sweep.machine] * bool(sweep.machine)
+    return function.__name__.removeprefix("section_") + (f" ({', '.join(details)})" if details else "")
+
+
+def run_sections(pool, tasks):
+    """Each report task's markdown lines, run in the pool, and one error line per task that failed.
+
+    A failed section leaves a line in its place; the other sections are written as usual.
+    """
+    futures = [pool.submit(*task) for task in tasks]
+    sections, errors = [], []
+    for task, future in zip(tasks, futures):
+        try:
+            sections.append(future.result())
+        except Exception as error:  # any failure of one section: the report keeps the others
+            cause = f"{type(error).__name__}: {error}"
+            errors.append(f"section {section_name(task)} failed: {cause}")
+            sections.append([f"## Failed section: {section_name(task)}", "", f"This section failed ({cause}).", ""])
+    return sections, errors
+
+
 def main(argv=None):
     """Reads the sweep (or the two compared sweeps), writes summary.csv, the charts and REPORT.md."""
     started = time.perf_counter()
     args = parse_args(argv)
+    errors = []
     out = args.out or args.dirs[0]
     with ProcessPoolExecutor(max_workers=WORKERS) as pool:
         if args.compare:
             sides = (args.compare, args.vs)
             sweeps = [load_sweep(folders, pool) for folders in sides]
             out.mkdir(parents=True, exist_ok=True)
-            report = ["# PPO framework benchmark: comparison of two sweeps", ""] + section_compare(sides, sweeps, out)
+            report = ["# PPO framework benchmark: comparison of two sweeps", ""] + section_compare(sides, sweeps,
+                                                                                                ChartFolder(out))
         else:
             sweep = load_sweep(args.dirs, pool)
             out.mkdir(parents=True, exist_ok=True)
             write_summary_csv(sweep.rows, out / "summary.csv")
             print("drawing charts", flush=True)
-            sections = in_parallel(pool, report_tasks(sweep, out))
+            sections, errors = run_sections(pool, report_tasks(sweep, out))
             report = ["# PPO framework benchmark report", ""] + header_section(sweep)
             report += [line for section in sections for line in section]
     (out / "REPORT.md").write_text("\n".join(report))
     print(f"wrote {out / 'REPORT.md'} in {time.perf_counter() - started:.1f} s", flush=True)
+    for error in errors:
+        print(f"plot.py: error: {error}", file=sys.stderr, flush=True)
+    if errors:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ ALL_PAIRS = (
     ("ppo_linen", "none"), ("ppo_linen", "jit"), ("ppo_nnx", "none"), ("ppo_nnx", "jit"),
     ("ppo_nnx_cached", "cached"), ("ppo_torch", "none"), ("ppo_torch", "env-jit"), ("ppo_torch_compile", "compile"),
 )
+BACKEND_PAIRS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"), ("ppo_linen_gymnasium", "jit"),
+                 ("ppo_torch_gymnasium", "eager"))
 LOSS_TAGS = (
     "losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl",
     "losses/old_approx_kl", "losses/clipfrac", "losses/explained_variance",
@@ -119,10 +121,11 @@ def synthetic_iteration_seconds(variant, compile_mode, env_relative, model_size,
     return [float(s) for s in seconds]
 
 
-def write_sweep(root, envs=ENVS, seeds=(1, 2, 3), num_iterations=100, sizes=SIZES):
+def write_sweep(root, envs=ENVS, seeds=(1, 2, 3), num_iterations=100, sizes=SIZES, exp4=False):
     """Writes the reference grid (the study's) with synthetic times under root: system.json, env_timing.json, runs/<exp>/.
 
-    Returns the number of runs written (warm-up included).
+    exp4 adds the env-backend experiment (its four variants on every env and size). Returns the number of runs
+    written (warm-up included).
     """
     root = Path(root)
     relative = {env: 1.0 + 3.0 * i for i, env in enumerate(envs)}
@@ -131,6 +134,7 @@ def write_sweep(root, envs=ENVS, seeds=(1, 2, 3), num_iterations=100, sizes=SIZE
     grid += [("exp2", v, m, env, "small", True) for env in envs for v, m in ALL_PAIRS]
     exp3_env = "Acrobot-v1" if "Acrobot-v1" in envs else envs[0]
     grid += [("exp3", v, m, exp3_env, size, True) for v, m in ALL_PAIRS for size in sizes]
+    grid += [("exp4", v, m, env, size, False) for env in envs for v, m in BACKEND_PAIRS for size in sizes if exp4]
     count = 0
     for exp, variant, mode, env, size, sync in grid:
         for seed in seeds if exp != "warmup" else seeds[:1]:

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -220,7 +221,10 @@ def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_pa
     report = (tmp_path / "REPORT.md").read_text()
     assert report.index("Smoke test, not results") < report.index("## Which variant is fastest?") < report.index(
         "## How to read this report")
-    assert "**linen (jit)** is fastest in total" in report  # the generated conclusion, from the committed runs
+    # the generated conclusion, from the committed runs: no winner where the interval holds 1×
+    assert ("No variant is fastest in total: linen (jit) has the shortest total time, and nnx_cached (cached) (1.09× "
+            "[range 0.97–1.21]) is not distinguishable from it (its interval holds 1×). torch_compile (compile) takes "
+            "8.74× [range 6.77–11.18] the time of linen (jit).") in report
     assert "iterations 8–99: 8–9" in report  # 10-iteration runs: the steady-state window holds iterations 8 and 9
     assert "Acrobot-v1 · small: no episode finished in any run" in report  # the empty panel says why
 
@@ -234,6 +238,8 @@ def test_identical_learning_curves_are_named_and_drawn_apart(known_sweep):
 
 # ---------------------------------------------------------------------------------------------- a sharded sweep
 # Two folders of one sweep (different machines): s1 holds exp1, s2 exp2, exp3 and exp4 and the env timing.
+# s1 ran on an AMD EPYC without GPU (machine 1), s2 on an Intel Xeon with an H100 (machine 2).
+MACHINE_1, MACHINE_2 = "machine 1: AMD EPYC, no GPU", "machine 2: Intel Xeon, NVIDIA H100 80GB HBM3"
 H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "580.65", "count": 1}
 BACKEND_SECONDS = {("ppo_linen", "jit"): 1.0, ("ppo_torch", "env-jit"): 1.5,
                    ("ppo_linen_gymnasium", "jit"): 3.0, ("ppo_torch_gymnasium", "eager"): 4.5}
@@ -251,11 +257,13 @@ def write_shards(root):
             write_run(s2 / "runs" / "exp4" / f"{variant}_{env}", [seconds] * 12, variant=variant, compile_mode=mode,
                       env_id=env)
     exp2 = s2 / "runs" / "exp2"
-    write_run(exp2 / "linen_jit", [1.0] * 12, sync_timing=True)
-    write_run(exp2 / "linen_none", [4.0] * 10, compile_mode="none", sync_timing=True)  # eager: fewer iterations
-    write_run(exp2 / "torch_envjit", [2.0] * 12, variant="ppo_torch", compile_mode="env-jit", sync_timing=True)
-    write_run(exp2 / "torch_compile", [12.0] + [1.0] * 11, variant="ppo_torch_compile", compile_mode="compile",
-              sync_timing=True)
+    for env in envs:  # two envs: an interval (a range) to tell the compile modes' steady states apart
+        write_run(exp2 / f"linen_jit_{env}", [1.0] * 12, env_id=env, sync_timing=True)
+        write_run(exp2 / f"linen_none_{env}", [4.0] * 10, compile_mode="none", env_id=env, sync_timing=True)  # eager
+        write_run(exp2 / f"torch_envjit_{env}", [2.0] * 12, variant="ppo_torch", compile_mode="env-jit", env_id=env,
+                  sync_timing=True)
+        write_run(exp2 / f"torch_compile_{env}", [12.0] + [1.0] * 11, variant="ppo_torch_compile",
+                  compile_mode="compile", env_id=env, sync_timing=True)
     write_run(exp2 / "nnx_jit", [1.0] * 12, variant="ppo_nnx", sync_timing=True)
     write_run(exp2 / "nnx_none", [4.0] * 12, variant="ppo_nnx", compile_mode="none", sync_timing=True, num_steps=128)
     exp3 = s2 / "runs" / "exp3"
@@ -311,16 +319,17 @@ def test_folders_on_different_machines_are_flagged_and_env_timing_comes_from_any
     assert "Warning: the folders ran on different hardware" in report
     assert "Warning: the folders ran on different package versions" in report
     assert "warning" not in result.stderr  # s1 has no env_timing.json, s2's serves both
-    assert (out / "duration_vs_complexity.png").exists()
+    assert (out / "duration_vs_complexity_machine1.png").exists()
 
 
 def test_ranking_gives_relative_times_and_the_break_even_of_a_faster_steady_state(shards):
     _, _, report = shards
     assert "| small | torch_compile (compile) | 2 | 1.30× [range 1.30–1.30] | 1 (fastest) | 14 | 0.5 | " \
            "after 21 iterations |" in report  # total 19.5 / 15; 1 + (14 − 4) / (1 − 0.5)
-    assert ("**linen (jit)** is fastest in total. torch_compile (compile) takes 1.30× [range 1.30–1.30] its time. "
-            "In the steady state (iterations 8+) **torch_compile (compile)** is fastest (2.00× faster per iteration "
-            "than linen (jit)); its longer iteration 0 is repaid after about 21 iterations.") in report
+    assert ("**linen (jit)** is fastest in total. torch_compile (compile) takes 1.30× [range 1.30–1.30] the time "
+            "of linen (jit). **torch_compile (compile)** is fastest in the steady state (iterations 8+). "
+            "torch_compile (compile) is 2.00× [range 2.00–2.00] faster per iteration than linen (jit), the shortest in "
+            "total; its longer iteration 0 is repaid after about 21 iterations.") in report
 
 
 def test_runs_of_other_workloads_are_never_paired_and_totals_need_equal_length(shards):
@@ -329,16 +338,16 @@ def test_runs_of_other_workloads_are_never_paired_and_totals_need_equal_length(s
     assert rows["ppo_nnx", "none", "CartPole-v1", "small", "exp2", "1"]["num_steps"] == "128"
     assert "| exp2 | nnx (jit) |" not in report  # nnx none ran another workload: no pair
     # linen none ran 10 iterations, linen jit 12: no total compared, every per-iteration window is
-    assert "| exp2 | linen (jit) | linen (none) | small | 1 | – | 4.00× | 4.00× | 4.00× | 4.00× | from the start |" in report
+    assert "| exp2 | linen (jit) | linen (none) | small | 2 | – | 4.00× | 4.00× | 4.00× | 4.00× | from the start |" in report
 
 
 def test_torch_compile_is_measured_against_torch_env_jit_with_its_break_even(shards):
     out, _, report = shards
     # totals 23 and 24 s; iteration 0: 12 against 2 s; steady state 1 against 2 s: repaid after 1 + 10 / 1 iterations
-    assert ("| exp2 | torch_compile (compile) | torch (env-jit) | small | 1 | 1.04× | 0.17× | 2.00× | 2.00× | 2.00× "
+    assert ("| exp2 | torch_compile (compile) | torch (env-jit) | small | 2 | 1.04× | 0.17× | 2.00× | 2.00× | 2.00× "
             "| after 11 iterations |") in report
     assert "| exp2 | torch_compile (compile) | torch (none) |" not in report
-    assert (out / "compile_modes.png").exists()
+    assert (out / "compile_modes_machine2.png").exists()
 
 
 def test_empty_learning_curve_panels_say_why_and_single_returns_are_drawn(shards):
@@ -349,18 +358,46 @@ def test_empty_learning_curve_panels_say_why_and_single_returns_are_drawn(shards
 
 def test_env_backend_experiment_draws_the_two_by_two_with_a_generated_conclusion(shards):
     out, _, report = shards
-    assert (out / "env_backend.png").stat().st_size > 10_000
+    assert (out / "env_backend_machine2.png").stat().st_size > 10_000
     assert "| total duration | CartPole-v1 | small | 1 | 1.50× | 3.00× |" in report
     assert ("On total time, **the env backend dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
-            "takes 3.00× the time of gymnax on the device, while torch takes 1.50× the time of linen; the env backend "
-            "changes the time 2.00× as much as the framework.") in report
+            "takes 3.00× [range 3.00–3.00] the time of gymnax on the device, while torch takes 1.50× [range 1.50–1.50] "
+            "the time of linen; the env backend changes the time 2.00× [range 2.00–2.00] as much as the framework."
+            ) in report
+
+
+def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experiments_it_lacks(tmp_path):
+    for env in ("CartPole-v1", "Acrobot-v1"):
+        for (variant, mode), seconds in BACKEND_SECONDS.items():
+            write_run(tmp_path / "runs" / "exp4" / f"{variant}_{env}", [seconds] * 12, variant=variant,
+                      compile_mode=mode, env_id=env)
+    result = run_plot(tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "REPORT.md").read_text()
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    assert headings == ["## Env backend against framework (exp4)", "## How to read this report",
+                        "## Peak device memory", "## Learning: final returns and learning curves"]
+    assert [line for line in report.splitlines() if "Not in this sweep" in line] == [
+        "- **Not in this sweep:** exp1 (the fully compiled variants, async: the ranking); exp2 (every compile mode "
+        "per env, synchronised); exp3 (every compile mode per model size, synchronised)."]
+    assert "Skipped" not in report and "skipping" not in result.stderr
+    assert sorted(path.stem for path in tmp_path.glob("*.png")) == [
+        "env_backend", "learning_curves_exp4_steps", "learning_curves_exp4_time", "memory"]
+
+
+def test_a_sweep_of_every_experiment_names_none_as_missing(shards):
+    _, _, report = shards
+    assert "Not in this sweep" not in report
+    assert report.index("## Which variant is fastest?") < report.index("## Env backend against framework (exp4)") \
+        < report.index("## Effect of each compile mode") < report.index("## How to read this report")
 
 
 def test_peak_memory_is_charted_when_logged(shards):
     out, _, report = shards
-    assert (out / "memory.png").exists()
-    # linen jit, small: 2 exp1 + 1 exp2 + 1 exp3 + 2 exp4 runs of 1 << 20 bytes = 1 MiB each
-    assert "| linen (jit) | small | 6 | 1 |" in report.split("## Peak device memory")[1]
+    assert (out / "memory_machine1.png").exists() and (out / "memory_machine2.png").exists()
+    # linen jit, small, runs of 1 << 20 bytes = 1 MiB each: machine 1 ran 2 in exp1; machine 2 2 in exp2, 1 in exp3, 2 in exp4
+    assert "| linen (jit) | small | 2 | 1 |" in report.split(f"## Peak device memory — {MACHINE_1}")[1]
+    assert "| linen (jit) | small | 5 | 1 |" in report.split(f"## Peak device memory — {MACHINE_2}")[1]
 
 
 def test_compare_takes_a_sharded_side_and_never_writes_into_a_sweep(tmp_path, known_sweep):
@@ -433,3 +470,62 @@ def test_a_comparison_without_two_sides_fails_with_one_error_line(tmp_path, args
     result = run_plot(*args, cwd=tmp_path)
     assert result.returncode != 0 and result.stderr.startswith("plot.py: error:")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def ranked(total, steady, steady_vs_linen):
+    """linen (jit), the shortest in total, and nnx_cached (cached), the shortest in the steady state, whose relative
+    times (mean, interval) are total and steady; steady_vs_linen is nnx_cached's steady state over linen's."""
+    itself = (1.0, (1.0, 1.0, "range"))
+    envs = 1 if math.isnan(total[1][0]) else 2  # one env: no interval
+    linen = plot.Standing("linen (jit)", envs, itself, (1 / steady[0], (1 / steady[1][1], 1 / steady[1][0], "range")),
+                          4.0, 1.0, itself)
+    nnx = plot.Standing("nnx_cached (cached)", envs, total, itself, 14.0, steady_vs_linen[0], steady_vs_linen)
+    conclusion = plot.ranking_conclusion("small", 100, [linen, nnx], linen.label, nnx.label, "iterations 8–99")
+    return conclusion, plot.break_even_text(nnx, linen, nnx.steady_vs_total)
+
+
+def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_excludes_one():
+    conclusion, break_even = ranked((1.3, (1.2, 1.4, "range")), (0.5, (0.4, 0.6, "range")), (0.5, (0.4, 0.6, "range")))
+    assert ("**linen (jit)** is fastest in total. nnx_cached (cached) takes 1.30× [range 1.20–1.40] the time of linen "
+            "(jit). **nnx_cached (cached)** is fastest in the steady state (iterations 8–99). nnx_cached (cached) is "
+            "2.00× [range 1.67–2.50] faster per iteration than linen (jit), the shortest in total; its longer iteration "
+            "0 is repaid after about 21 iterations.") in conclusion
+    assert break_even == "after 21 iterations"  # 1 + (14 − 4) / (1 − 0.5)
+    conclusion, break_even = ranked((1.01, (0.98, 1.03, "CI")), (0.99, (0.97, 1.02, "CI")), (0.99, (0.97, 1.02, "CI")))
+    assert ("No variant is fastest in total: linen (jit) has the shortest total time, and nnx_cached (cached) (1.01× [95% CI "
+            "0.98–1.03]) is not distinguishable from it (its interval holds 1×).") in conclusion
+    assert "No variant is fastest in the steady state (iterations 8–99): nnx_cached (cached)" in conclusion
+    assert "No break-even against linen (jit)" in conclusion and "repaid" not in conclusion
+    assert break_even == "– (steady states indistinguishable)"
+    no_interval = (math.nan, math.nan, "")
+    conclusion, break_even = ranked((1.3, no_interval), (0.5, no_interval), (0.5, no_interval))
+    assert ("**small** (1 env, runs of 100 iterations): No variant is named fastest in total: linen (jit) has the "
+            "shortest total time; with one env there is no interval to tell it from nnx_cached (cached) (1.30×). No "
+            "variant is named fastest in the steady state (iterations 8–99): nnx_cached (cached) has the shortest time "
+            "per iteration; with one env there is no interval to tell it from linen (jit) (2.00×). No break-even "
+            "against linen (jit)") in conclusion
+    assert break_even == "– (one env: no interval)"
+
+
+def test_an_interval_tells_two_variants_apart_only_if_it_excludes_one_as_printed():
+    assert not plot.distinguishable((1.003, 1.03, "CI"))  # printed [1.00–1.03]: holds 1×
+    assert plot.distinguishable((1.006, 1.03, "CI")) and plot.distinguishable((0.5, 0.994, "range"))
+    assert not plot.distinguishable((math.nan, math.nan, ""))  # one env: no interval
+
+
+def test_the_env_backend_conclusion_names_a_dominant_factor_only_where_the_interval_excludes_one():
+    dominant = {("CartPole-v1", "small"): [(1.5, 3.0)], ("Acrobot-v1", "small"): [(1.5, 2.0)]}
+    assert ("On total time, **the env backend dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
+            "takes 2.45× [range 2.00–3.00] the time of gymnax on the device, while torch takes 1.50× [range 1.50–1.50] "
+            "the time of linen; the env backend changes the time 1.63× [range 1.33–2.00] as much as the framework."
+            ) == plot.backend_conclusion(dominant, "total time")
+    neither = {("CartPole-v1", "small"): [(1.5, 2.0)], ("Acrobot-v1", "small"): [(0.5, 1.5)]}
+    assert ("On total time, **neither factor dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
+            "takes 1.73× [range 1.50–2.00] the time of gymnax on the device, while torch and linen are not told apart "
+            "(torch / linen: 0.87× [range 0.50–1.50]); the env backend changes the time 1.00× [range 0.75–1.33] as "
+            "much as the framework (its interval holds 1×).") == plot.backend_conclusion(neither, "total time")
+    one_env = plot.backend_conclusion({("CartPole-v1", "small"): [(1.5, 3.0)]}, "total time")
+    assert one_env.startswith("On total time, **neither factor dominates** (1 env/size cell, geometric means): "
+                              "Gymnasium on the CPU and gymnax on the device are not told apart (one env: no interval, "
+                              "Gymnasium on the CPU / gymnax on the device: 3.00×)")
+    assert one_env.endswith("as much as the framework (with one env there is no interval).")

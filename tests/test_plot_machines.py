@@ -1,0 +1,89 @@
+"""plot.py on a sweep whose shards ran on different machine kinds: one ranking and one set of pairs per kind."""
+
+import csv
+
+import pytest
+
+from events import write_json, write_run
+from test_plot import run_plot
+
+ENVS = ("CartPole-v1", "Acrobot-v1")
+# Per shard: its CPU and the iteration times of linen (jit) and torch_compile (compile). On the EPYC linen is
+# faster in total (15 s against 19.5 s), on the Xeon torch_compile is (19.5 s against 26 s).
+SHARDS = {
+    "a": ("AMD EPYC", [4.0] + [1.0] * 11, [14.0] + [0.5] * 11),
+    "b": ("Intel Xeon", [4.0] + [2.0] * 11, [14.0] + [0.5] * 11),
+}
+
+
+def write_shard(folder, cpu, linen_seconds, torch_seconds, seed=1):
+    """One shard folder: exp1 runs of linen (jit) and torch_compile (compile) on ENVS, and its system.json."""
+    for env in ENVS:
+        write_run(folder / "runs" / "exp1" / f"linen_{env}", linen_seconds, env_id=env, seed=seed)
+        write_run(folder / "runs" / "exp1" / f"torch_{env}", torch_seconds, variant="ppo_torch_compile",
+                  compile_mode="compile", env_id=env, seed=seed)
+    write_json(folder / "system.json", {"cpu": cpu, "cpu_count": 2, "gpu": None, "python": "3.11.7",
+                                        "hostname": f"node-{folder.name}", "command": "./benchmark.sh --shard"})
+    return folder
+
+
+@pytest.fixture(scope="module")
+def two_kinds(tmp_path_factory):
+    """The two shards (same runs and seeds, different CPUs) read as one sweep: out folder, result, report."""
+    root = tmp_path_factory.mktemp("kinds")
+    shards = [write_shard(root / name, *shard) for name, shard in SHARDS.items()]
+    result = run_plot(*shards, "--out", root / "report")
+    return root / "report", result, (root / "report" / "REPORT.md").read_text()
+
+
+def section(report, heading):
+    """The section under heading, up to the next one."""
+    start = report.index(heading + "\n")
+    end = report.find("\n## ", start + 1)
+    return report[start: end if end >= 0 else len(report)]
+
+
+def test_the_header_names_both_machines_and_that_runs_are_compared_only_within_a_kind(two_kinds):
+    _, result, report = two_kinds
+    assert result.returncode == 0, result.stderr
+    head = report.split("\n## ")[0]
+    assert "**CPU:** AMD EPYC, 2 cores" in head and "**CPU:** Intel Xeon, 2 cores" in head
+    assert ("- **This sweep mixes 2 machine kinds** (CPU model, GPU model; each folder's system.json): **machine 1:** "
+            "AMD EPYC, no GPU (`a`); **machine 2:** Intel Xeon, no GPU (`b`). Runs are ranked and paired only within "
+            "one kind") in head
+
+
+def test_each_machine_kind_gets_its_own_ranking_from_its_own_runs(two_kinds):
+    out, _, report = two_kinds
+    epyc = section(report, "## Which variant is fastest? (exp1, fully compiled variants) — machine 1: AMD EPYC, no GPU")
+    xeon = section(report, "## Which variant is fastest? (exp1, fully compiled variants) — machine 2: Intel Xeon, no GPU")
+    assert "**linen (jit)** is fastest in total. torch_compile (compile) takes 1.30× [range 1.30–1.30] the time of " \
+           "linen (jit)." in epyc
+    assert "**torch_compile (compile)** is fastest in total. linen (jit) takes 1.33× [range 1.33–1.33] the time of " \
+           "torch_compile (compile)." in xeon
+    assert (out / "ranking_machine1.png").exists() and (out / "ranking_machine2.png").exists()
+    assert not (out / "ranking.png").exists()
+
+
+def test_no_pair_crosses_machine_kinds(two_kinds):
+    out, result, report = two_kinds
+    assert "repeats" not in result.stderr  # the same configuration and seed on two kinds is no duplicate
+    with open(out / "summary.csv", newline="") as file:
+        assert len(list(csv.DictReader(file))) == 8
+    heading = "## Speedups between the fully compiled variants: total duration (exp1) — "
+    # 2 pairs (one per env) in each kind, never the 4 that pairing across the kinds would give
+    assert "| small | linen (jit) over torch_compile (compile) | 2 | 2 | 1.30× [range 1.30–1.30] |" in section(
+        report, heading + "machine 1: AMD EPYC, no GPU")
+    assert "| small | linen (jit) over torch_compile (compile) | 2 | 2 | 0.75× [range 0.75–0.75] |" in section(
+        report, heading + "machine 2: Intel Xeon, no GPU")
+
+
+def test_shards_of_one_machine_kind_read_as_one_sweep(tmp_path):
+    shards = [write_shard(tmp_path / name, "AMD EPYC", *SHARDS["a"][1:], seed=seed)
+              for name, seed in (("a", 1), ("b", 2))]
+    result = run_plot(*shards, "--out", tmp_path / "report")
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "report" / "REPORT.md").read_text()
+    assert "machine kinds" not in report and " — machine" not in report
+    assert "| small | linen (jit) over torch_compile (compile) | 4 | 2 | 1.30× [range 1.30–1.30] |" in report
+    assert (tmp_path / "report" / "ranking.png").exists()
