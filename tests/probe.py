@@ -42,9 +42,10 @@ def dynamo_compilations():
 
 
 def at_boundary(caller, name):
-    """The script's own per-iteration fetch: `.tolist()` (torch) or `jax.device_get` (JAX) in its main block (a
-    fetch inside one of its functions, such as the Gymnasium scripts' per-step actions, is no boundary)."""
-    return caller.f_code.co_filename == script and caller.f_code.co_name == "<module>" and name in ("tolist", "device_get")
+    """The script's own per-iteration fetch: `.tolist()` (torch) or `jax.device_get` (JAX) in its training loop, main()
+    (a fetch inside one of its other functions, such as the Gymnasium scripts' per-step actions, is no boundary)."""
+    return caller.f_code.co_filename == script and caller.f_code.co_name in ("<module>", "main") and name in (
+        "tolist", "device_get")
 
 
 def recording(owner, name, label):
