@@ -155,11 +155,11 @@ it, exp5__<script>__<mode>__<env_id>__small__n<N>__sync__<seed>. The selection o
 files of OUT use these names.
 
 How long. Measured on an otherwise idle 2-core Intel Xeon CPU VM (2026-11-22): --quick took 11
-minutes for the 45 runs it had before exp4's 4 joined it (49 now); exp1 at small (63 runs with the
-warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
+minutes for the 45 runs it had before exp4's 4 and exp5's 20 joined it (69 now); exp1 at small
+(63 runs with the warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
-own runs), --grid study about 2 days and the default grid with every variant about 3.5 days (the
-large model size dominates). On one GPU, a guess: about 7 hours for the reference grid (mostly
+own runs), --grid study about 2 days, the default grid with every variant about 3.5 days (the
+large model size dominates), exp5 about 75 minutes. On one GPU, a guess: about 7 hours for the reference grid (mostly
 the eager runs), 10 to 15 minutes for --quick.
 
 Options:
