@@ -22,7 +22,9 @@
 #   sweeps.txt                     "<start> <end> <seconds> <runs attempted>" per invocation that ran to its end
 #   failed.txt                     one line per failed attempt: <run_name> <exit code|timeout|incomplete> <log, relative to OUT>
 #   .lock                          held (flock) by the sweep writing into OUT, with its pid
-# run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3 exp4.
+# run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3 exp4;
+# exp5's runs, which vary the number of envs N, are <exp>__<script>__<mode>__<env_id>__<size>__n<N>__<seed>,
+# and <...>__n<N>__sync__<seed> for its --sync-timing runs.
 
 # bash >= 4.4 (namerefs, "${a[@]}" of empty arrays under set -u): checked in POSIX sh syntax, so
 # that an older bash or another shell reaches this line and stops here.
@@ -51,6 +53,26 @@ NEW_COMPILED=("ppo_nnx_tree tree" "ppo_equinox jit")
 BACKEND_VARIANTS=("ppo_torch env-jit" "ppo_linen jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit")
 BACKEND_ENVS=(CartPole-v1 Acrobot-v1 MountainCar-v0)
 BACKEND_SIZES=(small medium)
+# The scaling experiment exp5: how the cost grows with the number of envs N, each run of the same per-env
+# workload (num_steps, epochs and minibatches as everywhere, so the minibatch grows with the batch), small
+# model. Every fully compiled variant and the Gymnasium scripts, Gymnasium's NumPy-vectorised CartPole
+# (mode "-vector", --vectorization vector) too; CartPole-v1 for all, Breakout-MinAtar for the gymnax scripts.
+EXP5_VARIANTS=("ppo_linen jit" "ppo_nnx_cached cached" "ppo_nnx_tree tree" "ppo_equinox jit" "ppo_torch env-jit"
+  "ppo_torch_compile compile" "ppo_torch_gymnasium eager" "ppo_torch_gymnasium eager-vector"
+  "ppo_linen_gymnasium jit" "ppo_linen_gymnasium jit-vector")
+EXP5_ENVS=(CartPole-v1 Breakout-MinAtar)
+EXP5_NUM_ENVS=(8 32 128 512 2048) # and --sync-timing runs at the first and the last, on EXP5_SYNC_ENVS
+EXP5_SYNC_ENVS=(CartPole-v1)      # the env every variant has
+# N = 8192 ALSO, ONLY FOR THESE "<script> <mode> <env>": the runs that stay under about 3 minutes on a 2-core
+# CPU. The cost model (PRIOR_* below) puts every variant's 8192-env run at 5 minutes or more (its batch, 2 M
+# samples, is 256 x the reference batch), so none is listed until a measurement says otherwise.
+EXP5_LARGEST_NUM_ENVS=8192
+EXP5_LARGEST_RUNS=()
+# 12 iterations: windows 0, 1-7 and 8-11, a steady state of 4 iterations; the whole exp5 in about 75 min
+DEFAULT_EXP5_ITERATIONS=12
+QUICK_EXP5_VARIANTS=("ppo_linen jit" "ppo_torch env-jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit-vector")
+QUICK_EXP5_NUM_ENVS=(8 32 128)
+EXPERIMENTS=(exp1 exp2 exp3 exp4 exp5) # what --only accepts
 # The per-run workload: the scripts' defaults, every one passed explicitly to every run.
 DEFAULT_ITERATIONS=100
 DEFAULT_EAGER_ITERATIONS=10 # eager modes (JAX none, torch none): about a minute per iteration on a 2-core CPU
@@ -61,17 +83,36 @@ QUICK_ITERATIONS=10
 QUICK_WORKLOAD=(32 32 2 4)
 KILL_GRACE_SECONDS=10 # after a timeout or Ctrl-C, SIGKILL a run still alive this long after SIGTERM
 
-# THE ETA'S PRIOR: rough costs on a 2-core CPU, from an earlier --quick sweep scaled to the reference
-# workload (not measurements of this machine). They only order the runs until runs of this sweep are timed.
-declare -A PRIOR_FIXED_S=([jax]=11 [jax-eager]=28 [torch]=7 [torch-eager]=9 [compile]=45 [gymnasium]=7)
+# THE ETA'S PRIOR: rough costs on a 2-core CPU, for the reference workload (32 envs x 256 steps, 10 epochs);
+# the small model's from the reference sweeps measured on an idle 2-core Xeon (2026-11-22, exp1 and exp4;
+# gymnasium-vector a guess: the update's cost plus a NumPy step), the others from an earlier --quick sweep
+# scaled to the reference workload. They only order the runs until runs of this sweep are timed.
+# A run costs FIXED + iterations x (LOOP + the rest of ITERATION x the batch over the reference batch): LOOP
+# is what an iteration costs whatever the number of envs (Python and dispatch per step), the rest grows with
+# the batch, for the small model twice as fast on a MinAtar env (observation 400 and more, not 2 to 6).
+declare -A PRIOR_FIXED_S=([jax]=8 [jax-eager]=28 [torch]=6 [torch-eager]=9 [compile]=22 [gymnasium]=4
+  [gymnasium-vector]=4)
+declare -A PRIOR_LOOP_MS=([jax]=10 [jax-eager]=50000 [torch]=200 [torch-eager]=14000 [compile]=200 [gymnasium]=50
+  [gymnasium-vector]=50)
 declare -A PRIOR_ITERATION_MS=(
-  [jax small]=120 [jax medium]=900 [jax large]=36000
+  [jax small]=110 [jax medium]=900 [jax large]=36000
   [jax-eager small]=60000 [jax-eager medium]=70000 [jax-eager large]=100000
-  [torch small]=700 [torch medium]=2000 [torch large]=40000
+  [torch small]=300 [torch medium]=2000 [torch large]=40000
   [torch-eager small]=15000 [torch-eager medium]=16000 [torch-eager large]=55000
-  [compile small]=800 [compile medium]=2000 [compile large]=40000
-  [gymnasium small]=3000 [gymnasium medium]=4000 [gymnasium large]=40000
+  [compile small]=300 [compile medium]=2000 [compile large]=40000
+  [gymnasium small]=270 [gymnasium medium]=4000 [gymnasium large]=40000
+  [gymnasium-vector small]=150 [gymnasium-vector medium]=2000 [gymnasium-vector large]=40000
 )
+# THE PEAK MEMORY MODEL: a run's peak resident memory = BASE + samples x (SAMPLE + OBS x observation size)
+# bytes, samples = num_envs x num_steps, per script family (jax: the gymnax JAX scripts; torch: ppo_torch and
+# ppo_torch_compile). Fitted to the peak RSS (memory/peak_rss_bytes) of CPU runs of 2 iterations at 512 and
+# 2048 envs x 256 steps on CartPole-v1 and Breakout-MinAtar (the Gymnasium scripts: CartPole-v1 only, so
+# their observation is in SAMPLE) in 2026-11, each figure the smallest of its family, rounded down: only a run
+# that surely does not fit is refused. Measured at 2048 envs on Breakout-MinAtar: jax 2.5-3.1 GiB, torch
+# 8.3-8.4 GiB (the model: 2.3 and 7.6). The model size is left out (exp5's small model is a few kB).
+declare -A MEMORY_BASE_MB=([jax]=640 [torch]=700 [torch_gymnasium]=330 [linen_gymnasium]=550)
+declare -A MEMORY_SAMPLE_BYTES=([jax]=256 [torch]=900 [torch_gymnasium]=1150 [linen_gymnasium]=420)
+declare -A MEMORY_OBS_BYTES=([jax]=8 [torch]=33 [torch_gymnasium]=0 [linen_gymnasium]=0)
 
 usage() {
   cat <<'EOF'
@@ -93,16 +134,32 @@ is in the repository (a missing script is simply not in the grid):
   exp4     24 runs  env backends: torch env-jit, linen jit, torch_gymnasium eager, linen_gymnasium
                     jit x CartPole-v1, Acrobot-v1, MountainCar-v0 x small, medium (async), once
                     ppo_torch_gymnasium.py and ppo_linen_gymnasium.py are both there
-Every run does 100 iterations, eager modes (JAX none, torch none) 10 (--eager-iterations), all
-of the same per-iteration workload: --num-envs 32 --num-steps 256 --update-epochs 10
---num-minibatches 8. Repeat r (0-based) runs with --seed 1+r.
+  exp5    100 runs  how the cost grows with the number of envs N: linen jit, nnx_cached cached,
+                    nnx_tree tree, equinox jit, torch env-jit, torch_compile compile,
+                    torch_gymnasium eager and eager-vector, linen_gymnasium jit and jit-vector
+                    (-vector: on Gymnasium's NumPy-vectorised CartPole, --vectorization vector)
+                    x N = 8, 32, 128, 512, 2048 x small, async, on CartPole-v1 (all 10) and
+                    Breakout-MinAtar (the 6 gymnax ones): 80 runs; plus --sync-timing runs at
+                    N = 8 and 2048 on CartPole-v1 for the rollout/update split: 20 runs. Each
+                    of 12 iterations (--exp5-iterations; windows 0, 1-7 and 8-11) of the same
+                    per-env workload as the others (the minibatch grows with the batch). N =
+                    8192 only for the runs listed in EXP5_LARGEST_RUNS in this file: none yet,
+                    as each would take 5 minutes or more on a 2-core CPU. About 75 minutes on
+                    a 2-core CPU (an estimate, from the cost model)
+Every run of exp1 to exp4 does 100 iterations, eager modes (JAX none, torch none) 10
+(--eager-iterations), all of the same per-iteration workload: --num-envs 32 --num-steps 256
+--update-epochs 10 --num-minibatches 8. Repeat r (0-based) runs with --seed 1+r.
+Run names: <exp>__<script>__<mode>__<env_id>__<size>__<seed>; exp5's carry N before the seed,
+exp5__<script>__<mode>__<env_id>__small__n<N>__<seed>, and its synchronised runs "sync" after
+it, exp5__<script>__<mode>__<env_id>__small__n<N>__sync__<seed>. The selection options and the
+files of OUT use these names.
 
 How long. Measured on an otherwise idle 2-core Intel Xeon CPU VM (2026-11-22): --quick took 11
-minutes for the 45 runs it had before exp4's 4 joined it (49 now); exp1 at small (63 runs with the
-warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
+minutes for the 45 runs it had before exp4's 4 and exp5's 20 joined it (69 now); exp1 at small
+(63 runs with the warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
-own runs), --grid study about 2 days and the default grid with every variant about 3.5 days (the
-large model size dominates). On one GPU, a guess: about 7 hours for the reference grid (mostly
+own runs), --grid study about 2 days, the default grid with every variant about 3.5 days (the
+large model size dominates), exp5 about 75 minutes. On one GPU, a guess: about 7 hours for the reference grid (mostly
 the eager runs), 10 to 15 minutes for --quick.
 
 Options:
@@ -114,18 +171,24 @@ Options:
                        exp2    CartPole-v1 x pairs x small
                        exp3    Acrobot-v1 x pairs x small, and the non-eager pairs x medium
                        exp4    CartPole-v1 x the 4 backend variants x small (when in the grid)
-                     every run 10 iterations, the fewest that fill plot.py's windows (0, 1-7,
-                     8-99), of a smaller workload: --num-steps 32 --update-epochs 2
-                     --num-minibatches 4; 31 runs with --grid study; a smoke test, not results
+                       exp5    CartPole-v1 x linen jit, torch env-jit, torch_gymnasium eager,
+                               linen_gymnasium jit-vector x N = 8, 32, 128, and --sync-timing
+                               at N = 8 and 128 (those of the 4 whose script is there)
+                     every run 10 iterations (exp5: 12), the fewest that fill plot.py's
+                     windows (0, 1-7, 8-99), of a smaller workload: --num-steps 32
+                     --update-epochs 2 --num-minibatches 4; 31 runs with --grid study; a
+                     smoke test, not results
   --repeats N        run the grid N times, with seeds 1..N (default 1)
-  --only EXP         keep only EXP (exp1 .. exp4) and the warm-up runs, which prepare the
+  --only EXP         keep only EXP (exp1 .. exp5) and the warm-up runs, which prepare the
                      machine for any experiment; to drop them too, add --filter '^EXP__'
-  --filter REGEX     keep the runs whose name <exp>__<script>__<mode>__<env_id>__<size>__<seed>
-                     matches REGEX (POSIX extended regex), e.g. 'ppo_torch.*MinAtar', '__large__'
+  --filter REGEX     keep the runs whose name (see above) matches REGEX (POSIX extended regex),
+                     e.g. 'ppo_torch.*MinAtar', '__large__', '__n2048__', '__sync__' (exp5's
+                     synchronised runs), '__n[0-9]+__[0-9]+$' (exp5's others)
   --shard K/N        split the selected runs into N interleaved parts and keep the K-th
                      (1 <= K <= N); the selected warm-up runs go to every shard
   --iterations N     iterations of every non-eager run (default 100; with --quick 10)
   --eager-iterations N  iterations of the eager runs (default 10, or --iterations if smaller)
+  --exp5-iterations N   iterations of every exp5 run (default 12, with --quick too)
   --timeout SECONDS  stop a run after SECONDS and record it as "timeout" (default: no limit)
   --dry-run          print "<index> <exp> <command>" for each selected run, run nothing
   --slurm N          run nothing here: submit the selection to SLURM as a job array of N tasks,
@@ -142,18 +205,25 @@ The index is the run's position in the whole grid (repeats included); --only, --
 OUT/env_timing.json the step time of every env of the grid.
 Resume: rerun with the same options and --out; finished runs are skipped, failed and
 interrupted ones run again (their partial run folder is deleted first). OUT/workload.json
-records the workload of the first invocation; a different workload (--quick, --iterations,
---eager-iterations) into the same OUT is refused. One sweep at a time writes into an OUT.
+records the workload of the first invocation, exp5's iterations and list of N included; a
+different workload (--quick, --iterations, --eager-iterations, --exp5-iterations) into the same
+OUT is refused. A run's N is in its name: a resume never takes one N for another. One sweep at
+a time writes into an OUT.
+Memory: a run whose estimated peak memory (a model per script of the batch and the observation
+size, docs/method.md) exceeds the memory available (MemAvailable of /proc/meminfo; the variable
+BENCHMARK_MEM_AVAILABLE_KB overrides it; no check elsewhere) is refused before any run starts:
+one line each on stderr (--dry-run too), not run, listed again in the summary. With --slurm,
+each task checks the memory of its own node.
 Needs bash >= 4.4, GNU timeout and flock; PYTHON (default: python) runs the scripts and
 sweep_info.py and must import every package the selected scripts import (checked first).
 With --slurm every option but --out, --shard and --dry-run carries over to every task; a
 resubmission into OUT with other options (task count, selection, workload, --timeout) is
 refused, as the shards would no longer match. Details, what to set for a cluster: docs/running.md.
 Exit status: 0 every selected run finished (--slurm: the job array was submitted), 1 some run
-failed (see OUT/failed.txt) or the machine could not be recorded, 2 nothing was run (bad
-options, a missing prerequisite, another workload in OUT, another sweep running into OUT, a job
-that sbatch refused), 130 interrupted (Ctrl-C or SIGTERM: the running run is stopped and not
-recorded).
+failed (see OUT/failed.txt) or was refused for memory, or the machine could not be recorded, 2
+nothing was run (bad options, a missing prerequisite, another workload in OUT, another sweep
+running into OUT, a job that sbatch refused, every selected run refused for memory), 130
+interrupted (Ctrl-C or SIGTERM: the running run is stopped and not recorded).
 EOF
 }
 
@@ -176,6 +246,7 @@ SHARD_K=1
 SHARD_N=1
 ITERATIONS=
 EAGER_ITERATIONS=
+EXP5_ITERATIONS=$DEFAULT_EXP5_ITERATIONS
 TIMEOUT=0
 SLURM_TASKS=
 SBATCH_OPTIONS=()
@@ -197,7 +268,8 @@ parse_options() {
         SBATCH_OPTIONS=("${@:2}")
         break
         ;;
-      --out | --grid | --repeats | --only | --filter | --shard | --iterations | --eager-iterations | --timeout | --slurm)
+      --out | --grid | --repeats | --only | --filter | --shard | --iterations | --eager-iterations | --exp5-iterations | \
+        --timeout | --slurm)
         [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
         set_option "$1" "$2"
         shift
@@ -221,7 +293,7 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
       REPEATS=$value
       ;;
     --only)
-      [[ $value =~ ^exp[1234]$ ]] || die "--only needs exp1, exp2, exp3 or exp4, not '$value'"
+      [[ " ${EXPERIMENTS[*]} " == *" $value "* ]] || die "--only needs one of ${EXPERIMENTS[*]}, not '$value'"
       ONLY=$value
       ;;
     --filter)
@@ -235,9 +307,13 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
       SHARD_K=${BASH_REMATCH[1]}
       SHARD_N=${BASH_REMATCH[2]}
       ;;
-    --iterations | --eager-iterations)
+    --iterations | --eager-iterations | --exp5-iterations)
       is_count "$value" || die "$option needs a positive integer, not '$value'"
-      if [[ $option == --iterations ]]; then ITERATIONS=$value; else EAGER_ITERATIONS=$value; fi
+      case $option in
+        --iterations) ITERATIONS=$value ;;
+        --eager-iterations) EAGER_ITERATIONS=$value ;;
+        --exp5-iterations) EXP5_ITERATIONS=$value ;;
+      esac
       ;;
     --timeout)
       is_count "$value" || die "--timeout needs a positive number of seconds, not '$value'"
@@ -250,41 +326,78 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
   esac
 }
 
-# THE WORKLOAD: the same per-iteration work for every run; eager runs do fewer iterations.
-NUM_ENVS= NUM_STEPS= UPDATE_EPOCHS= NUM_MINIBATCHES= WORKLOAD_JSON=
+# THE WORKLOAD: the same per-iteration work for every run; eager runs do fewer iterations; exp5 varies the
+# number of envs (EXP5_N) over runs of EXP5_ITERATIONS iterations.
+NUM_ENVS= NUM_STEPS= UPDATE_EPOCHS= NUM_MINIBATCHES= WORKLOAD_JSON= WORKLOAD_JSON_BEFORE_EXP5=
+EXP5_N=()
 
 set_workload() {
-  local workload=("${REFERENCE_WORKLOAD[@]}")
+  local workload=("${REFERENCE_WORKLOAD[@]}") exp5_n
+  EXP5_N=("${EXP5_NUM_ENVS[@]}")
   if ((QUICK)); then
     workload=("${QUICK_WORKLOAD[@]}")
     ITERATIONS=${ITERATIONS:-$QUICK_ITERATIONS}
+    EXP5_N=("${QUICK_EXP5_NUM_ENVS[@]}")
   fi
   ITERATIONS=${ITERATIONS:-$DEFAULT_ITERATIONS}
   if [[ -z $EAGER_ITERATIONS ]]; then
     EAGER_ITERATIONS=$((ITERATIONS < DEFAULT_EAGER_ITERATIONS ? ITERATIONS : DEFAULT_EAGER_ITERATIONS))
   fi
   read -r NUM_ENVS NUM_STEPS UPDATE_EPOCHS NUM_MINIBATCHES <<<"${workload[*]}"
-  printf -v WORKLOAD_JSON '{"iterations": %d, "eager_iterations": %d, "num_envs": %d, "num_steps": %d, "update_epochs": %d, "num_minibatches": %d}' \
+  printf -v WORKLOAD_JSON_BEFORE_EXP5 '{"iterations": %d, "eager_iterations": %d, "num_envs": %d, "num_steps": %d, "update_epochs": %d, "num_minibatches": %d}' \
     "$ITERATIONS" "$EAGER_ITERATIONS" "$NUM_ENVS" "$NUM_STEPS" "$UPDATE_EPOCHS" "$NUM_MINIBATCHES"
+  printf -v exp5_n '%s, ' "${EXP5_N[@]}"
+  WORKLOAD_JSON="${WORKLOAD_JSON_BEFORE_EXP5%\}}, \"exp5_iterations\": $EXP5_ITERATIONS, \"exp5_num_envs\": [${exp5_n%, }]}"
 }
 
 is_eager() { [[ $2 == none ]]; } # is_eager SCRIPT MODE: JAX none (op by op) and torch none (env op by op)
 
-run_iterations() { # run_iterations SCRIPT MODE: the run's --num-iterations
-  if is_eager "$1" "$2"; then echo "$EAGER_ITERATIONS"; else echo "$ITERATIONS"; fi
+run_iterations() { # run_iterations VAR EXP SCRIPT MODE: VAR = the run's --num-iterations
+  local -n iterations_=$1
+  if [[ $2 == exp5 ]]; then
+    iterations_=$EXP5_ITERATIONS
+  elif is_eager "$3" "$4"; then
+    iterations_=$EAGER_ITERATIONS
+  else
+    iterations_=$ITERATIONS
+  fi
 }
 
-# THE GRID: one "exp script mode env size" entry per configuration, in run order
+# THE GRID: one "exp script mode env size num_envs timing" entry per configuration, in run order;
+# timing is sync (--sync-timing) or async
 GRID=()
-GRID_ENVS=() # the 12 envs, from sweep_info.py, the one list of them
+GRID_ENVS=()        # the 12 envs, from sweep_info.py, the one list of them
+declare -A OBS_SIZE # each env's observation size (flattened), from sweep_info.py too
+
+exp_timing() { # exp_timing EXP: the timing of the experiment's runs (exp5: both, see add_exp5_configs)
+  if [[ $1 == exp2 || $1 == exp3 ]]; then echo sync; else echo async; fi
+}
 
 add_configs() { # add_configs EXP ENVS SIZES VARIANTS (array names): every env x size x variant
-  local exp=$1 env size variant
+  local exp=$1 env size variant timing
   local -n envs_=$2 sizes_=$3 variants_=$4
+  timing=$(exp_timing "$exp")
   for env in "${envs_[@]}"; do
     for size in "${sizes_[@]}"; do
       for variant in "${variants_[@]}"; do
-        GRID+=("$exp $variant $env $size")
+        GRID+=("$exp $variant $env $size $NUM_ENVS $timing")
+      done
+    done
+  done
+}
+
+exp5_has() { # exp5_has SCRIPT MODE ENV N: whether exp5 runs this variant on ENV with N envs
+  [[ $1 != *_gymnasium || " ${BACKEND_ENVS[*]} " == *" $3 "* ]] || return 1 # the Gymnasium scripts' envs
+  [[ $4 != "$EXP5_LARGEST_NUM_ENVS" ]] || [[ " ${EXP5_LARGEST_RUNS[*]/%/,} " == *" $1 $2 $3, "* ]]
+}
+
+add_exp5_configs() { # add_exp5_configs ENVS COUNTS VARIANTS TIMING (array names, then sync|async): env x N x variant
+  local env n variant
+  local -n envs_=$1 counts_=$2 variants_=$3
+  for env in "${envs_[@]}"; do
+    for n in "${counts_[@]}"; do
+      for variant in "${variants_[@]}"; do
+        if exp5_has $variant "$env" "$n"; then GRID+=("exp5 $variant $env small $n $4"); fi
       done
     done
   done
@@ -300,18 +413,28 @@ add_present() { # add_present ARRAY VARIANT...: append the variants whose script
   done
 }
 
-build_grid() {
-  local line cartpole=(CartPole-v1) acrobot=(Acrobot-v1) small=(small) medium=(medium)
-  local pairs=("${STUDY_PAIRS[@]}") compiled=("${STUDY_COMPILED[@]}") not_eager=() variant
-  while read -r line; do GRID_ENVS+=("$line"); done < <("$PYTHON" sweep_info.py --list-envs 2>/dev/null) || true
+read_grid_envs() { # GRID_ENVS and OBS_SIZE from sweep_info.py
+  local env size
+  while read -r env size; do
+    GRID_ENVS+=("$env")
+    OBS_SIZE[$env]=$size
+  done < <("$PYTHON" sweep_info.py --list-envs 2>/dev/null) || true
   ((${#GRID_ENVS[@]})) || die "PYTHON='$PYTHON' cannot run sweep_info.py; set PYTHON to a Python with requirements.txt installed"
+}
+
+build_grid() {
+  local cartpole=(CartPole-v1) acrobot=(Acrobot-v1) small=(small) medium=(medium)
+  local pairs=("${STUDY_PAIRS[@]}") compiled=("${STUDY_COMPILED[@]}") not_eager=() variant
+  read_grid_envs
   local warmup_variants=("${STUDY_COMPILED[@]}") exp1_envs=("${GRID_ENVS[@]}") exp1_sizes=("${SIZES[@]}")
   local exp2_envs=("${GRID_ENVS[@]}") exp3_sizes=("${SIZES[@]}") exp4_envs=("${BACKEND_ENVS[@]}")
-  local exp4_sizes=("${BACKEND_SIZES[@]}") exp4=0
+  local exp4_sizes=("${BACKEND_SIZES[@]}") exp4=0 exp5_variants=() exp5_envs=("${EXP5_ENVS[@]}")
+  local exp5_counts=("${EXP5_N[@]}" "$EXP5_LARGEST_NUM_ENVS") exp5_sync_counts=("${EXP5_N[0]}" "${EXP5_N[-1]}")
   if [[ $GRID_NAME == default ]]; then
     add_present pairs "${NEW_PAIRS[@]}"
     add_present compiled "${NEW_COMPILED[@]}"
     if have_script ppo_torch_gymnasium && have_script ppo_linen_gymnasium; then exp4=1; fi
+    add_present exp5_variants "${EXP5_VARIANTS[@]}"
   fi
   for variant in "${pairs[@]}"; do
     is_eager $variant || not_eager+=("$variant")
@@ -324,6 +447,10 @@ build_grid() {
     exp3_sizes=(small)
     exp4_envs=(CartPole-v1)
     exp4_sizes=(small)
+    exp5_variants=()
+    [[ $GRID_NAME != default ]] || add_present exp5_variants "${QUICK_EXP5_VARIANTS[@]}"
+    exp5_envs=(CartPole-v1)
+    exp5_counts=("${EXP5_N[@]}")
   fi
   add_configs warmup cartpole small warmup_variants
   add_configs exp1 exp1_envs exp1_sizes compiled
@@ -335,48 +462,75 @@ build_grid() {
   if ((exp4)); then
     add_configs exp4 exp4_envs exp4_sizes BACKEND_VARIANTS
   fi
+  add_exp5_configs exp5_envs exp5_counts exp5_variants async
+  add_exp5_configs EXP5_SYNC_ENVS exp5_sync_counts exp5_variants sync
 }
 
-is_sync() { [[ $1 == exp2 || $1 == exp3 ]]; }
+run_name() { # run_name EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING SEED: sets RUN_NAME
+  RUN_NAME="${1}__${2}__${3}__${4}__${5}__"
+  if [[ $1 == exp5 ]]; then # exp5 varies the number of envs and has both timings
+    RUN_NAME+="n${6}__"
+    if [[ $7 == sync ]]; then RUN_NAME+="sync__"; fi
+  fi
+  RUN_NAME+=$8
+}
 
-make_command() { # make_command EXP SCRIPT MODE ENV SIZE SEED: sets RUN_NAME and CMD
-  local exp=$1 script=$2 mode=$3 env=$4 size=$5 seed=$6
-  RUN_NAME="${exp}__${script}__${mode}__${env}__${size}__${seed}"
+config_of() { # config_of RUN_NAME VAR: VAR = the run's "exp script mode env size num_envs timing seed"
+  local -n config_=$2
+  local fields timing
+  IFS=' ' read -r -a fields <<<"${1//__/ }"
+  if [[ ${fields[0]} != exp5 ]]; then
+    config_="${fields[*]:0:5} $NUM_ENVS $(exp_timing "${fields[0]}") ${fields[5]}"
+    return
+  fi
+  timing=async
+  if ((${#fields[@]} == 8)); then timing=sync; fi
+  config_="${fields[*]:0:5} ${fields[5]#n} $timing ${fields[-1]}"
+}
+
+make_command() { # make_command EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING SEED: sets RUN_NAME and CMD
+  local exp=$1 script=$2 mode=$3 env=$4 size=$5 num_envs=$6 timing=$7 seed=$8 iterations
+  run_name "$@"
+  run_iterations iterations "$exp" "$script" "$mode"
   CMD=("$PYTHON" "$script.py")
   case "$script $mode" in
     "ppo_linen none" | "ppo_nnx none" | "ppo_equinox none") CMD+=(--no-jit) ;;
     "ppo_torch none") CMD+=(--no-jit-env) ;;
+    *-vector) CMD+=(--vectorization vector) ;; # the Gymnasium scripts on Gymnasium's NumPy-vectorised env
   esac # every other mode is its script's default
   CMD+=(--env-id "$env" --model-size "$size" --seed "$seed")
-  if is_sync "$exp"; then
+  if [[ $timing == sync ]]; then
     CMD+=(--sync-timing)
   fi
-  CMD+=(--num-iterations "$(run_iterations "$script" "$mode")" --num-envs "$NUM_ENVS" --num-steps "$NUM_STEPS"
+  CMD+=(--num-iterations "$iterations" --num-envs "$num_envs" --num-steps "$NUM_STEPS"
     --update-epochs "$UPDATE_EPOCHS" --num-minibatches "$NUM_MINIBATCHES")
   CMD+=(--log-dir "$OUT/runs/$exp" --run-name "$RUN_NAME")
 }
 
-# SELECTED: "exp script mode env size seed" of each run this invocation is about;
-# SELECTED_LINES: their --dry-run lines.
+# SELECTED: "exp script mode env size num_envs timing seed" of each run this invocation is about;
+# SELECTED_NAMES: their run names; SELECTED_LINES: their --dry-run lines.
 SELECTED=()
+SELECTED_NAMES=()
 SELECTED_LINES=()
 
 select_runs() {
-  local repeat config exp script mode env size seed quoted index=0 position=0
+  local repeat config exp seed quoted index=0 position=0
   for ((repeat = 0; repeat < REPEATS; repeat++)); do
     seed=$((repeat + 1))
     for config in "${GRID[@]}"; do
       index=$((index + 1))
-      read -r exp script mode env size <<<"$config"
+      exp=${config%% *}
       [[ -z $ONLY || $exp == "$ONLY" || $exp == warmup ]] || continue
-      [[ -z $FILTER || ${config// /__}__$seed =~ $FILTER ]] || continue # the run's name, nothing else
+      run_name $config "$seed"
+      [[ -z $FILTER || $RUN_NAME =~ $FILTER ]] || continue # the run's name, nothing else
       if [[ $exp != warmup ]]; then # every shard warms up with the selected warm-up runs
         position=$((position + 1))
         (((position - 1) % SHARD_N == SHARD_K - 1)) || continue
       fi
-      make_command "$exp" "$script" "$mode" "$env" "$size" "$seed"
+      make_command $config "$seed"
       printf -v quoted '%q ' "${CMD[@]}"
       SELECTED+=("$config $seed")
+      SELECTED_NAMES+=("$RUN_NAME")
       SELECTED_LINES+=("$index $exp ${quoted% }")
     done
   done
@@ -405,68 +559,131 @@ now_ms() {
   fi
 }
 
-prior_class() { # prior_class SCRIPT MODE
-  case "$1 $2" in
-    *_gymnasium\ *) echo gymnasium ;;
-    "ppo_torch_compile "*) echo compile ;;
-    "ppo_torch none") echo torch-eager ;;
-    "ppo_torch "*) echo torch ;;
-    *" none") echo jax-eager ;;
-    *) echo jax ;;
+prior_class() { # prior_class VAR SCRIPT MODE: VAR = the run's class in the prior's tables
+  local -n class_=$1
+  case "$2 $3" in
+    *_gymnasium\ *-vector) class_=gymnasium-vector ;;
+    *_gymnasium\ *) class_=gymnasium ;;
+    "ppo_torch_compile "*) class_=compile ;;
+    "ppo_torch none") class_=torch-eager ;;
+    "ppo_torch "*) class_=torch ;;
+    *" none") class_=jax-eager ;;
+    *) class_=jax ;;
   esac
 }
 
-prior_ms() { # prior_ms SCRIPT MODE SIZE: the built-in rough cost of one run of this workload, in ms
-  local class iterations
-  class=$(prior_class "$1" "$2")
-  iterations=$(run_iterations "$1" "$2")
-  # iteration cost scales with the batch (rollout) and, for the other half, with the epochs (update)
-  echo $((PRIOR_FIXED_S[$class] * 1000 + iterations * PRIOR_ITERATION_MS[$class $3] * NUM_ENVS * NUM_STEPS *
-    (10 + UPDATE_EPOCHS) / (32 * 256 * 20)))
+prior_ms() { # prior_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS: VAR = the built-in rough cost of the run, in ms
+  local -n prior_=$1
+  local class iterations env_percent=100 batch_ms size_class
+  prior_class class "$3" "$4"
+  run_iterations iterations "$2" "$3" "$4"
+  size_class="$class $6"
+  if [[ $5 == *-MinAtar && $6 == small ]]; then env_percent=200; fi # larger: the hidden layers dominate
+  # the part that grows with the batch: rollout and, for the other half, the update (with the epochs)
+  batch_ms=$(((PRIOR_ITERATION_MS[$size_class] - PRIOR_LOOP_MS[$class]) * env_percent * $7 * NUM_STEPS *
+    (10 + UPDATE_EPOCHS) / (100 * 32 * 256 * 20)))
+  prior_=$((PRIOR_FIXED_S[$class] * 1000 + iterations * (PRIOR_LOOP_MS[$class] * NUM_STEPS / 256 + batch_ms)))
 }
 
-# Observed costs, by "script mode size": runs of the same group cost about the same.
+# Observed costs, by "script mode size num_envs": runs of the same group cost about the same.
 declare -A OBSERVED_MS=() OBSERVED_COUNT=()
 OBSERVED_TOTAL_MS=0 # all observed runs, and what the prior said they would cost
 OBSERVED_PRIOR_MS=0
 
-observe() { # observe SCRIPT MODE SIZE MILLISECONDS
-  local group="$1 $2 $3"
-  OBSERVED_MS[$group]=$((${OBSERVED_MS[$group]:-0} + $4))
+observe() { # observe MILLISECONDS EXP SCRIPT MODE ENV SIZE NUM_ENVS ...
+  local group="$3 $4 $6 $7" prior
+  OBSERVED_MS[$group]=$((${OBSERVED_MS[$group]:-0} + $1))
   OBSERVED_COUNT[$group]=$((${OBSERVED_COUNT[$group]:-0} + 1))
-  OBSERVED_TOTAL_MS=$((OBSERVED_TOTAL_MS + $4))
-  OBSERVED_PRIOR_MS=$((OBSERVED_PRIOR_MS + $(prior_ms "$1" "$2" "$3")))
+  prior_ms prior "${@:2:6}"
+  OBSERVED_TOTAL_MS=$((OBSERVED_TOTAL_MS + $1))
+  OBSERVED_PRIOR_MS=$((OBSERVED_PRIOR_MS + prior))
 }
 
-estimate_ms() { # estimate_ms SCRIPT MODE SIZE: the group's mean; else the prior, scaled to this machine
-  local group="$1 $2 $3" prior
+estimate_ms() { # estimate_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS ...: VAR = the group's mean; else the
+  # prior, scaled to this machine
+  local -n estimate_=$1
+  local group="$3 $4 $6 $7" prior
   if ((${OBSERVED_COUNT[$group]:-0})); then
-    echo $((OBSERVED_MS[$group] / OBSERVED_COUNT[$group]))
+    estimate_=$((OBSERVED_MS[$group] / OBSERVED_COUNT[$group]))
     return
   fi
-  prior=$(prior_ms "$1" "$2" "$3")
+  prior_ms prior "${@:2:6}"
   if ((OBSERVED_PRIOR_MS)); then
-    echo $((prior * OBSERVED_TOTAL_MS / OBSERVED_PRIOR_MS))
+    estimate_=$((prior * OBSERVED_TOTAL_MS / OBSERVED_PRIOR_MS))
   else
-    echo "$prior"
+    estimate_=$prior
   fi
 }
 
 estimate_runs_ms() { # estimate_runs_ms CONFIG...: the estimated duration of these runs, in ms
-  local config exp script mode env size seed group ms=0
+  local config ms=0 estimate
   local -A count=()
-  for config in "$@"; do
-    read -r exp script mode env size seed <<<"$config"
-    count[$script $mode $size]=$((${count[$script $mode $size]:-0} + 1))
+  for config in "$@"; do # runs that differ only by seed cost the same
+    count[${config% *}]=$((${count[${config% *}]:-0} + 1))
   done
-  for group in "${!count[@]}"; do
-    ms=$((ms + count[$group] * $(estimate_ms $group)))
+  for config in "${!count[@]}"; do
+    estimate_ms estimate $config
+    ms=$((ms + count[$config] * estimate))
   done
   echo "$ms"
 }
 
 time_left() { # time_left CONFIG...: "about <duration>", the estimated duration of these runs
   echo "about $(format_duration $(($(estimate_runs_ms "$@") / 1000)))"
+}
+
+# PEAK MEMORY: a run whose estimated peak is above the memory available is refused up front
+REFUSED=() # "<run_name>: <why>" of each selected run refused
+
+memory_family() { # memory_family VAR SCRIPT: VAR = the script's row in the MEMORY_* tables
+  local -n family_=$1
+  case $2 in
+    ppo_torch | ppo_torch_compile) family_=torch ;;
+    ppo_torch_gymnasium | ppo_linen_gymnasium) family_=${2#ppo_} ;;
+    *) family_=jax ;;
+  esac
+}
+
+peak_memory_kb() { # peak_memory_kb VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS ...: VAR = the run's estimated peak RSS
+  local -n peak_=$1
+  local family samples=$(($7 * NUM_STEPS))
+  memory_family family "$3"
+  peak_=$((MEMORY_BASE_MB[$family] * 1024 + samples * (MEMORY_SAMPLE_BYTES[$family] +
+    MEMORY_OBS_BYTES[$family] * OBS_SIZE[$5]) / 1024))
+}
+
+available_memory_kb() { # available_memory_kb VAR: VAR = BENCHMARK_MEM_AVAILABLE_KB, else MemAvailable; 1 if neither
+  local -n available_=$1
+  local key value unit
+  if [[ -n ${BENCHMARK_MEM_AVAILABLE_KB:-} ]]; then
+    is_count "$BENCHMARK_MEM_AVAILABLE_KB" ||
+      die "BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not '$BENCHMARK_MEM_AVAILABLE_KB'"
+    available_=$BENCHMARK_MEM_AVAILABLE_KB
+    return 0
+  fi
+  [[ -r /proc/meminfo ]] || return 1
+  while read -r key value unit; do
+    if [[ $key == MemAvailable: ]]; then
+      available_=$value
+      return 0
+    fi
+  done </proc/meminfo
+  return 1
+}
+
+refuse_oversized() { # drop the selected runs that would not fit in memory: one line each on stderr, kept in REFUSED
+  local i available peak
+  available_memory_kb available || return 0 # not Linux: no check
+  for i in "${!SELECTED[@]}"; do
+    peak_memory_kb peak ${SELECTED[i]}
+    ((peak > available)) || continue
+    REFUSED+=("${SELECTED_NAMES[i]}: estimated peak memory $((peak / 1024)) MiB, $((available / 1024)) MiB available")
+    echo "benchmark.sh: refusing ${REFUSED[-1]}" >&2
+    unset 'SELECTED[i]' 'SELECTED_NAMES[i]' 'SELECTED_LINES[i]'
+  done
+  SELECTED=("${SELECTED[@]}")
+  SELECTED_NAMES=("${SELECTED_NAMES[@]}")
+  SELECTED_LINES=("${SELECTED_LINES[@]}")
 }
 
 # THE SWEEP
@@ -497,13 +714,13 @@ on_signal() { # Ctrl-C or SIGTERM: stop the running run (not recorded), keep the
 }
 
 check_prerequisites() { # what a real sweep needs besides bash; one line and exit 2 for the first missing
-  local scripts=() config exp script mode env size seed error
+  local scripts=() config exp script mode env rest error
   local -A seen=()
   timeout --version 2>/dev/null | grep -q GNU ||
     die "needs GNU timeout (coreutils) on the PATH to stop runs; install coreutils"
   command -v flock >/dev/null || die "needs flock (util-linux) on the PATH to lock OUT; install util-linux"
   for config in "${SELECTED[@]}"; do
-    read -r exp script mode env size seed <<<"$config"
+    read -r exp script mode env rest <<<"$config"
     [[ -n ${seen[$script]:-} ]] || scripts+=("$script.py")
     seen[$script]=1
   done
@@ -528,6 +745,10 @@ check_workload() { # a folder holds one workload: written by the first invocatio
   local recorded
   if [[ -f $OUT/workload.json ]]; then
     recorded=$(<"$OUT/workload.json")
+    if [[ $recorded == "$WORKLOAD_JSON_BEFORE_EXP5" ]]; then # a folder from before exp5, so without exp5 runs
+      echo "$WORKLOAD_JSON" >"$OUT/workload.json"
+      return
+    fi
     [[ $recorded == "$WORKLOAD_JSON" ]] ||
       die "$OUT holds runs of another workload, $recorded, not $WORKLOAD_JSON; use another --out or that folder's options"
   elif [[ -s $OUT/finished.txt ]]; then
@@ -551,13 +772,13 @@ record_machine() { # write OUT/system.json and OUT/env_timing.json (every env of
 }
 
 read_durations() { # observe the finished runs of earlier invocations (same workload: workload.json)
-  local name ms exp script mode env size rest
+  local name ms config
   local -n finished_=$1
   [[ -f $OUT/durations.txt ]] || return 0
   while read -r name ms; do
     [[ -n ${finished_[$name]:-} && $ms =~ ^[0-9]+$ ]] || continue
-    IFS=' ' read -r exp script mode env size rest <<<"${name//__/ }"
-    observe "$script" "$mode" "$size" "$ms"
+    config_of "$name" config
+    observe "$ms" $config
   done <"$OUT/durations.txt"
 }
 
@@ -569,15 +790,19 @@ record_load() { # append the 1-minute load average as the run ends: the report s
 }
 
 run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and record it finished or failed
-  local number=$1 total=$2 exp script mode env size seed
-  read -r exp script mode env size seed <<<"$3"
-  make_command "$exp" "$script" "$mode" "$env" "$size" "$seed"
+  local number=$1 total=$2 exp script mode env size num_envs timing seed iterations what
+  read -r exp script mode env size num_envs timing seed <<<"$3"
+  make_command $3
   local run_dir="$OUT/runs/$exp/$RUN_NAME" log="logs/$exp/$RUN_NAME.log"
   local start status=0 elapsed_ms elapsed reason
   CURRENT_RUN=$RUN_NAME
+  run_iterations iterations "$exp" "$script" "$mode"
+  what="$exp $script $mode $env $size"
+  if [[ $exp == exp5 ]]; then what+=" $num_envs envs"; fi
+  if [[ $exp == exp5 && $timing == sync ]]; then what+=" sync"; fi
 
-  printf '[%d/%d] %s %s %s %s %s seed %s, %s iterations · %s ... ' "$number" "$total" "$exp" "$script" "$mode" \
-    "$env" "$size" "$seed" "$(run_iterations "$script" "$mode")" "$(time_left "${@:3}") left"
+  printf '[%d/%d] %s seed %s, %s iterations · %s ... ' "$number" "$total" "$what" "$seed" "$iterations" \
+    "$(time_left "${@:3}") left"
   rm -rf "$run_dir" # what an interrupted or failed earlier attempt left
   mkdir -p "$OUT/logs/$exp"
   start=$(now_ms)
@@ -591,7 +816,7 @@ run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and rec
   if ((status == 0)) && "$PYTHON" sweep_info.py --finished "$run_dir"; then
     echo "$RUN_NAME" >>"$OUT/finished.txt"
     echo "$RUN_NAME $elapsed_ms" >>"$OUT/durations.txt"
-    observe "$script" "$mode" "$size" "$elapsed_ms"
+    observe "$elapsed_ms" $3
     echo "ok, $(format_duration "$elapsed")"
     return
   fi
@@ -608,7 +833,7 @@ run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and rec
 }
 
 run_sweep() {
-  local config todo=() name number=0 start=$SECONDS started
+  local todo=() name number=0 start=$SECONDS started i
   local -A finished=()
   check_prerequisites
   lock_out
@@ -617,11 +842,13 @@ run_sweep() {
   while read -r name; do
     [[ -z $name ]] || finished[$name]=1
   done <"$OUT/finished.txt"
-  for config in "${SELECTED[@]}"; do
-    [[ -n ${finished[${config// /__}]:-} ]] || todo+=("$config")
+  for i in "${!SELECTED[@]}"; do
+    [[ -n ${finished[${SELECTED_NAMES[i]}]:-} ]] || todo+=("${SELECTED[i]}")
   done
-  echo "${#SELECTED[@]} runs selected, $((${#SELECTED[@]} - ${#todo[@]})) already finished, ${#todo[@]} to run; output in $OUT"
+  echo "${#SELECTED[@]} runs selected, $((${#SELECTED[@]} - ${#todo[@]})) already finished, ${#todo[@]} to run;" \
+    "${REFUSED[0]:+${#REFUSED[@]} refused (memory, listed at the end); }output in $OUT"
   if ((${#todo[@]} == 0)); then
+    list_refused || return 1
     return 0
   fi
   read_durations finished
@@ -638,18 +865,26 @@ run_sweep() {
   trap on_signal INT TERM
   record_machine
   started=$(date -Iseconds)
-  for config in "${todo[@]}"; do
-    number=$((number + 1))
+  for ((number = 1; number <= ${#todo[@]}; number++)); do
     run_one "$number" "${#todo[@]}" "${todo[@]:number-1}"
   done
   echo "$started $(date -Iseconds) $((SECONDS - start)) ${#todo[@]}" >>"$OUT/sweeps.txt"
 
-  echo "done in $(format_duration $((SECONDS - start))): $((${#todo[@]} - ${#FAILED[@]})) runs finished, ${#FAILED[@]} failed"
+  echo "done in $(format_duration $((SECONDS - start))): $((${#todo[@]} - ${#FAILED[@]})) runs finished," \
+    "${#FAILED[@]} failed${REFUSED[0]:+, ${#REFUSED[@]} refused}"
   if ((${#FAILED[@]})); then
     echo "failed runs (also listed in $OUT/failed.txt):"
     printf '  %s\n' "${FAILED[@]}"
-    return 1
   fi
+  list_refused || return 1
+  ((${#FAILED[@]} == 0)) || return 1
+}
+
+list_refused() { # the summary's list of the runs refused up front; status 1 if any
+  if ((${#REFUSED[@]} == 0)); then return 0; fi
+  echo "refused runs, not run (the estimated peak memory exceeds what is available):"
+  printf '  %s\n' "${REFUSED[@]}"
+  return 1
 }
 
 # SLURM: the selection as a job array, task K running shard K/N (slurm/sweep.sbatch)
@@ -673,7 +908,7 @@ carried_options() { # the selection and workload options of every task, in a fix
   if ((QUICK)); then CARRIED+=(--quick); fi
   if [[ -n $ONLY ]]; then CARRIED+=(--only "$ONLY"); fi
   if [[ -n $FILTER ]]; then CARRIED+=(--filter "$FILTER"); fi
-  CARRIED+=(--iterations "$ITERATIONS" --eager-iterations "$EAGER_ITERATIONS")
+  CARRIED+=(--iterations "$ITERATIONS" --eager-iterations "$EAGER_ITERATIONS" --exp5-iterations "$EXP5_ITERATIONS")
   if ((TIMEOUT > 0)); then CARRIED+=(--timeout "$TIMEOUT"); fi
 }
 
@@ -769,15 +1004,18 @@ main() {
   ((${#SELECTED[@]})) || die "no run of the grid matches the selection (--only, --filter, --shard)"
   [[ -z $ONLY || " ${SELECTED[*]}" == *" $ONLY "* ]] ||
     die "--only $ONLY: no run of $ONLY in this grid and selection (see --help for what each grid holds)"
-  ((SHARD_N == 1)) || [[ " ${SELECTED[*]}" == *" exp"[1-4]" "* ]] ||
+  ((SHARD_N == 1)) || [[ " ${SELECTED[*]}" == *" exp"[0-9]* ]] ||
     die "--shard $SHARD_K/$SHARD_N: this shard holds no run besides the warm-up runs"
-  if [[ -n $SLURM_TASKS ]]; then
+  if [[ -n $SLURM_TASKS ]]; then # each task checks the memory of its node
     slurm_submit
     return 0
   fi
+  refuse_oversized
+  ((${#SELECTED[@]})) || die "no selected run fits in the memory available (see the lines above)"
   if ((DRY_RUN)); then
     printf '%s\n' "${SELECTED_LINES[@]}"
-    echo "${#SELECTED[@]} runs; estimated time on a 2-core CPU: $(time_left "${SELECTED[@]}") (rough: built-in figures, see docs/method.md)" >&2
+    echo "${#SELECTED[@]} runs${REFUSED[0]:+ (${#REFUSED[@]} refused: memory)}; estimated time on a 2-core CPU:" \
+      "$(time_left "${SELECTED[@]}") (rough: built-in figures, see docs/method.md)" >&2
     return 0
   fi
   run_sweep

@@ -2,7 +2,8 @@
 
     python sweep_info.py OUT [--envs ENV ...] [--command CMD]   writes OUT/system.json and OUT/env_timing.json
     python sweep_info.py --finished RUN_DIR                      exit 0 if the run's event file holds time/total
-    python sweep_info.py --list-envs                             the grid's 12 envs, one a line, in grid order
+    python sweep_info.py --list-envs                             the grid's 12 envs in grid order, one a line with
+                                                                 its observation size
     python sweep_info.py --check-imports SCRIPT ...              exit 0 if every package the scripts import imports
 
 env_timing.json measures every env in the benchmark's own regime: `num_envs` environments
@@ -42,6 +43,21 @@ GRID_ENVS = (
     "Freeway-MinAtar",
     "SpaceInvaders-MinAtar",
 )
+# Each env's observation size, flattened (MinAtar: 10 x 10 x channels): benchmark.sh's memory estimate.
+OBS_SIZES = {
+    "CartPole-v1": 4,
+    "Acrobot-v1": 6,
+    "MountainCar-v0": 2,
+    "DiscountingChain-bsuite": 2,
+    "MemoryChain-bsuite": 3,
+    "UmbrellaChain-bsuite": 3,
+    "BernoulliBandit-misc": 4,
+    "GaussianBandit-misc": 4,
+    "Asterix-MinAtar": 400,
+    "Breakout-MinAtar": 400,
+    "Freeway-MinAtar": 700,
+    "SpaceInvaders-MinAtar": 600,
+}
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch", "tyro", "tensorboard", "numpy")
 # Variables that change how a framework runs; recorded, never set, by the sweep.
 ENV_VAR_PREFIXES = ("XLA_", "JAX_", "CUDA_", "NVIDIA_", "TORCH", "PYTORCH_", "OMP_", "MKL_", "OPENBLAS_")
@@ -222,13 +238,13 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per env; the median is kept")
     parser.add_argument("--command", help="the benchmark command line, stored in system.json")
     parser.add_argument("--finished", metavar="RUN_DIR", help="only check whether RUN_DIR holds a finished run")
-    parser.add_argument("--list-envs", action="store_true", help="only print the grid's envs, one a line")
+    parser.add_argument("--list-envs", action="store_true", help="only print the grid's envs and their observation sizes")
     parser.add_argument("--check-imports", nargs="+", metavar="SCRIPT", help="only check that the scripts' packages import")
     args = parser.parse_args(argv)
     if args.finished:
         return 0 if run_finished(args.finished) else 1
     if args.list_envs:
-        print("\n".join(GRID_ENVS))
+        print("\n".join(f"{env_id} {OBS_SIZES[env_id]}" for env_id in GRID_ENVS))
         return 0
     if args.check_imports:
         problems = import_problems(args.check_imports)

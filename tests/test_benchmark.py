@@ -55,10 +55,22 @@ NEW_COMPILED = [("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit")]
 BACKEND_VARIANTS = [("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_gymnasium", "eager"), ("ppo_linen_gymnasium", "jit")]
 REFERENCE_WORKLOAD = {"--num-envs": "32", "--num-steps": "256", "--update-epochs": "10", "--num-minibatches": "8"}
 QUICK_WORKLOAD = {"--num-envs": "32", "--num-steps": "32", "--update-epochs": "2", "--num-minibatches": "4"}
+# exp5, the number of envs: its variants (the "-vector" modes on Gymnasium's NumPy-vectorised env), envs and N
+EXP5_VARIANTS = [("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
+                 ("ppo_torch", "env-jit"), ("ppo_torch_compile", "compile"), ("ppo_torch_gymnasium", "eager"),
+                 ("ppo_torch_gymnasium", "eager-vector"), ("ppo_linen_gymnasium", "jit"),
+                 ("ppo_linen_gymnasium", "jit-vector")]
+EXP5_N = [8, 32, 128, 512, 2048]
+QUICK_EXP5_VARIANTS = [("ppo_linen", "jit"), ("ppo_torch", "env-jit"), ("ppo_torch_gymnasium", "eager"),
+                       ("ppo_linen_gymnasium", "jit-vector")]
+QUICK_EXP5_N = [8, 32, 128]
 
 
 def benchmark(*args, repo=REPO, env=None, shell="bash", **kwargs):
-    env = {**os.environ, "PYTHON": sys.executable, **(env or {})}
+    """Run benchmark.sh with ARGS; `env` adds variables to this process's, a None value removes one. The memory
+    check sees 1 TiB available unless `env` says otherwise, so that no test depends on what else runs here."""
+    env = {**os.environ, "PYTHON": sys.executable, "BENCHMARK_MEM_AVAILABLE_KB": str(2**30), **(env or {})}
+    env = {name: value for name, value in env.items() if value is not None}
     return subprocess.run(
         [shell, str(repo / "benchmark.sh"), *args], capture_output=True, text=True, env=env, timeout=300, **kwargs
     )
@@ -74,7 +86,7 @@ def dry_run(*args, repo=REPO):
         options = {word: argv[i + 1] for i, word in enumerate(argv[:-1]) if word.startswith("--")}
         flags = [word for word in argv if word in FLAGS]
         run_name = options["--run-name"]
-        _, _, mode, _, _, _ = run_name.split("__")
+        mode = run_name.split("__")[2]
         runs.append(
             {
                 "line": line,
@@ -90,6 +102,8 @@ def dry_run(*args, repo=REPO):
                 "sync": "--sync-timing" in argv,
                 "iterations": int(options["--num-iterations"]),
                 "workload": {key: options[key] for key in REFERENCE_WORKLOAD},
+                "num_envs": int(options["--num-envs"]),
+                "vectorization": options.get("--vectorization"),
                 "log_dir": options["--log-dir"],
                 "run_name": run_name,
             }
@@ -99,6 +113,23 @@ def dry_run(*args, repo=REPO):
 
 def configs(runs, exp):
     return Counter((r["script"], r["mode"], r["env"], r["size"]) for r in runs if r["exp"] == exp)
+
+
+def exp5_configs(runs):
+    return Counter((r["script"], r["mode"], r["env"], r["num_envs"], r["sync"]) for r in runs if r["exp"] == "exp5")
+
+
+def expected_exp5(variants, counts=EXP5_N, envs=("CartPole-v1", "Breakout-MinAtar")):
+    """exp5's (script, mode, env, N, sync) for these variants: async at every N on every env a script has
+    (the Gymnasium scripts: not Breakout-MinAtar), synchronised at the first and last N on CartPole-v1."""
+    runs = [(s, m, env, n, False) for env, n, (s, m) in itertools.product(envs, counts, variants)
+            if env == "CartPole-v1" or not s.endswith("_gymnasium")]
+    runs += [(s, m, "CartPole-v1", n, True) for n, (s, m) in itertools.product([counts[0], counts[-1]], variants)]
+    return Counter(runs)
+
+
+def present(variants, scripts):
+    return [(s, m) for s, m in variants if s in scripts]
 
 
 def fake_repo(tmp_path, scripts):
@@ -156,15 +187,19 @@ def test_study_grid_ignores_the_scripts_added_since(tmp_path):
     assert [r["line"] for r in dry_run("--grid", "study", *out, repo=repo)] == [r["line"] for r in dry_run("--grid", "study", *out)]
 
 
-def test_default_grid_without_the_new_scripts_is_the_study_grid(tmp_path):
+def test_default_grid_without_the_new_scripts_is_the_study_grid_then_exp5_of_the_study_scripts(tmp_path):
     repo = study_repo(tmp_path)
-    assert [r["line"] for r in dry_run(repo=repo)] == [r["line"] for r in dry_run("--grid", "study", repo=repo)]
+    runs = dry_run(repo=repo)
+    assert [r["line"] for r in runs[:231]] == [r["line"] for r in dry_run("--grid", "study", repo=repo)]
+    assert exp5_configs(runs[231:]) == expected_exp5(present(EXP5_VARIANTS, {s for s, _ in PAIRS}))
 
 
 def test_default_grid_adds_nnx_tree_and_equinox_to_exp1_exp2_exp3_when_their_scripts_exist(tmp_path):
     runs = dry_run(repo=study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox"))
     pairs, compiled = PAIRS + NEW_PAIRS, COMPILED + NEW_COMPILED
-    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 5, "exp2": 12 * 11, "exp3": 3 * 11}
+    exp5 = sum(expected_exp5(present(EXP5_VARIANTS, {s for s, _ in pairs})).values())
+    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 5, "exp2": 12 * 11, "exp3": 3 * 11,
+                                               "exp5": exp5}
     assert configs(runs, "exp1") == Counter((s, m, e, z) for (s, m), e, z in itertools.product(compiled, ENVS, SIZES))
     assert configs(runs, "exp2") == Counter((s, m, e, "small") for (s, m), e in itertools.product(pairs, ENVS))
     assert configs(runs, "exp3") == Counter((s, m, "Acrobot-v1", z) for (s, m), z in itertools.product(pairs, SIZES))
@@ -177,7 +212,9 @@ def test_default_grid_adds_nnx_tree_and_equinox_to_exp1_exp2_exp3_when_their_scr
 def test_default_grid_adds_only_the_new_scripts_that_exist(tmp_path):
     runs = dry_run(repo=study_repo(tmp_path, "ppo_equinox"))
     assert {r["script"] for r in runs} == {s for s, _ in PAIRS} | {"ppo_equinox"}
-    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 4, "exp2": 12 * 10, "exp3": 3 * 10}
+    exp5 = expected_exp5(present(EXP5_VARIANTS, {s for s, _ in PAIRS} | {"ppo_equinox"}))
+    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 4, "exp2": 12 * 10, "exp3": 3 * 10,
+                                               "exp5": sum(exp5.values())}
 
 
 def test_env_backend_experiment_exp4_needs_both_gymnasium_scripts(tmp_path):
@@ -189,8 +226,129 @@ def test_env_backend_experiment_exp4_needs_both_gymnasium_scripts(tmp_path):
     exp4 = [r for r in runs if r["exp"] == "exp4"]
     assert not any(r["sync"] or r["flags"] for r in exp4)
     assert {r["iterations"] for r in exp4} == {100}
-    assert len(runs) == 231 + 24
+    assert len(runs) == 231 + 24 + len([r for r in runs if r["exp"] == "exp5"])
     assert {r["exp"] for r in dry_run("--only", "exp4", "--filter", "^exp4__", repo=study_repo(tmp_path / "again", "ppo_torch_gymnasium", "ppo_linen_gymnasium"))} == {"exp4"}
+
+
+def exp5_name(script, mode, env, num_envs, sync, seed=1):
+    return f"exp5__{script}__{mode}__{env}__small__n{num_envs}{'__sync' if sync else ''}__{seed}"
+
+
+def test_exp5_runs_every_variant_at_every_number_of_envs_with_the_flags_its_name_says():
+    runs = dry_run("--only", "exp5")
+    exp5 = [r for r in runs if r["exp"] == "exp5"]
+    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp5": 10 * 5 + 6 * 5 + 10 * 2}
+    assert exp5_configs(exp5) == expected_exp5(EXP5_VARIANTS)
+    per_env = {key: value for key, value in REFERENCE_WORKLOAD.items() if key != "--num-envs"}
+    for r in exp5:
+        assert r["run_name"] == exp5_name(r["script"], r["mode"], r["env"], r["num_envs"], r["sync"]), r["line"]
+        assert r["vectorization"] == ("vector" if r["mode"].endswith("-vector") else None), r["line"]
+        assert r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])}, r["line"]
+        assert (r["flags"], r["size"], r["iterations"]) == ([], "small", 12), r["line"]
+    assert len({r["run_name"] for r in exp5}) == len(exp5)
+    # the default grid holds the same runs, after exp1 to exp4
+    default = dry_run()
+    assert [r["line"] for r in default if r["exp"] == "exp5"] == [r["line"] for r in exp5]
+    assert [r["exp"] for r in default][-len(exp5):] == ["exp5"] * len(exp5)
+
+
+def test_exp5_iterations_option_sets_only_the_exp5_runs():
+    runs = dry_run("--only", "exp5", "--exp5-iterations", "16", "--iterations", "50")
+    assert {r["iterations"] for r in runs if r["exp"] == "exp5"} == {16}
+    assert {r["iterations"] for r in runs if r["exp"] == "warmup"} == {50}
+
+
+def test_exp5_runs_8192_envs_only_for_the_runs_listed_in_benchmark_sh(tmp_path):
+    repo = study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox", "ppo_torch_gymnasium", "ppo_linen_gymnasium")
+    source = (repo / "benchmark.sh").read_text()
+    assert source.count("\nEXP5_LARGEST_RUNS=()\n") == 1
+    listed = 'EXP5_LARGEST_RUNS=("ppo_linen jit CartPole-v1" "ppo_torch env-jit Breakout-MinAtar")'
+    (repo / "benchmark.sh").write_text(source.replace("\nEXP5_LARGEST_RUNS=()\n", f"\n{listed}\n"))
+    runs = [r for r in dry_run("--only", "exp5", repo=repo) if r["exp"] == "exp5"]
+    largest = [r for r in runs if r["num_envs"] == 8192]
+    assert [r["run_name"] for r in largest] == [exp5_name("ppo_linen", "jit", "CartPole-v1", 8192, False),
+                                                 exp5_name("ppo_torch", "env-jit", "Breakout-MinAtar", 8192, False)]
+    assert exp5_configs(r for r in runs if r["num_envs"] != 8192) == expected_exp5(EXP5_VARIANTS)
+
+
+def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
+    runs = dry_run("--quick")
+    exp5 = [r for r in runs if r["exp"] == "exp5"]
+    assert exp5_configs(exp5) == expected_exp5(QUICK_EXP5_VARIANTS, QUICK_EXP5_N, envs=("CartPole-v1",))
+    per_env = {key: value for key, value in QUICK_WORKLOAD.items() if key != "--num-envs"}
+    assert all(r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])} for r in exp5)
+    assert {r["iterations"] for r in exp5} == {12}
+    assert len(runs) == 49 + 20
+
+
+def estimate_seconds(*args, env=None):
+    """The number of runs and the estimated seconds that `benchmark.sh --dry-run ARGS` prints."""
+    result = benchmark("--dry-run", *args, env=env)
+    match = re.search(r"^(\d+) runs.*; estimated time on a 2-core CPU: about (.+) \(rough", result.stderr, re.M)
+    assert match, result.stderr
+    units = {"days": 86400, "h": 3600, "min": 60, "s": 1}
+    words = match[2].split()
+    return int(match[1]), sum(int(number) * units[unit] for number, unit in zip(words[::2], words[1::2]))
+
+
+def test_the_estimate_grows_with_each_runs_number_of_envs_and_exp5_takes_at_most_90_minutes():
+    run = "^exp5__ppo_linen__jit__CartPole-v1__small__n{}__1$"
+    seconds = [estimate_seconds("--filter", run.format(n))[1] for n in (8, 512, 2048)]
+    assert 0 < seconds[0] < seconds[1] < seconds[2] and seconds[2] > 5 * seconds[0]
+    assert estimate_seconds("--only", "exp5", "--filter", "^exp5__") == (100, pytest.approx(75 * 60, abs=15 * 60))
+
+
+# PEAK MEMORY: refused up front
+def refusals(stderr):
+    """{run name: (estimated MiB, available MiB)} of the "refusing" lines."""
+    lines = re.findall(r"^benchmark.sh: refusing (\S+): estimated peak memory (\d+) MiB, (\d+) MiB available$", stderr, re.M)
+    return {name: (int(peak), int(available)) for name, peak, available in lines}
+
+
+def test_runs_above_the_available_memory_are_refused_up_front_one_line_each_and_not_listed():
+    selection = ["--only", "exp5", "--filter", "^exp5__ppo_(linen|torch)__"]
+    everything = benchmark("--dry-run", *selection, env={"BENCHMARK_MEM_AVAILABLE_KB": "1"})
+    assert everything.returncode == 2 and everything.stdout == ""
+    assert everything.stderr.splitlines()[-1] == "benchmark.sh: no selected run fits in the memory available (see the lines above)"
+    peaks = {name: peak for name, (peak, _) in refusals(everything.stderr).items()}
+    assert len(peaks) == len(everything.stderr.splitlines()) - 1 == 2 * (2 * 5 + 2)
+    for script, mode in [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]:  # more envs, larger observations: more memory
+        for env in ("CartPole-v1", "Breakout-MinAtar"):
+            assert sorted(peaks[exp5_name(script, mode, env, n, False)] for n in EXP5_N) == \
+                [peaks[exp5_name(script, mode, env, n, False)] for n in EXP5_N]
+        assert peaks[exp5_name(script, mode, "Breakout-MinAtar", 2048, False)] > \
+            peaks[exp5_name(script, mode, "CartPole-v1", 2048, False)] + 1000
+    limit = sorted(peaks.values())[len(peaks) // 2]  # MiB; a peak printed as `limit` MiB is below limit + 1
+    result = benchmark("--dry-run", *selection, env={"BENCHMARK_MEM_AVAILABLE_KB": str((limit + 1) * 1024 - 1)})
+    assert result.returncode == 0, result.stderr
+    refused = refusals(result.stderr)
+    assert set(refused) == {name for name, peak in peaks.items() if peak > limit} != set()
+    assert {available for _, available in refused.values()} == {limit}
+    listed = [shlex.split(line)[-1] for line in result.stdout.splitlines()]
+    assert not set(listed) & set(refused) and set(peaks) - set(refused) <= set(listed)
+    assert f"runs ({len(refused)} refused: memory); estimated time" in result.stderr
+
+
+def test_without_the_override_the_memory_available_is_memavailable(tmp_path):
+    meminfo = Path("/proc/meminfo")
+    if not meminfo.exists():
+        pytest.skip("no /proc/meminfo here: benchmark.sh checks no memory")
+    repo = study_repo(tmp_path)
+    source = (repo / "benchmark.sh").read_text()  # a run too large for any machine: 8192 x 256 x 100 copies of Breakout
+    (repo / "benchmark.sh").write_text(source.replace("\nEXP5_LARGEST_NUM_ENVS=8192\n", "\nEXP5_LARGEST_NUM_ENVS=819200\n")
+                                       .replace("\nEXP5_LARGEST_RUNS=()\n", '\nEXP5_LARGEST_RUNS=("ppo_linen jit Breakout-MinAtar")\n'))
+    result = benchmark("--dry-run", "--only", "exp5", repo=repo, env={"BENCHMARK_MEM_AVAILABLE_KB": None})
+    assert result.returncode == 0, result.stderr
+    [(name, (_, available))] = refusals(result.stderr).items()
+    assert name == exp5_name("ppo_linen", "jit", "Breakout-MinAtar", 819200, False)
+    [kib] = [int(line.split()[1]) for line in meminfo.read_text().splitlines() if line.startswith("MemAvailable:")]
+    assert available == pytest.approx(kib / 1024, rel=0.25)  # what else runs here moves it a little
+
+
+@pytest.mark.parametrize("value", ["lots", "0", "-5", "1.5"])
+def test_a_bad_memory_override_fails_with_one_line(value):
+    result = benchmark("--dry-run", env={"BENCHMARK_MEM_AVAILABLE_KB": value})
+    assert_one_line_error(result, "BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB")
 
 
 def test_the_grid_envs_come_from_sweep_info_grid_envs(tmp_path):
@@ -234,7 +392,9 @@ def test_eager_iterations_option_sets_only_the_eager_runs():
     assert {r["iterations"] for r in runs if (r["script"], r["mode"]) in EAGER} == {3}
     assert {r["iterations"] for r in runs if (r["script"], r["mode"]) not in EAGER} == {50}
     assert {r["iterations"] for r in dry_run("--grid", "study", "--iterations", "7")} == {7}  # eager: min(10, 7)
-    assert {r["iterations"] for r in dry_run("--quick", "--iterations", "3")} == {3}
+    quick = dry_run("--quick", "--iterations", "3")
+    assert {r["iterations"] for r in quick if r["exp"] != "exp5"} == {3}
+    assert {r["iterations"] for r in quick if r["exp"] == "exp5"} == {12}  # exp5's own: --exp5-iterations
 
 
 def test_eager_runs_keep_the_per_iteration_workload_of_the_others():
@@ -332,8 +492,10 @@ def test_dry_run_estimates_the_duration_weighting_eager_runs_above_compiled_ones
         ["--shard", "3/2"],
         ["--shard", "0/2"],
         ["--shard", "1"],
-        ["--only", "exp5"],
+        ["--only", "exp6"],
         ["--only", "exp4", "--grid", "study"],
+        ["--only", "exp5", "--grid", "study"],
+        ["--exp5-iterations", "0"],
         ["--grid", "study", "--filter", "__medium__|^warmup", "--shard", "60/60"],
         ["--grid", "all"],
         ["--filter", "("],
@@ -354,9 +516,10 @@ def test_help_documents_every_option_both_grids_the_method_and_estimates():
     result = benchmark("--help")
     assert result.returncode == 0
     for option in ["--dry-run", "--out", "--grid", "--repeats", "--filter", "--only", "--iterations",
-                   "--eager-iterations", "--quick", "--shard", "--timeout"]:
+                   "--eager-iterations", "--exp5-iterations", "--quick", "--shard", "--timeout"]:
         assert option in result.stdout
-    for text in ["study", "231 runs", "ppo_nnx_tree.py", "ppo_equinox.py", "exp4", "docs/method.md", "ESTIMATES", "GPU"]:
+    for text in ["study", "231 runs", "ppo_nnx_tree.py", "ppo_equinox.py", "exp4", "exp5", "__n<N>__sync__<seed>",
+                 "BENCHMARK_MEM_AVAILABLE_KB", "docs/method.md", "ESTIMATES", "GPU"]:
         assert text in result.stdout
     assert "SPEC" not in result.stdout
     assert (REPO / "docs" / "method.md").exists()
@@ -383,10 +546,10 @@ def test_quick_touches_every_pair_two_sizes_both_timing_modes_and_every_env_fami
 def test_quick_default_grid_touches_every_new_variant_and_exp4(tmp_path):
     repo = study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox", "ppo_torch_gymnasium", "ppo_linen_gymnasium")
     runs = dry_run("--quick", repo=repo)
-    assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS)
+    assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS + QUICK_EXP5_VARIANTS)
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp1"} == set(COMPILED + NEW_COMPILED)
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp4"} == set(BACKEND_VARIANTS)
-    assert {r["iterations"] for r in runs} == {10}
+    assert {r["iterations"] for r in runs if r["exp"] != "exp5"} == {10}
 
 
 def test_sweep_info_records_the_machine_without_importing_a_framework():
@@ -400,6 +563,19 @@ def test_sweep_info_records_the_machine_without_importing_a_framework():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_sweep_info_observation_sizes_are_those_of_the_gymnax_envs():
+    import math
+
+    import gymnax
+
+    import sweep_info
+
+    assert list(sweep_info.OBS_SIZES) == list(sweep_info.GRID_ENVS)
+    for env_id, size in sweep_info.OBS_SIZES.items():
+        env, env_params = gymnax.make(env_id)
+        assert math.prod(env.observation_space(env_params).shape) == size, env_id
 
 
 # PREREQUISITES, LOCK, WORKLOAD: checked before anything runs
@@ -528,7 +704,8 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
         assert (out / "logs" / exp / f"{name}.log").exists()
     assert "[2/2] exp2 ppo_linen jit CartPole-v1 small seed 1, 2 iterations" in result.stdout
     assert json.loads((out / "workload.json").read_text()) == {
-        "iterations": 2, "eager_iterations": 2, "num_envs": 32, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4}
+        "iterations": 2, "eager_iterations": 2, "num_envs": 32, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4,
+        "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}
 
     system = json.loads((out / "system.json").read_text())
     assert set(system["packages"]) == {"jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch",
@@ -551,20 +728,21 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     assert [path.stat().st_mtime for path in sorted(out.glob("runs/*/*/events.out.tfevents.*"))] == mtimes
 
 
-# A fake ppo_linen.py that finishes (writes time/total) after EAGER_SECONDS when eager, at once otherwise.
-EAGER_SECONDS = 12
-TIMED_SCRIPT = f"""
-import sys, time
+# The end of a fake script that finishes: it writes time/total into its run folder.
+FINISH = """
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
-if "--no-jit" in sys.argv:
-    time.sleep({EAGER_SECONDS})
 option = lambda name: sys.argv[sys.argv.index(name) + 1]
 writer = EventFileWriter(option("--log-dir") + "/" + option("--run-name"))
 writer.add_event(Event(step=1, summary=Summary(value=[Summary.Value(tag="time/total", simple_value=1.0)])))
 writer.close()
 """
+# A fake ppo_linen.py that finishes after EAGER_SECONDS when eager, at once otherwise.
+EAGER_SECONDS = 12
+TIMED_SCRIPT = f"import sys, time\nif '--no-jit' in sys.argv:\n    time.sleep({EAGER_SECONDS})\n{FINISH}"
+# A fake script that prints its arguments (into the run's log) and finishes at once.
+ECHO_SCRIPT = f"import sys\nprint(' '.join(sys.argv[1:]))\n{FINISH}"
 # exp2 linen none, exp2 linen jit, exp3 linen none, exp3 linen jit
 TIMED_RUNS = r"^exp[23]__ppo_linen__.*__small__"
 
@@ -632,6 +810,100 @@ def test_a_resumed_sweep_estimates_from_the_runs_timed_before(timed_sweep, tmp_p
     assert "from the runs already timed in" in result.stdout
 
 
+# EXP5 SWEEPS: a run's number of envs is part of its identity
+EXP5_LINEN = "exp5__ppo_linen__jit__CartPole-v1__small__n{}__1"
+
+
+@pytest.fixture(scope="module")
+def exp5_sweep(tmp_path_factory):
+    """A --quick sweep of exp5's linen run at 8 envs, with fake ppo_linen.py and ppo_torch.py."""
+    tmp_path = tmp_path_factory.mktemp("exp5")
+    repo = fake_repo(tmp_path, {"ppo_linen.py": ECHO_SCRIPT, "ppo_torch.py": ECHO_SCRIPT})
+    out = tmp_path / "sweep"
+    result = benchmark("--quick", "--only", "exp5", "--filter", f"^{EXP5_LINEN.format(8)}$", "--out", str(out), repo=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert read_lines(out / "finished.txt") == [EXP5_LINEN.format(8)]
+    return repo, out
+
+
+def copy_sweep(out, tmp_path):
+    copy = tmp_path / "sweep"
+    shutil.copytree(out, copy)
+    (copy / ".lock").unlink()
+    return copy
+
+
+@pytest.mark.slow
+def test_an_exp5_resume_skips_the_finished_run_and_runs_the_other_numbers_of_envs_and_timing(exp5_sweep, tmp_path):
+    repo, out = exp5_sweep
+    out = copy_sweep(out, tmp_path)
+    first_log = out / "logs" / "exp5" / f"{EXP5_LINEN.format(8)}.log"
+    before = first_log.read_text()
+    result = benchmark("--quick", "--only", "exp5", "--filter", f"^{EXP5_LINEN.format(8)[:-3]}|^{EXP5_LINEN.format(32)}",
+                       "--out", str(out), repo=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 runs selected, 1 already finished, 2 to run" in result.stdout
+    assert "from the runs already timed in" in result.stdout  # the exp5 name in durations.txt was read
+    assert "[1/2] exp5 ppo_linen jit CartPole-v1 small 32 envs seed 1, 12 iterations" in result.stdout
+    assert "[2/2] exp5 ppo_linen jit CartPole-v1 small 8 envs sync seed 1, 12 iterations" in result.stdout
+    sync_name = EXP5_LINEN.format(8).replace("__1", "__sync__1")
+    assert read_lines(out / "finished.txt") == [EXP5_LINEN.format(8), EXP5_LINEN.format(32), sync_name]
+    arguments = {name: (out / "logs" / "exp5" / f"{name}.log").read_text().split() for name in read_lines(out / "finished.txt")}
+    assert arguments[EXP5_LINEN.format(32)][arguments[EXP5_LINEN.format(32)].index("--num-envs") + 1] == "32"
+    assert "--sync-timing" in arguments[sync_name] and "--sync-timing" not in arguments[EXP5_LINEN.format(32)]
+    assert first_log.read_text() == before  # not run again
+
+
+@pytest.mark.slow
+def test_an_exp5_run_above_the_available_memory_is_refused_listed_in_the_summary_and_the_rest_runs(exp5_sweep, tmp_path):
+    repo, out = exp5_sweep
+    out = copy_sweep(out, tmp_path)
+    runs = "^exp5__ppo_(linen__jit|torch__env-jit)__CartPole-v1__small__n32__1$"
+    torch = "exp5__ppo_torch__env-jit__CartPole-v1__small__n32__1"
+    peaks = refusals(benchmark("--dry-run", "--quick", "--filter", runs, repo=repo,
+                               env={"BENCHMARK_MEM_AVAILABLE_KB": "1"}).stderr)
+    linen_peak, torch_peak = peaks[EXP5_LINEN.format(32)][0], peaks[torch][0]
+    assert linen_peak < torch_peak  # torch and JAX loaded take more than JAX alone
+    result = benchmark("--quick", "--filter", runs, "--out", str(out), repo=repo,
+                       env={"BENCHMARK_MEM_AVAILABLE_KB": str((linen_peak + 1) * 1024)})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert list(refusals(result.stderr)) == [torch]
+    assert "1 runs selected, 0 already finished, 1 to run; 1 refused (memory, listed at the end)" in result.stdout
+    assert "1 runs finished, 0 failed, 1 refused" in result.stdout
+    listed = result.stdout.split("refused runs, not run")[1].splitlines()[1:]
+    assert [line.split(": ")[0].strip() for line in listed] == [torch]
+    assert read_lines(out / "finished.txt") == [EXP5_LINEN.format(8), EXP5_LINEN.format(32)]
+    assert not (out / "logs" / "exp5" / f"{torch}.log").exists()
+
+
+def workload_json(**exp5):
+    """The workload.json of --quick, with exp5's fields as given (none: the format from before exp5)."""
+    quick = {"iterations": 10, "eager_iterations": 10, "num_envs": 32, "num_steps": 32, "update_epochs": 2,
+             "num_minibatches": 4}
+    return json.dumps({**quick, **exp5})
+
+
+@pytest.mark.parametrize("exp5, accepted", [
+    ({"exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}, True),
+    ({}, True),  # written before exp5 existed, so without exp5 runs: it gains exp5's fields
+    ({"exp5_iterations": 13, "exp5_num_envs": [8, 32, 128]}, False),
+    ({"exp5_iterations": 12, "exp5_num_envs": [8, 32]}, False),
+], ids=["same", "before-exp5", "other-iterations", "other-numbers-of-envs"])
+def test_a_folder_of_another_exp5_workload_is_refused(tmp_path, exp5, accepted):
+    repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n"})
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "finished.txt").write_text(EXP5_LINEN.format(8) + "\n")
+    (out / "workload.json").write_text(workload_json(**exp5) + "\n")
+    result = benchmark("--quick", "--only", "exp5", "--filter", f"^{EXP5_LINEN.format(8)}$", "--out", str(out), repo=repo)
+    if accepted:
+        assert result.returncode == 0, result.stderr
+        assert "1 runs selected, 1 already finished, 0 to run" in result.stdout
+        assert (out / "workload.json").read_text() == workload_json(exp5_iterations=12, exp5_num_envs=[8, 32, 128]) + "\n"
+    else:
+        assert_one_line_error(result, "holds runs of another workload")
+
+
 # A fake ppo_linen.py, by experiment: warmup fails with exit status 3, exp1 exits 0 without
 # writing time/total, exp2 sleeps past the --timeout; all three run in one sweep.
 FAULTY_SCRIPT = """
@@ -655,7 +927,7 @@ def faulty_sweep(tmp_path_factory):
     repo = fake_repo(tmp_path, {"ppo_linen.py": FAULTY_SCRIPT})
     out = tmp_path / "sweep"
     start = time.monotonic()
-    result = benchmark("--quick", "--filter", "ppo_linen__jit__CartPole-v1__small__", "--timeout", "3",
+    result = benchmark("--quick", "--filter", "ppo_linen__jit__CartPole-v1__small__1$", "--timeout", "3",
                        "--out", str(out), repo=repo)
     return result, out, time.monotonic() - start
 
