@@ -82,12 +82,6 @@ class Args:
     bootstrap_truncated: bool = True
     """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
 
-    # filled at runtime
-    batch_size: int = 0
-    """the batch size, num_envs * num_steps (computed at runtime)"""
-    minibatch_size: int = 0
-    """the minibatch size, batch_size // num_minibatches (computed at runtime)"""
-
 
 # ENV HELPERS: the env runs in JAX; only the arrays the loop needs cross to torch, zero-copy through DLPack
 def flatten_obs(obs: jax.Array) -> jax.Array:
@@ -243,24 +237,26 @@ def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, to_env, n
     the env needs (actor, sampling, env step); log-probs, values and V(final obs) come from the stacked steps."""
     env_carry, obs = carry.env._replace(stats=new_iteration_stats(carry.env.stats)), carry.obs
     gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
-    transitions = []
+    steps = torch.empty(num_steps, obs.shape[0], 2 * obs.shape[1] + 3, device=obs.device)  # see unpack_step
+    actions, logits = [], []
     for t in range(num_steps):
-        action, logits = policy_fn(obs, gumbel[t])
-        # one exchange each way: the action to JAX, the packed step back to torch (DLPack)
+        action, step_logits = policy_fn(obs, gumbel[t])
+        # one exchange each way: the action to JAX, the packed step back to torch (DLPack), copied into the storage
         env_carry, step = env_step_fn(env_carry, to_env(action))
-        step = torch.from_dlpack(step)
-        obs = unpack_step(step)[0]
-        transitions.append((action, logits, step))
-    actions, logits, steps = (torch.stack(field) for field in zip(*transitions))
+        steps[t] = torch.from_dlpack(step)
+        obs = unpack_step(steps[t])[0]
+        actions.append(action)
+        logits.append(step_logits)
+    actions, logits = torch.stack(actions), torch.stack(logits)
     next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
     obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
-    values = agent.value(torch.cat([obs_seen, obs[None]]))  # V of every observation seen, and of the last
-    # V(final observation) for the truncated steps' bootstrap (GAE masks the rest); none when it is off
+    # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
+    values, last_value = agent.value(obs_seen), agent.value(obs)
     final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
     terminated, truncated = terminated.bool(), truncated.bool()
-    storage = Storage(obs_seen, actions, logprobs, values[:-1], rewards, terminated, truncated, final_values)
-    return RolloutCarry(env_carry, obs), storage, values[-1]
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated, truncated, final_values)
+    return RolloutCarry(env_carry, obs), storage, last_value
 
 
 # GAE
@@ -349,8 +345,8 @@ def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, l
 
 def update(b: Batch, minibatch_fn, args: Args):
     """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
-    b_inds = torch.stack([torch.randperm(args.batch_size, device=b.obs.device) for _ in range(args.update_epochs)])
-    mb_inds = b_inds.reshape(-1, args.minibatch_size)
+    b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     infos = [minibatch_fn(inds, b) for inds in mb_inds]
     var_y = torch.var(b.returns, correction=0)
     explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
@@ -365,8 +361,6 @@ def flatten_batch(storage: Storage, advantages, returns) -> Batch:
 
 # TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
 def main(args: Args, run: "Run"):
-    args.batch_size = args.num_envs * args.num_steps
-    args.minibatch_size = args.batch_size // args.num_minibatches
     device, torch_device = select_device(args.device)
     jax.config.update("jax_default_device", device)
     torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as in JAX
@@ -420,7 +414,7 @@ def main(args: Args, run: "Run"):
         carry, storage, last_value = rollout_fn(carry)
         advantages, returns = gae_fn(storage, last_value)
         run.end_phase("rollout", synchronize, torch_device, carry.env)
-        global_step += args.batch_size
+        global_step += args.num_envs * args.num_steps
 
         # UPDATE
         b = flatten_batch(storage, advantages, returns)

@@ -1,22 +1,14 @@
 """PPO (CleanRL-style, single file) in PyTorch + torch.compile on a gymnax env stepped in JAX on the same device."""
 import time
 
-PROCESS_START = time.perf_counter()
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
 
 import os
 
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch: allocate as needed
 
-import contextlib
 import functools
-import importlib.metadata
-import math
-import platform
-import resource
-import signal
-import subprocess
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Sequence
 
 import gymnax
@@ -27,9 +19,6 @@ import torch
 import torch.nn as nn
 import torch.utils._pytree as pytree
 import tyro
-from gymnax.environments import spaces
-from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
 
@@ -94,42 +83,6 @@ class Args:
     bootstrap_truncated: bool = True
     """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
 
-    # filled at runtime
-    batch_size: int = 0
-    """the batch size, num_envs * num_steps (computed at runtime)"""
-    minibatch_size: int = 0
-    """the minibatch size, batch_size // num_minibatches (computed at runtime)"""
-
-
-def check_args(args: Args) -> str | None:
-    """Return why `args` cannot run, or None when they can; checked before anything is created."""
-    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
-    rules = (
-        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
-        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
-        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
-    )
-    for requirement, valid, names in rules:
-        for name in names:
-            if not valid(getattr(args, name)):
-                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
-    if args.num_envs * args.num_steps < args.num_minibatches:
-        return (
-            f"minibatch size 0: batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is smaller"
-            f" than --num-minibatches {args.num_minibatches}"
-        )
-    if (args.num_envs * args.num_steps) % args.num_minibatches:
-        return (
-            f"batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is not divisible"
-            f" by --num-minibatches {args.num_minibatches}"
-        )
-    if args.env_id not in gymnax.registered_envs:
-        return f"unknown env '{args.env_id}': not a registered gymnax environment"
-    env, env_params = gymnax.make(args.env_id)
-    if not isinstance(env.action_space(env_params), spaces.Discrete):
-        return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
-    return None
-
 
 # ENV HELPERS: the env runs in JAX; only the arrays the loop needs cross to torch, zero-copy through DLPack
 def flatten_obs(obs: jax.Array) -> jax.Array:
@@ -153,9 +106,7 @@ class EpisodeStats(NamedTuple):
     finished_count: jax.Array
 
 
-class EnvCarry(NamedTuple):
-    """What the env step carries from step to step, all in JAX: the key, the env states and the episode stats."""
-
+class EnvCarry(NamedTuple):  # what the env step carries from step to step, all in JAX
     key: jax.Array
     env_state: Any
     stats: EpisodeStats
@@ -163,11 +114,8 @@ class EnvCarry(NamedTuple):
 
 def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
     """Keep running episodes, zero the per-iteration sums of finished ones (on the device, as the sums were)."""
-    return stats._replace(
-        finished_return_sum=jnp.zeros_like(stats.finished_return_sum),
-        finished_length_sum=jnp.zeros_like(stats.finished_length_sum),
-        finished_count=jnp.zeros_like(stats.finished_count),
-    )
+    zero = functools.partial(jnp.zeros_like, stats.finished_count)  # three buffers: the env step donates each
+    return stats._replace(finished_return_sum=zero(), finished_length_sum=zero(), finished_count=zero())
 
 
 def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
@@ -184,11 +132,8 @@ def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> E
 
 
 def env_step(carry: EnvCarry, action: jax.Array, env: Any, env_params: Any):
-    """Step every env and track its episodes in the same compiled call; the loop never touches the key.
-
-    What torch needs crosses as one float32 array (one DLPack exchange): next obs, reward, terminated, truncated and
-    final obs side by side on the last axis (see unpack_step).
-    """
+    """Step every env and track its episodes in one compiled call. What torch needs crosses as one float32 array (one
+    DLPack exchange): next obs, reward, terminated, truncated and final obs side by side (see unpack_step)."""
     key, step_key = jax.random.split(carry.key)
     keys = jax.random.split(step_key, action.shape[0])
     obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
@@ -204,6 +149,15 @@ def unpack_step(step: torch.Tensor):
     """Views of env_step's packed array (one step, or stacked steps): next obs, reward, terminated, truncated, final obs."""
     obs_dim = (step.shape[-1] - 3) // 2
     return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
+
+
+def select_device(choice: str) -> tuple[jax.Device, torch.device]:
+    """One device for both frameworks: the env (JAX) and the agent (torch) share the GPU, or the CPU."""
+    if choice == "auto":
+        choice = "gpu" if torch.cuda.is_available() and jax.default_backend() == "gpu" else "cpu"
+    if choice == "gpu" and not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device")
+    return jax.devices(choice)[0], torch.device("cuda" if choice == "gpu" else "cpu")
 
 
 # MODEL
@@ -287,8 +241,7 @@ def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.
 
 
 def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
-    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); the logits are kept for the
-    log-probs."""
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); keep the logits."""
     logits = actor(obs)
     return torch.argmax(logits + gumbel, dim=-1).int(), logits
 
@@ -296,39 +249,36 @@ def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
 @torch.no_grad()
 def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, to_env, num_steps: int, num_actions: int,
             bootstrap_truncated: bool):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs).
-
-    A step runs only what the env needs: the actor, the sampling and the env step (which tracks the episodes). The
-    log-probs, the values and V(final observation) are computed once, over the stacked steps.
-    """
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs). A step runs only what
+    the env needs (actor, sampling, env step); log-probs, values and V(final obs) come from the stacked steps."""
     env_carry, obs = carry.env._replace(stats=new_iteration_stats(carry.env.stats)), carry.obs
     gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
-    transitions = []
+    steps = torch.empty(num_steps, obs.shape[0], 2 * obs.shape[1] + 3, device=obs.device)  # see unpack_step
+    actions, logits = [], []
     for t in range(num_steps):
-        action, logits = policy_fn(obs, gumbel[t])
-        # one exchange each way: the action to JAX, the packed step back to torch (DLPack)
+        action, step_logits = policy_fn(obs, gumbel[t])
+        # one exchange each way: the action to JAX, the packed step back to torch (DLPack), copied into the storage
         env_carry, step = env_step_fn(env_carry, to_env(action))
-        step = torch.from_dlpack(step)
-        obs = unpack_step(step)[0]
-        transitions.append((action, logits, step))
-    actions, logits, steps = (torch.stack(field) for field in zip(*transitions))
+        steps[t] = torch.from_dlpack(step)
+        obs = unpack_step(steps[t])[0]
+        actions.append(action)
+        logits.append(step_logits)
+    actions, logits = torch.stack(actions), torch.stack(logits)
     next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
     obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
-    values = agent.value(torch.cat([obs_seen, obs[None]]))  # V of every observation seen, and of the last
-    # V(final observation) for the truncated steps' bootstrap (GAE masks the rest); none when it is off
+    # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
+    values, last_value = agent.value(obs_seen), agent.value(obs)
     final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
-    storage = Storage(obs_seen, actions, logprobs, values[:-1], rewards, terminated.bool(), truncated.bool(), final_values)
-    return RolloutCarry(env_carry, obs), storage, values[-1]
+    terminated, truncated = terminated.bool(), truncated.bool()
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated, truncated, final_values)
+    return RolloutCarry(env_carry, obs), storage, last_value
 
 
 # GAE
 def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
-    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs.
-
-    Every finished episode (terminated or truncated) cuts the trace; a truncated step (not
-    terminated) bootstraps from V(final observation) when `bootstrap_truncated`.
-    """
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
     dones = torch.logical_or(storage.terminated, storage.truncated)
     rewards = storage.rewards
     if bootstrap_truncated:
@@ -423,8 +373,8 @@ def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer: A
 
 def update(b: Batch, minibatch_fn, args: Args):
     """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
-    b_inds = torch.stack([torch.randperm(args.batch_size, device=b.obs.device) for _ in range(args.update_epochs)])
-    mb_inds = b_inds.reshape(-1, args.minibatch_size)
+    b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     infos = [minibatch_fn(inds, b) for inds in mb_inds]
     var_y = torch.var(b.returns, correction=0)
     explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
@@ -477,70 +427,179 @@ class CudaGraph:
         return pytree.tree_map(torch.clone, self.static_out)
 
 
-# LOGGING
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "Run"):
+    device, torch_device = select_device(args.device)
+    jax.config.update("jax_default_device", device)
+    torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as in JAX
+    # compile from scratch in every process, as JAX does (no on-disk cache): iteration 0 times the whole compiler;
+    # TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 in the environment overrides this (a user's second run, warm caches)
+    torch.compiler.config.force_disable_caches = True
+
+    # SEEDING: JAX keys for the envs; torch's generator for parameters, actions and minibatch order
+    key = jax.random.PRNGKey(args.seed)
+    torch.manual_seed(args.seed)
+    key, env_key = jax.random.split(key)
+    env, env_params = gymnax.make(args.env_id)
+    step, env_state = env_reset(env_key, env, env_params, args.num_envs)
+    obs = unpack_step(torch.from_dlpack(step))[0]
+    agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
+    optimizer = make_optimizer(agent, args)
+    zeros = jnp.zeros(args.num_envs)
+    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+    # committed to the device like every later env output, or the env step compiles twice
+    carry = RolloutCarry(jax.device_put(EnvCarry(key, env_state, stats), device), obs)
+
+    # EXECUTABLES: torch.compile where it repays its compile time, the minibatch update, as one graph; the per-step
+    # policy (32 rows: a compiled call costs more than the ops it fuses), the rollout's values and GAE stay eager; the env
+    # step under jax.jit (its carry donated); --cudagraphs replays CUDA graphs of the policy and minibatch steps. The
+    # action crosses to JAX as a NumPy view on the CPU (faster than DLPack there), through DLPack on the GPU
+    policy_fn = functools.partial(policy_step, actor=agent.actor)
+    env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
+    to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
+    gae_fn = functools.partial(
+        compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
+    )
+    loss_fn = functools.partial(
+        ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+    )
+    minibatch_fn = functools.partial(
+        torch.compile(update_minibatch, fullgraph=True), agent=agent, optimizer=optimizer, loss_fn=loss_fn,
+        max_grad_norm=args.max_grad_norm,
+    )
+    env_step_fn = jax.jit(env_step_fn, donate_argnums=0)
+    if args.cudagraphs:
+        policy_fn, minibatch_fn = CudaGraph(policy_fn), CudaGraph(minibatch_fn, once_per_object=(1,))
+    rollout_fn = functools.partial(
+        rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, to_env=to_env, num_steps=args.num_steps,
+        num_actions=env.action_space(env_params).n, bootstrap_truncated=args.bootstrap_truncated,
+    )
+    update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
+
+    global_step = 0
+    for iteration in range(args.num_iterations):
+        run.start_iteration(iteration)
+        lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+        optimizer.lr.fill_(lr)
+
+        # ROLLOUT + GAE
+        carry, storage, last_value = rollout_fn(carry)
+        advantages, returns = gae_fn(storage, last_value)
+        run.end_phase("rollout", synchronize, torch_device, carry.env)
+        global_step += args.num_envs * args.num_steps
+
+        # UPDATE
+        b = flatten_batch(storage, advantages, returns)
+        losses, explained_var = update_fn(b)
+        run.end_phase("update", synchronize, torch_device, ())
+
+        # LOGGING: the one host fetch of this iteration
+        *loss_values, explained_var, finished_return_sum, finished_length_sum, finished_count = torch.stack(
+            [*losses, explained_var, *map(torch.from_dlpack, carry.env.stats[2:])]
+        ).tolist()
+        losses = dict(zip(LossInfo._fields, loss_values), explained_variance=explained_var)
+        run.log_iteration(global_step, lr, losses, finished_return_sum, finished_length_sum, finished_count)
+    run.finish(peak_device_bytes(device, torch_device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not PPO itself: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict
+
+from gymnax.environments import spaces
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if args.env_id not in gymnax.registered_envs:
+        return f"unknown env '{args.env_id}': not a registered gymnax environment"
+    env, env_params = gymnax.make(args.env_id)
+    if not isinstance(env.action_space(env_params), spaces.Discrete):
+        return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    try:
+        _, torch_device = select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to jax and torch"
+    if args.cudagraphs and torch_device.type != "cuda":
+        return "--cudagraphs needs a CUDA GPU; this run is on the CPU"
+    return None
+
+
 class EventWriter:
-    """Minimal TensorBoard writer (scalars and markdown text) on tensorboard's own event files."""
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
 
     def __init__(self, log_dir: str):
         self.writer = EventFileWriter(log_dir)
 
-    def _write(self, value: summary_pb2.Summary.Value, step: int):
+    def write(self, value: summary_pb2.Summary.Value, step: int):
         self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
 
     def add_scalar(self, tag: str, value: float, step: int):
-        self._write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
 
-    def add_text(self, tag: str, text: str, step: int = 0):
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
         metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
         tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
-        self._write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), step)
-
-    def close(self):
-        self.writer.close()
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
 
 
-def markdown_table(header: str, rows: dict) -> str:
-    return f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
-
-
-def system_info(compile_mode: str, device_name: str) -> dict:
+def system_info(args: Args) -> dict:
     """Script, compile mode, device, Python and package versions, CPU model, git commit."""
     packages = ("jax", "jaxlib", "torch", "gymnax", "numpy", "tensorboard")
-    info = {"script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name}
-    info["python"] = platform.python_version()
-    info.update({name: importlib.metadata.version(name) for name in packages})
-    info["cpu"] = cpu_model()
-    git = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True
-    )
-    info["git_commit"] = git.stdout.strip() if git.returncode == 0 else "none"
-    return info
+    compile_mode, (device, _) = "compile+cudagraphs" if args.cudagraphs else "compile", select_device(args.device)
+    device_name = f"{device.platform}: {device.device_kind}"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
 
 
 def cpu_model() -> str:
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
 
 
 def profile_trace(run_dir: str):
     """A torch.profiler trace (ops and Python stacks), written into `run_dir` on exit (Perfetto, chrome://tracing)."""
     trace_handler = torch.profiler.tensorboard_trace_handler(run_dir, use_gzip=True)
     return torch.profiler.profile(with_stack=True, on_trace_ready=trace_handler)
-
-
-def select_device(choice: str) -> tuple[jax.Device, torch.device]:
-    """One device for both frameworks: the env (JAX) and the agent (torch) share the GPU, or the CPU."""
-    if choice == "auto":
-        choice = "gpu" if torch.cuda.is_available() and jax.default_backend() == "gpu" else "cpu"
-    if choice == "cpu":
-        return jax.devices("cpu")[0], torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise RuntimeError("torch sees no CUDA device")
-    return jax.devices("gpu")[0], torch.device("cuda", torch.cuda.current_device())
 
 
 def synchronize(torch_device: torch.device, jax_arrays: Any):
@@ -562,29 +621,9 @@ def peak_device_bytes(device: jax.Device, torch_device: torch.device) -> int | N
 def peak_rss_bytes() -> int:
     """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
     started this one), elsewhere ru_maxrss (bytes on macOS)."""
-    if os.path.exists("/proc/self/status"):
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def non_finite(values: Sequence[float]) -> str | None:
-    """'NaN' or 'inf' when one of the already fetched `values` is not finite, else None."""
-    if any(math.isnan(value) for value in values):
-        return "NaN"
-    if any(math.isinf(value) for value in values):
-        return "inf"
-    return None
-
-
-def stop_on_signal(signum: int, frame: Any, run_dir: str):
-    """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal through the loop's `finally`."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    print(f"interrupted by {signal.Signals(signum).name}: partial run (no time/total) in {run_dir}", file=sys.stderr)
-    sys.exit(128 + signum)
 
 
 def fail(message: str, status: int = 2):
@@ -592,169 +631,95 @@ def fail(message: str, status: int = 2):
     sys.exit(status)
 
 
-def make_run_dir(log_dir: str, run_name: str) -> str:
-    """Create the run folder, or stop with one line before any work (under a file, in /proc: os.access passes root)."""
-    run_dir = os.path.join(log_dir, run_name)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as error:
-        fail(f"--log-dir {log_dir}: cannot create the run folder {run_dir} ({error.strerror or error})")
-    return run_dir
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        reason = check_args(args)
+        if reason:
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends = contextlib.ExitStack(), {}
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, lr, losses: dict, finished_return_sum, finished_length_sum, finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        add_scalar("charts/learning_rate", lr, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / max(finished_count, 1)
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.profiling.close()
+        diverged = [value for value in losses.values() if not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
+        if peak_bytes is not None:
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        name = signal.Signals(signum).name
+        print(f"interrupted by {name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.writer.writer.close()
 
 
 if __name__ == "__main__":
-    args = tyro.cli(Args)
-    reason = check_args(args)
-    if reason:
-        fail(reason)
+    run = Run(tyro.cli(Args))
     try:
-        device, torch_device = select_device(args.device)
-    except RuntimeError:
-        fail(f"--device {args.device}: no such device available to jax and torch")
-    if args.cudagraphs and torch_device.type != "cuda":
-        fail("--cudagraphs needs a CUDA GPU; this run is on the CPU")
-    args.batch_size = args.num_envs * args.num_steps
-    args.minibatch_size = args.batch_size // args.num_minibatches
-    args.run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
-    compile_mode = "compile+cudagraphs" if args.cudagraphs else "compile"
-    jax.config.update("jax_default_device", device)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
-    # compile from scratch in every process, as JAX does (no on-disk cache): iteration 0 times the whole compiler;
-    # TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 in the environment overrides this (a user's second run, warm caches)
-    torch.compiler.config.force_disable_caches = True
-
-    run_dir = make_run_dir(args.log_dir, args.run_name)
-    writer = EventWriter(run_dir)
-    writer.add_text("hyperparameters", markdown_table("param", asdict(args)))
-    writer.add_text("system", markdown_table("key", system_info(compile_mode, f"{device.platform}: {device.device_kind}")))
-
-    # SEEDING: JAX keys for the envs; torch's generator for parameters, actions and minibatch order
-    key = jax.random.PRNGKey(args.seed)
-    torch.manual_seed(args.seed)
-    key, env_key = jax.random.split(key)
-    env, env_params = gymnax.make(args.env_id)
-    step, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    obs = unpack_step(torch.from_dlpack(step))[0]
-    agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
-    optimizer = make_optimizer(agent, args)
-    zeros = jnp.zeros(args.num_envs)
-    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    # committed to the device like every later env output, or the env step compiles twice
-    carry = RolloutCarry(jax.device_put(EnvCarry(key, env_state, stats), device), obs)
-
-    # EXECUTABLES: torch.compile where it repays its compile time, the minibatch update, as one graph; the per-step policy
-    # (32 rows: a compiled call costs more than the ops it fuses), the rollout's batched values and GAE stay eager, the
-    # env step under jax.jit (its carry donated); --cudagraphs replays CUDA graphs of the policy and minibatch steps.
-    # The action crosses to JAX as a NumPy view on the CPU (faster than DLPack there, measured), through DLPack on the
-    # GPU (no copy, no host sync)
-    policy_fn = functools.partial(policy_step, actor=agent.actor)
-    env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
-    to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
-    gae_fn = functools.partial(
-        compute_gae,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        bootstrap_truncated=args.bootstrap_truncated,
-    )
-    loss_fn = functools.partial(
-        ppo_loss,
-        clip_coef=args.clip_coef,
-        clip_vloss=args.clip_vloss,
-        norm_adv=args.norm_adv,
-        ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef,
-    )
-    minibatch_fn = functools.partial(
-        torch.compile(update_minibatch, fullgraph=True),
-        agent=agent,
-        optimizer=optimizer,
-        loss_fn=loss_fn,
-        max_grad_norm=args.max_grad_norm,
-    )
-    env_step_fn = jax.jit(env_step_fn, donate_argnums=0)
-    if args.cudagraphs:
-        policy_fn, minibatch_fn = CudaGraph(policy_fn), CudaGraph(minibatch_fn, once_per_object=(1,))
-    rollout_fn = functools.partial(
-        rollout,
-        agent=agent,
-        policy_fn=policy_fn,
-        env_step_fn=env_step_fn,
-        to_env=to_env,
-        num_steps=args.num_steps,
-        num_actions=env.action_space(env_params).n,
-        bootstrap_truncated=args.bootstrap_truncated,
-    )
-    update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
-
-    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
-    profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
-    profiling = contextlib.ExitStack()
-    global_step = 0
-    training_start = time.perf_counter()
-    writer.add_scalar("time/startup", training_start - PROCESS_START, 0)
-    last_fetch = training_start
-    signal.signal(signal.SIGINT, functools.partial(stop_on_signal, run_dir=run_dir))
-    signal.signal(signal.SIGTERM, functools.partial(stop_on_signal, run_dir=run_dir))
-    try:
-        for iteration in range(args.num_iterations):
-            iteration_start = time.perf_counter()
-            if args.profile and iteration == profile_iterations.start:
-                profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
-            lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            optimizer.lr.fill_(lr)
-
-            # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(carry)
-            advantages, returns = gae_fn(storage, last_value)
-            if args.sync_timing:
-                synchronize(torch_device, carry.env)
-                rollout_end = time.perf_counter()
-            global_step += args.batch_size
-
-            # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            losses, explained_var = update_fn(b)
-            if args.sync_timing:
-                synchronize(torch_device, ())
-                update_end = time.perf_counter()
-
-            # LOGGING: the one host fetch of this iteration
-            *loss_values, explained_var, finished_return_sum, finished_length_sum, finished_count = torch.stack(
-                [*losses, explained_var, *map(torch.from_dlpack, carry.env.stats[2:])]
-            ).tolist()
-            now = time.perf_counter()
-            if finished_count > 0:
-                writer.add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
-                writer.add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
-            writer.add_scalar("charts/learning_rate", lr, global_step)
-            writer.add_scalar("charts/SPS", global_step / (now - training_start), global_step)
-            for name, value in zip(LossInfo._fields, loss_values):
-                writer.add_scalar(f"losses/{name}", value, global_step)
-            writer.add_scalar("losses/explained_variance", explained_var, global_step)
-            writer.add_scalar("time/iteration", now - last_fetch, iteration)
-            if args.sync_timing:
-                writer.add_scalar("time/rollout", rollout_end - iteration_start, iteration)
-                writer.add_scalar("time/update", update_end - rollout_end, iteration)
-            print(
-                f"iteration {iteration + 1}/{args.num_iterations} global_step={global_step}"
-                f" return={finished_return_sum / max(finished_count, 1):.1f} time={now - last_fetch:.3f}s",
-                flush=True,
-            )
-            last_fetch = now
-            if args.profile and iteration == profile_iterations[-1]:
-                profiling.close()
-            diverged = non_finite(loss_values)
-            if diverged:
-                fail(f"loss is {diverged} at iteration {iteration + 1}; partial run in {run_dir}", 3)
-
-        peak_bytes = peak_device_bytes(device, torch_device)
-        if peak_bytes is not None:
-            writer.add_scalar("memory/peak_bytes", peak_bytes, args.num_iterations)
-        writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), args.num_iterations)
-        writer.add_scalar("time/total", last_fetch - training_start, args.num_iterations)
+        main(run.args, run)
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late signal must not cut the close short
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        writer.close()
+        run.close()

@@ -1,19 +1,12 @@
 """PPO (CleanRL-style, single file) in PyTorch (eager) on a Gymnasium vector environment stepped in NumPy on the CPU."""
 import time
 
-PROCESS_START = time.perf_counter()
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
 
 import os
-import contextlib
+
 import functools
-import importlib.metadata
-import math
-import platform
-import resource
-import signal
-import subprocess
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Sequence
 
 import gymnasium as gym
@@ -21,8 +14,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 import tyro
-from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
 
@@ -86,44 +77,6 @@ class Args:
     """the epsilon of Adam"""
     bootstrap_truncated: bool = True
     """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
-
-    # filled at runtime
-    batch_size: int = 0
-    """the batch size, num_envs * num_steps (computed at runtime)"""
-    minibatch_size: int = 0
-    """the minibatch size, batch_size // num_minibatches (computed at runtime)"""
-
-
-def check_args(args: Args) -> str | None:
-    """Return why `args` cannot run, or None when they can; checked before anything is created."""
-    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
-    rules = (
-        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
-        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
-        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
-    )
-    for requirement, valid, names in rules:
-        for name in names:
-            if not valid(getattr(args, name)):
-                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
-    if args.num_envs * args.num_steps < args.num_minibatches:
-        return (
-            f"minibatch size 0: batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is smaller"
-            f" than --num-minibatches {args.num_minibatches}"
-        )
-    if (args.num_envs * args.num_steps) % args.num_minibatches:
-        return (
-            f"batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is not divisible"
-            f" by --num-minibatches {args.num_minibatches}"
-        )
-    if args.env_id not in GYMNASIUM_ENVS:
-        return (
-            f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
-            f" ({', '.join(GYMNASIUM_ENVS)})"
-        )
-    if args.vectorization == "vector" and args.env_id != "CartPole-v1":
-        return f"--vectorization vector: Gymnasium has a NumPy-vectorised env for CartPole-v1 only, not {args.env_id}"
-    return None
 
 
 # ENV HELPERS: the env runs in NumPy on the CPU; what the agent needs crosses to the device as one array
@@ -243,6 +196,13 @@ def unpack_step(step):
     return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
 
 
+def select_device(choice: str) -> torch.device:
+    """The agent's device: the GPU (if present, for auto) or the CPU; the env runs on the CPU either way."""
+    if choice == "gpu" and not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device")
+    return torch.device("cuda" if choice == "gpu" or choice == "auto" and torch.cuda.is_available() else "cpu")
+
+
 # MODEL
 def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
     """Orthogonal weight with `gain`, zero bias (CleanRL's layer_init)."""
@@ -280,10 +240,7 @@ def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.dev
 
 
 def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
-    """Adam (the global-norm clip is in update_minibatch); the LR is set once per iteration.
-
-    fused: one kernel steps every parameter (CPU and CUDA) instead of a dozen ops per parameter.
-    """
+    """Adam, fused: one kernel steps every parameter (the global-norm clip is in update_minibatch)."""
     return torch.optim.Adam(
         agent.parameters(), lr=args.learning_rate, betas=(0.9, 0.999), eps=args.adam_eps, fused=True
     )
@@ -312,50 +269,46 @@ def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.
 
 
 def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
-    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); the logits are kept for the
-    log-probs."""
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); keep the logits."""
     logits = actor(obs)
     return torch.argmax(logits + gumbel, dim=-1).int(), logits
 
 
 @torch.no_grad()
 def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, num_steps: int, num_actions: int,
-            bootstrap_truncated: bool, device: torch.device):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs).
-
-    A step runs only what the env needs: the actor, the sampling, the env step and the episode stats (NumPy, on the
-    host). The log-probs, the values and V(final observation) are computed once, over the stacked steps.
-    """
+            bootstrap_truncated: bool):
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs). A step runs only what
+    the env needs (actor, sampling, env step, episode stats in NumPy); log-probs and values come from the stacked steps."""
     obs, stats = carry.obs, new_iteration_stats(carry.stats)
     gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
-    transitions = []
+    steps = torch.empty(num_steps, obs.shape[0], 2 * obs.shape[1] + 3, device=obs.device)  # see unpack_step
+    actions, logits = [], []
     for t in range(num_steps):
-        action, logits = policy_fn(obs, gumbel[t])
-        # one exchange each way: the action to the host (NumPy), the packed step to the device
+        action, step_logits = policy_fn(obs, gumbel[t])
+        # one exchange each way: the action to the host (NumPy), the packed step to the device, into the storage
         step = env_step_fn(action.cpu().numpy())
         _, reward, terminated, truncated, _ = unpack_step(step)
         stats = track_episodes(stats, reward, np.logical_or(terminated, truncated))
-        step = torch.from_numpy(step).to(device)
-        obs = unpack_step(step)[0]
-        transitions.append((action, logits, step))
-    actions, logits, steps = (torch.stack(field) for field in zip(*transitions))
+        steps[t] = torch.from_numpy(step)
+        obs = unpack_step(steps[t])[0]
+        actions.append(action)
+        logits.append(step_logits)
+    actions, logits = torch.stack(actions), torch.stack(logits)
     next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
     obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
-    values = agent.value(torch.cat([obs_seen, obs[None]]))  # V of every observation seen, and of the last
-    # V(final observation) for the truncated steps' bootstrap (GAE masks the rest); none when it is off
+    # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
+    values, last_value = agent.value(obs_seen), agent.value(obs)
     final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
-    storage = Storage(obs_seen, actions, logprobs, values[:-1], rewards, terminated.bool(), truncated.bool(), final_values)
-    return RolloutCarry(obs, stats), storage, values[-1]
+    terminated, truncated = terminated.bool(), truncated.bool()
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated, truncated, final_values)
+    return RolloutCarry(obs, stats), storage, last_value
 
 
 # GAE
 def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
-    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs.
-
-    Every finished episode (terminated or truncated) cuts the trace; a truncated step (not
-    terminated) bootstraps from V(final observation) when `bootstrap_truncated`.
-    """
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
     dones = torch.logical_or(storage.terminated, storage.truncated)
     rewards = storage.rewards
     if bootstrap_truncated:
@@ -438,8 +391,8 @@ def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, l
 
 def update(b: Batch, minibatch_fn, args: Args):
     """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
-    b_inds = torch.stack([torch.randperm(args.batch_size, device=b.obs.device) for _ in range(args.update_epochs)])
-    mb_inds = b_inds.reshape(-1, args.minibatch_size)
+    b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     infos = [minibatch_fn(inds, b) for inds in mb_inds]
     var_y = torch.var(b.returns, correction=0)
     explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
@@ -452,156 +405,10 @@ def flatten_batch(storage: Storage, advantages, returns) -> Batch:
     return Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
 
 
-# LOGGING
-class EventWriter:
-    """Minimal TensorBoard writer (scalars and markdown text) on tensorboard's own event files."""
-
-    def __init__(self, log_dir: str):
-        self.writer = EventFileWriter(log_dir)
-
-    def _write(self, value: summary_pb2.Summary.Value, step: int):
-        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
-
-    def add_scalar(self, tag: str, value: float, step: int):
-        self._write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
-
-    def add_text(self, tag: str, text: str, step: int = 0):
-        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
-        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
-        self._write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), step)
-
-    def close(self):
-        self.writer.close()
-
-
-def markdown_table(header: str, rows: dict) -> str:
-    return f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
-
-
-def system_info(compile_mode: str, device_name: str) -> dict:
-    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
-    packages = ("torch", "gymnasium", "numpy", "tensorboard")
-    info = {"script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name}
-    info["python"] = platform.python_version()
-    info.update({name: importlib.metadata.version(name) for name in packages})
-    info["cpu"] = cpu_model()
-    git = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True
-    )
-    info["git_commit"] = git.stdout.strip() if git.returncode == 0 else "none"
-    return info
-
-
-def cpu_model() -> str:
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def profile_trace(run_dir: str):
-    """A torch.profiler trace (ops and Python stacks), written into `run_dir` on exit (Perfetto, chrome://tracing)."""
-    trace_handler = torch.profiler.tensorboard_trace_handler(run_dir, use_gzip=True)
-    return torch.profiler.profile(with_stack=True, on_trace_ready=trace_handler)
-
-
-def select_device(choice: str) -> torch.device:
-    """The agent's device: the GPU (if present, for auto) or the CPU; the env runs on the CPU either way."""
-    if choice == "auto":
-        choice = "gpu" if torch.cuda.is_available() else "cpu"
-    if choice == "cpu":
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise RuntimeError("torch sees no CUDA device")
-    return torch.device("cuda", torch.cuda.current_device())
-
-
-def device_name(torch_device: torch.device) -> str:
-    """'cpu: cpu' or 'cuda: <GPU name>', as the gymnax scripts name their device."""
-    if torch_device.type == "cuda":
-        return f"cuda: {torch.cuda.get_device_name(torch_device)}"
-    return "cpu: cpu"
-
-
-def synchronize(torch_device: torch.device):
-    """Wait until torch has finished its queued work (torch on the CPU is synchronous)."""
-    if torch_device.type == "cuda":
-        torch.cuda.synchronize(torch_device)
-
-
-def peak_device_bytes(torch_device: torch.device) -> int | None:
-    """Peak device memory of the process (docs/method.md, Logged metrics): torch's; None on the CPU."""
-    if torch_device.type == "cuda":
-        return torch.cuda.max_memory_allocated(torch_device)
-    return None
-
-
-def peak_rss_bytes() -> int:
-    """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
-    started this one), elsewhere ru_maxrss (bytes on macOS)."""
-    if os.path.exists("/proc/self/status"):
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def non_finite(values: Sequence[float]) -> str | None:
-    """'NaN' or 'inf' when one of the already fetched `values` is not finite, else None."""
-    if any(math.isnan(value) for value in values):
-        return "NaN"
-    if any(math.isinf(value) for value in values):
-        return "inf"
-    return None
-
-
-def stop_on_signal(signum: int, frame: Any, run_dir: str):
-    """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal through the loop's `finally`."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    print(f"interrupted by {signal.Signals(signum).name}: partial run (no time/total) in {run_dir}", file=sys.stderr)
-    sys.exit(128 + signum)
-
-
-def fail(message: str, status: int = 2):
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(status)
-
-
-def make_run_dir(log_dir: str, run_name: str) -> str:
-    """Create the run folder, or stop with one line before any work (under a file, in /proc: os.access passes root)."""
-    run_dir = os.path.join(log_dir, run_name)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as error:
-        fail(f"--log-dir {log_dir}: cannot create the run folder {run_dir} ({error.strerror or error})")
-    return run_dir
-
-
-if __name__ == "__main__":
-    args = tyro.cli(Args)
-    reason = check_args(args)
-    if reason:
-        fail(reason)
-    try:
-        torch_device = select_device(args.device)
-    except RuntimeError:
-        fail(f"--device {args.device}: no such device available to torch")
-    args.batch_size = args.num_envs * args.num_steps
-    args.minibatch_size = args.batch_size // args.num_minibatches
-    args.run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
-    compile_mode = "eager" if args.vectorization == "sync" else "eager-vector"
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
-
-    run_dir = make_run_dir(args.log_dir, args.run_name)
-    writer = EventWriter(run_dir)
-    writer.add_text("hyperparameters", markdown_table("param", asdict(args)))
-    writer.add_text("system", markdown_table("key", system_info(compile_mode, device_name(torch_device))))
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "Run"):
+    torch_device = select_device(args.device)
+    torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as in the JAX scripts
 
     # SEEDING: --seed for the envs (env i gets seed + i); torch's generator for parameters, actions and minibatch order
     torch.manual_seed(args.seed)
@@ -617,105 +424,258 @@ if __name__ == "__main__":
     policy_fn = functools.partial(policy_step, actor=agent.actor)
     env_step_fn = functools.partial(env_step, envs=envs)
     gae_fn = functools.partial(
-        compute_gae,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        bootstrap_truncated=args.bootstrap_truncated,
+        compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )
     loss_fn = functools.partial(
-        ppo_loss,
-        clip_coef=args.clip_coef,
-        clip_vloss=args.clip_vloss,
-        norm_adv=args.norm_adv,
-        ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef,
+        ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
     )
     minibatch_fn = functools.partial(
-        update_minibatch,
-        agent=agent,
-        optimizer=optimizer,
-        loss_fn=loss_fn,
-        max_grad_norm=args.max_grad_norm,
+        update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn, max_grad_norm=args.max_grad_norm
     )
     rollout_fn = functools.partial(
-        rollout,
-        agent=agent,
-        policy_fn=policy_fn,
-        env_step_fn=env_step_fn,
-        num_steps=args.num_steps,
-        num_actions=envs.single_action_space.n,
-        bootstrap_truncated=args.bootstrap_truncated,
-        device=torch_device,
+        rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, num_steps=args.num_steps,
+        num_actions=envs.single_action_space.n, bootstrap_truncated=args.bootstrap_truncated,
     )
     update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
-    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
-    profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
-    profiling = contextlib.ExitStack()
     global_step = 0
-    training_start = time.perf_counter()
-    writer.add_scalar("time/startup", training_start - PROCESS_START, 0)
-    last_fetch = training_start
-    signal.signal(signal.SIGINT, functools.partial(stop_on_signal, run_dir=run_dir))
-    signal.signal(signal.SIGTERM, functools.partial(stop_on_signal, run_dir=run_dir))
+    for iteration in range(args.num_iterations):
+        run.start_iteration(iteration)
+        lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+        optimizer.param_groups[0]["lr"] = lr
+
+        # ROLLOUT + GAE
+        carry, storage, last_value = rollout_fn(carry)
+        advantages, returns = gae_fn(storage, last_value)
+        run.end_phase("rollout", synchronize, torch_device)
+        global_step += args.num_envs * args.num_steps
+
+        # UPDATE
+        b = flatten_batch(storage, advantages, returns)
+        losses, explained_var = update_fn(b)
+        run.end_phase("update", synchronize, torch_device)
+
+        # LOGGING: the one host fetch of this iteration
+        *loss_values, explained_var = torch.stack([*losses, explained_var]).tolist()
+        finished_return_sum, finished_length_sum, finished_count = carry.stats[2:]  # on the host already
+        losses = dict(zip(LossInfo._fields, loss_values), explained_variance=explained_var)
+        run.log_iteration(global_step, lr, losses, finished_return_sum, finished_length_sum, finished_count)
+    envs.close()
+    run.finish(peak_device_bytes(torch_device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not PPO itself: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict
+
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if args.env_id not in GYMNASIUM_ENVS:
+        return (
+            f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
+            f" ({', '.join(GYMNASIUM_ENVS)})"
+        )
+    if args.vectorization == "vector" and args.env_id != "CartPole-v1":
+        return f"--vectorization vector: Gymnasium has a NumPy-vectorised env for CartPole-v1 only, not {args.env_id}"
     try:
-        for iteration in range(args.num_iterations):
-            iteration_start = time.perf_counter()
-            if args.profile and iteration == profile_iterations.start:
-                profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
-            lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            optimizer.param_groups[0]["lr"] = lr
+        select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to torch"
+    return None
 
-            # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(carry)
-            advantages, returns = gae_fn(storage, last_value)
-            if args.sync_timing:
-                synchronize(torch_device)
-                rollout_end = time.perf_counter()
-            global_step += args.batch_size
 
-            # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            losses, explained_var = update_fn(b)
-            if args.sync_timing:
-                synchronize(torch_device)
-                update_end = time.perf_counter()
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
 
-            # LOGGING: the one host fetch of this iteration
-            *loss_values, explained_var = torch.stack([*losses, explained_var]).tolist()
-            finished_return_sum, finished_length_sum, finished_count = carry.stats[2:]  # on the host already
-            now = time.perf_counter()
-            if finished_count > 0:
-                writer.add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
-                writer.add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
-            writer.add_scalar("charts/learning_rate", lr, global_step)
-            writer.add_scalar("charts/SPS", global_step / (now - training_start), global_step)
-            for name, value in zip(LossInfo._fields, loss_values):
-                writer.add_scalar(f"losses/{name}", value, global_step)
-            writer.add_scalar("losses/explained_variance", explained_var, global_step)
-            writer.add_scalar("time/iteration", now - last_fetch, iteration)
-            if args.sync_timing:
-                writer.add_scalar("time/rollout", rollout_end - iteration_start, iteration)
-                writer.add_scalar("time/update", update_end - rollout_end, iteration)
-            print(
-                f"iteration {iteration + 1}/{args.num_iterations} global_step={global_step}"
-                f" return={finished_return_sum / max(finished_count, 1):.1f} time={now - last_fetch:.3f}s",
-                flush=True,
-            )
-            last_fetch = now
-            if args.profile and iteration == profile_iterations[-1]:
-                profiling.close()
-            diverged = non_finite(loss_values)
-            if diverged:
-                fail(f"loss is {diverged} at iteration {iteration + 1}; partial run in {run_dir}", 3)
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
 
-        peak_bytes = peak_device_bytes(torch_device)
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("torch", "gymnasium", "numpy", "tensorboard")
+    compile_mode, device = "eager" if args.vectorization == "sync" else "eager-vector", select_device(args.device)
+    device_name = f"cuda: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else "cpu: cpu"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A torch.profiler trace (ops and Python stacks), written into `run_dir` on exit (Perfetto, chrome://tracing)."""
+    trace_handler = torch.profiler.tensorboard_trace_handler(run_dir, use_gzip=True)
+    return torch.profiler.profile(with_stack=True, on_trace_ready=trace_handler)
+
+
+def synchronize(torch_device: torch.device):
+    """Wait until torch has finished its queued work (torch on the CPU is synchronous)."""
+    if torch_device.type == "cuda":
+        torch.cuda.synchronize(torch_device)
+
+
+def peak_device_bytes(torch_device: torch.device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): torch's; None on the CPU."""
+    return torch.cuda.max_memory_allocated(torch_device) if torch_device.type == "cuda" else None
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
+    started this one), elsewhere ru_maxrss (bytes on macOS)."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        reason = check_args(args)
+        if reason:
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends = contextlib.ExitStack(), {}
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, lr, losses: dict, finished_return_sum, finished_length_sum, finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        add_scalar("charts/learning_rate", lr, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / max(finished_count, 1)
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.profiling.close()
+        diverged = [value for value in losses.values() if not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
         if peak_bytes is not None:
-            writer.add_scalar("memory/peak_bytes", peak_bytes, args.num_iterations)
-        writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), args.num_iterations)
-        writer.add_scalar("time/total", last_fetch - training_start, args.num_iterations)
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late signal must not cut the close short
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        name = signal.Signals(signum).name
+        print(f"interrupted by {name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        writer.close()
-        envs.close()
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.writer.writer.close()
+
+
+if __name__ == "__main__":
+    run = Run(tyro.cli(Args))
+    try:
+        main(run.args, run)
+    finally:
+        run.close()

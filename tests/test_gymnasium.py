@@ -150,7 +150,6 @@ def test_torch_rollout_moves_one_array_each_way_per_step(monkeypatch):
         num_steps=8,
         num_actions=2,
         bootstrap_truncated=True,
-        device=device,
     )
     carry, _, _ = rollout(m.RolloutCarry(obs, stats))
     counts.clear()

@@ -128,8 +128,8 @@ def test_rollout_stores_value_of_final_observation_before_auto_reset():
 
 
 def test_no_bootstrap_truncated_computes_no_value_of_final_observations():
-    """The study's workload without the bootstrap does not pay for V(final observation): one critic call per rollout
-    (the observations seen and the last one) instead of two."""
+    """The study's workload without the bootstrap does not pay for V(final observation): no critic call over the
+    final observations."""
     env, env_params = gymnax.make("CartPole-v1")
     step, env_state = ppo_torch.env_reset(jax.random.PRNGKey(0), env, env_params, 2)
     obs = ppo_torch.unpack_step(torch.from_dlpack(step))[0]
@@ -145,6 +145,6 @@ def test_no_bootstrap_truncated_computes_no_value_of_final_observations():
             lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
             num_steps=4, num_actions=2, bootstrap_truncated=bootstrap_truncated,
         )
-    # rows per call: (4 + 1) x 2 observations, then 4 x 2 final observations; without the bootstrap only the first
-    assert critic_calls == [10, 8, 10]
+    # rows per call: the 4 x 2 observations seen, the 2 last ones, the 4 x 2 final ones; without the bootstrap, no third
+    assert critic_calls == [8, 2, 8, 8, 2]
     assert not storage.final_values.any()
