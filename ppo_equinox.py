@@ -297,7 +297,7 @@ def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> E
 
 
 # ROLLOUT
-def rollout_step(carry: RolloutCarry, _, env: Any, env_params: Any):
+def rollout_step(carry: RolloutCarry, _, env: Any, env_params: Any, bootstrap_truncated: bool):
     key, action_key, step_key = jax.random.split(carry.key, 3)
     logits, value = carry.agent(carry.obs)
     action = jax.random.categorical(action_key, logits)
@@ -305,16 +305,19 @@ def rollout_step(carry: RolloutCarry, _, env: Any, env_params: Any):
     next_obs, env_state, reward, terminated, truncated, final_obs = env_step(
         step_key, carry.env_state, action, env, env_params
     )
-    final_value = carry.agent.value(final_obs)
+    if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
+        final_value = carry.agent.value(final_obs)
+    else:
+        final_value = jnp.zeros_like(value)
     stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     transition = Storage(carry.obs, action, logprob, value, reward, terminated, truncated, final_value)
     return RolloutCarry(carry.agent, env_state, next_obs, key, stats), transition
 
 
-def rollout(carry: RolloutCarry, env: Any, env_params: Any, num_steps: int):
+def rollout(carry: RolloutCarry, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool):
     """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
     carry = carry._replace(stats=new_iteration_stats(carry.stats))
-    step = functools.partial(rollout_step, env=env, env_params=env_params)
+    step = functools.partial(rollout_step, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated)
     carry, storage = jax.lax.scan(step, carry, length=num_steps)
     last_value = carry.agent.value(carry.obs)
     return carry, storage, last_value
@@ -573,7 +576,9 @@ if __name__ == "__main__":
     carry = RolloutCarry(train_state.agent, env_state, obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, under eqx.filter_jit or run eagerly (op by op, no retracing)
-    rollout_fn = functools.partial(rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+    rollout_fn = functools.partial(
+        rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=args.bootstrap_truncated
+    )
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )

@@ -330,16 +330,21 @@ def policy_step(params: Any, obs: jax.Array, key: jax.Array, agent: Agent):
     return key, action, logprob, value
 
 
-def record_step(params: Any, stats: EpisodeStats, step: jax.Array, agent: Agent):
+def record_step(params: Any, stats: EpisodeStats, step: jax.Array, agent: Agent, bootstrap_truncated: bool):
     """The next obs, V(final observation) of the step just taken, and the episode stats updated with it."""
     obs, reward, terminated, truncated, final_obs = unpack_step(step)
-    final_value = agent.apply(params, final_obs, method=Agent.value)
+    if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
+        final_value = agent.apply(params, final_obs, method=Agent.value)
+    else:
+        final_value = jnp.zeros_like(reward)
     return obs, final_value, track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
 
 
-def act_step(params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent):
+def act_step(
+    params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent, bootstrap_truncated: bool
+):
     """One compiled call per env step: record the step just taken, then sample the next actions from its next obs."""
-    obs, final_value, stats = record_step(params, stats, step, agent)
+    obs, final_value, stats = record_step(params, stats, step, agent, bootstrap_truncated)
     key, action, logprob, value = policy_step(params, obs, key, agent)
     return obs, final_value, stats, key, action, logprob, value
 
@@ -625,7 +630,7 @@ if __name__ == "__main__":
     # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing); the env steps
     # in NumPy between two compiled calls, one per step
     policy_fn = functools.partial(policy_step, agent=agent)
-    act_fn = functools.partial(act_step, agent=agent)
+    act_fn = functools.partial(act_step, agent=agent, bootstrap_truncated=args.bootstrap_truncated)
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )

@@ -277,7 +277,7 @@ def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> E
 
 
 # ROLLOUT
-def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any):
+def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any, bootstrap_truncated: bool):
     key, action_key, step_key = jax.random.split(state.key.get_value(), 3)
     obs = state.obs.get_value()
     logits, value = agent(obs)
@@ -286,7 +286,10 @@ def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any):
     next_obs, env_state, reward, terminated, truncated, final_obs = env_step(
         step_key, state.env_state.get_value(), action, env, env_params
     )
-    final_value = agent.value(final_obs)
+    if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
+        final_value = agent.value(final_obs)
+    else:
+        final_value = jnp.zeros_like(value)
     stats = track_episodes(state.stats.get_value(), reward, jnp.logical_or(terminated, truncated))
     transition = Storage(obs, action, logprob, value, reward, terminated, truncated, final_value)
     state.env_state.set_value(env_state)
@@ -296,11 +299,13 @@ def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any):
     return state, transition
 
 
-def rollout(agent: Agent, state: RolloutState, env: Any, env_params: Any, num_steps: int):
+def rollout(
+    agent: Agent, state: RolloutState, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
+):
     """Collect `num_steps` vectorised steps into `state`; returns the storage and V(last obs)."""
     state.stats.set_value(new_iteration_stats(state.stats.get_value()))
     step = nnx.scan(
-        functools.partial(rollout_step, env=env, env_params=env_params),
+        functools.partial(rollout_step, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated),
         in_axes=(None, nnx.Carry),
         out_axes=(nnx.Carry, 0),
         length=num_steps,
@@ -570,7 +575,9 @@ if __name__ == "__main__":
     rollout_state = RolloutState(env_state, obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, under nnx.jit or run eagerly (op by op, no retracing)
-    rollout_fn = functools.partial(rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+    rollout_fn = functools.partial(
+        rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=args.bootstrap_truncated
+    )
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )

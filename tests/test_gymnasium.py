@@ -150,7 +150,9 @@ def test_linen_rollout_moves_one_array_each_way_per_step(monkeypatch):
         m.rollout,
         policy_fn=counted(counts, "policy calls", jax.jit(functools.partial(m.policy_step, agent=agent))),
         env_step_fn=counted(counts, "env steps", functools.partial(m.env_step, envs=envs)),
-        act_fn=counted(counts, "act calls", jax.jit(functools.partial(m.act_step, agent=agent))),
+        act_fn=counted(
+            counts, "act calls", jax.jit(functools.partial(m.act_step, agent=agent, bootstrap_truncated=True))
+        ),
         stack_fn=jax.jit(m.stack_transitions),
         num_steps=8,
     )

@@ -141,7 +141,7 @@ def linen_iterations(num_iterations):
     iterations = []
     for iteration in range(num_iterations):
         carry = carry._replace(params=train_state.params)
-        carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
+        carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps, True)
         advantages, returns = ppo_linen.compute_gae(storage, last_value, 0.99, 0.95, True)
         b = ppo_linen.flatten_batch(storage, advantages, returns)
         train_state, losses, _ = ppo_linen.update(train_state, b, update_key(iteration), linen_agent, args)
@@ -177,7 +177,7 @@ def test_rollout_and_update_parity_with_linen_from_identical_weights():
     agent = nnx_agent_like(params, obs.shape[1], 2)
     optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(args), wrt=nnx.Param)
     state = ppo_nnx.RolloutState(env_state, obs, ROLLOUT_KEY, new_stats(ppo_nnx, args.num_envs))
-    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps)
+    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps, True)
     advantages, returns = ppo_nnx.compute_gae(storage, last_value, 0.99, 0.95, True)
     b = ppo_nnx.flatten_batch(storage, advantages, returns)
     losses, _ = ppo_nnx.update(agent, optimizer, b, update_key(0), args)
@@ -194,7 +194,9 @@ def training_setup(module, num_steps):
     agent = module.make_agent(param_key, obs.shape[1], env.action_space(env_params).n, "small")
     optimizer = nnx.Optimizer(agent, module.make_optimizer(args), wrt=nnx.Param)
     state = module.RolloutState(env_state, obs, key, new_stats(module, args.num_envs))
-    rollout_fn = functools.partial(module.rollout, env=env, env_params=env_params, num_steps=num_steps)
+    rollout_fn = functools.partial(
+        module.rollout, env=env, env_params=env_params, num_steps=num_steps, bootstrap_truncated=True
+    )
     update_fn = functools.partial(module.update, args=args)
     return agent, optimizer, state, nnx.jit(rollout_fn), nnx.jit(update_fn)
 

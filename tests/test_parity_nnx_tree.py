@@ -86,7 +86,9 @@ def test_tree_mode_two_iterations_through_jit_partial_match_linen_from_identical
     agent = nnx_agent_like(params, obs.shape[1], 2, module=ppo_nnx_tree)
     optimizer = nnx.Optimizer(agent, ppo_nnx_tree.make_optimizer(args), wrt=nnx.Param)
     state = ppo_nnx_tree.RolloutState(env_state, obs, ROLLOUT_KEY, new_stats(ppo_nnx_tree, args.num_envs))
-    rollout_fn = functools.partial(ppo_nnx_tree.rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+    rollout_fn = functools.partial(
+        ppo_nnx_tree.rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=True
+    )
     rollout_fn = nnx.jit_partial(rollout_fn, agent, state, graph=False)
     gae_fn = nnx.jit(functools.partial(ppo_nnx_tree.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True),
                      graph=False)

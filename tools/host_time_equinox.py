@@ -97,7 +97,10 @@ class Linen(CarryLoop):
         self.train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
         self.carry = ppo_linen.RolloutCarry(params, env_state, obs, key, stats)
         self.rollout_fn = jax.jit(
-            functools.partial(ppo_linen.rollout, agent=agent, env=env, env_params=env_params, num_steps=args.num_steps)
+            functools.partial(
+                ppo_linen.rollout, agent=agent, env=env, env_params=env_params, num_steps=args.num_steps,
+                bootstrap_truncated=args.bootstrap_truncated,
+            )
         )
         self.gae_fn = jax.jit(gae_partial(ppo_linen, args))
         self.update_fn = jax.jit(functools.partial(ppo_linen.update, agent=agent, args=args))
@@ -113,7 +116,10 @@ class NNX:
         self.optimizer = nnx.Optimizer(self.agent, module.make_optimizer(args), wrt=nnx.Param)
         self.rollout_state = module.RolloutState(env_state, obs, key, stats)
         rollout_fn = nnx.jit(
-            functools.partial(module.rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+            functools.partial(
+                module.rollout, env=env, env_params=env_params, num_steps=args.num_steps,
+                bootstrap_truncated=args.bootstrap_truncated,
+            )
         )
         update_fn = nnx.jit(functools.partial(module.update, args=args))
         self.gae_fn = nnx.jit(gae_partial(module, args))
@@ -156,7 +162,10 @@ class Equinox(CarryLoop):
         optimizer = ppo_equinox.make_optimizer(args)
         self.train_state = ppo_equinox.TrainState(agent, optimizer.init(eqx.filter(agent, eqx.is_array)))
         self.carry = ppo_equinox.RolloutCarry(agent, env_state, obs, key, stats)
-        rollout_fn = functools.partial(ppo_equinox.rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+        rollout_fn = functools.partial(
+            ppo_equinox.rollout, env=env, env_params=env_params, num_steps=args.num_steps,
+            bootstrap_truncated=args.bootstrap_truncated,
+        )
         gae_fn = gae_partial(ppo_equinox, args)
         update_fn = functools.partial(ppo_equinox.update, optimizer=optimizer, args=args)
         if on_arrays:

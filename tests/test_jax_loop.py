@@ -1,0 +1,103 @@
+"""The JAX scripts' training loop does only the study's work: with --no-bootstrap-truncated no V(final observation)."""
+import functools
+
+import gymnax
+import jax
+import jax.numpy as jnp
+import pytest
+from flax import nnx
+
+import ppo_equinox
+import ppo_linen
+import ppo_linen_gymnasium
+import ppo_nnx
+import ppo_nnx_cached
+from test_parity_nnx_tree import ppo_nnx_tree
+
+NUM_ENVS, HIDDEN = 4, 64  # the small model: the critic's head multiplies by a HIDDEN x 1 weight
+
+
+def new_stats(module):
+    zeros = jnp.zeros(NUM_ENVS)
+    return module.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+
+
+def gymnax_start(module):
+    env, env_params = gymnax.make("CartPole-v1")
+    obs, env_state = module.env_reset(jax.random.PRNGKey(0), env, env_params, NUM_ENVS)
+    return env, env_params, obs, env_state
+
+
+def linen_rollout_jaxpr(module, bootstrap_truncated):
+    env, env_params, obs, env_state = gymnax_start(module)
+    agent, params = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
+    carry = module.RolloutCarry(params, env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    rollout = functools.partial(
+        module.rollout, agent=agent, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
+    )
+    return jax.make_jaxpr(rollout)(carry)
+
+
+def equinox_rollout_jaxpr(module, bootstrap_truncated):
+    env, env_params, obs, env_state = gymnax_start(module)
+    agent = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
+    carry = module.RolloutCarry(agent, env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    rollout = functools.partial(
+        module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
+    )
+    return jax.make_jaxpr(rollout)(carry)
+
+
+def nnx_rollout_jaxpr(module, bootstrap_truncated):
+    """The rollout on the agent and rollout state split into a graph definition and arrays, traced as a pure function."""
+    env, env_params, obs, env_state = gymnax_start(module)
+    agent = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
+    state = module.RolloutState(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    graphdef, arrays = nnx.split((agent, state))
+    rollout = functools.partial(
+        module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
+    )
+    return jax.make_jaxpr(lambda arrays: rollout(*nnx.merge(graphdef, arrays)))(arrays)
+
+
+def gymnasium_step_jaxpr(module, bootstrap_truncated):
+    """The Gymnasium script's one compiled call per env step, which records the step just taken."""
+    agent, params = module.make_agent(jax.random.PRNGKey(1), 4, 2, "small")
+    step = jnp.zeros((NUM_ENVS, 2 * 4 + 3))
+    act = functools.partial(module.act_step, agent=agent, bootstrap_truncated=bootstrap_truncated)
+    return jax.make_jaxpr(act)(params, new_stats(module), jax.random.PRNGKey(2), step)
+
+
+# script: (its rollout's jaxpr, the critic passes it holds with V(final obs): V(obs) and V(final obs) per step, V(last
+# obs) after the last; the Gymnasium script's step call: V(final obs) of the step taken, V(next obs))
+ROLLOUTS = {
+    "ppo_linen.py": (functools.partial(linen_rollout_jaxpr, ppo_linen), 3),
+    "ppo_nnx.py": (functools.partial(nnx_rollout_jaxpr, ppo_nnx), 3),
+    "ppo_nnx_cached.py": (functools.partial(nnx_rollout_jaxpr, ppo_nnx_cached), 3),
+    "ppo_nnx_tree.py": (functools.partial(nnx_rollout_jaxpr, ppo_nnx_tree), 3),
+    "ppo_equinox.py": (functools.partial(equinox_rollout_jaxpr, ppo_equinox), 3),
+    "ppo_linen_gymnasium.py": (functools.partial(gymnasium_step_jaxpr, ppo_linen_gymnasium), 2),
+}
+
+
+def critic_passes(jaxpr) -> int:
+    """The matrix products by the critic's head weight (HIDDEN x 1, or 1 x HIDDEN in Equinox), sub-jaxprs included:
+    one per forward pass of the critic, however the script calls it."""
+    count = 0
+    for eqn in jaxpr.eqns:
+        head = any(getattr(var.aval, "shape", None) in ((HIDDEN, 1), (1, HIDDEN)) for var in eqn.invars)
+        count += eqn.primitive.name == "dot_general" and head
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (tuple, list)) else [param]:
+                inner = getattr(sub, "jaxpr", sub)
+                count += critic_passes(inner) if hasattr(inner, "eqns") else 0
+    return count
+
+
+@pytest.mark.parametrize("script", list(ROLLOUTS))
+def test_no_bootstrap_truncated_traces_no_critic_pass_on_the_final_observation(script):
+    """The flag is static: off, V(final obs) is not computed at all (GAE would ignore it), so the rollout does only
+    the work of the study's configuration."""
+    trace, passes = ROLLOUTS[script]
+    assert critic_passes(trace(True).jaxpr) == passes
+    assert critic_passes(trace(False).jaxpr) == passes - 1
