@@ -263,7 +263,6 @@ class EpisodeStats(NamedTuple):
 
 
 class RolloutCarry(NamedTuple):
-    params: Any
     env_state: Any
     obs: jax.Array
     key: jax.Array
@@ -291,31 +290,41 @@ def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> E
 
 
 # ROLLOUT
-def rollout_step(carry: RolloutCarry, _, agent: Agent, env: Any, env_params: Any, bootstrap_truncated: bool):
+def rollout_step(
+    carry: RolloutCarry, _, params: Any, agent: Agent, env: Any, env_params: Any, bootstrap_truncated: bool
+):
     key, action_key, step_key = jax.random.split(carry.key, 3)
-    logits, value = agent.apply(carry.params, carry.obs)
+    logits, value = agent.apply(params, carry.obs)
     action = jax.random.categorical(action_key, logits)
     logprob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1).squeeze(1)
     next_obs, env_state, reward, terminated, truncated, final_obs = env_step(
         step_key, carry.env_state, action, env, env_params
     )
     if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
-        final_value = agent.apply(carry.params, final_obs, method=Agent.value)
+        final_value = agent.apply(params, final_obs, method=Agent.value)
     else:
         final_value = jnp.zeros_like(value)
     stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     transition = Storage(carry.obs, action, logprob, value, reward, terminated, truncated, final_value)
-    return RolloutCarry(carry.params, env_state, next_obs, key, stats), transition
+    return RolloutCarry(env_state, next_obs, key, stats), transition
 
 
-def rollout(carry: RolloutCarry, agent: Agent, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
+def rollout(
+    params: Any, carry: RolloutCarry, agent: Agent, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
+):
+    """Collect `num_steps` vectorised steps with the policy `params` (closed over by the scan, not carried); returns the
+    new carry, the storage and V(last obs)."""
     carry = carry._replace(stats=new_iteration_stats(carry.stats))
     step = functools.partial(
-        rollout_step, agent=agent, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated
+        rollout_step,
+        params=params,
+        agent=agent,
+        env=env,
+        env_params=env_params,
+        bootstrap_truncated=bootstrap_truncated,
     )
     carry, storage = jax.lax.scan(step, carry, length=num_steps)
-    last_value = agent.apply(carry.params, carry.obs, method=Agent.value)
+    last_value = agent.apply(params, carry.obs, method=Agent.value)
     return carry, storage, last_value
 
 
@@ -567,7 +576,7 @@ if __name__ == "__main__":
     train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=make_optimizer(args))
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    carry = RolloutCarry(train_state.params, env_state, obs, key, stats)
+    carry = RolloutCarry(env_state, obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing)
     rollout_fn = functools.partial(
@@ -603,10 +612,10 @@ if __name__ == "__main__":
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
             key, update_key = jax.random.split(carry.key)
-            carry = carry._replace(params=train_state.params, key=key)
+            carry = carry._replace(key=key)
 
             # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(carry)
+            carry, storage, last_value = rollout_fn(train_state.params, carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, carry))

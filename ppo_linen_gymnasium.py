@@ -294,7 +294,6 @@ class EpisodeStats(NamedTuple):
 
 
 class RolloutCarry(NamedTuple):
-    params: Any
     obs: jax.Array
     key: jax.Array
     stats: EpisodeStats
@@ -359,9 +358,9 @@ def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
     )
 
 
-def rollout(carry: RolloutCarry, policy_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
-    params, obs, key, stats = carry.params, carry.obs, carry.key, new_iteration_stats(carry.stats)
+def rollout(params: Any, carry: RolloutCarry, policy_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
+    """Collect `num_steps` vectorised steps with the policy `params`; returns the new carry, the storage and V(last obs)."""
+    obs, key, stats = carry.obs, carry.key, new_iteration_stats(carry.stats)
     key, action, logprob, value = policy_fn(params, obs, key)
     transitions = []
     for _ in range(num_steps):
@@ -373,7 +372,7 @@ def rollout(carry: RolloutCarry, policy_fn, env_step_fn, act_fn, stack_fn, num_s
         transitions.append((*taken, final_value, step))
     storage = stack_fn(carry.obs, transitions)
     # the last call's value is V(last obs); its actions are never taken (the next rollout samples with new params)
-    return RolloutCarry(params, obs, key, stats), storage, value
+    return RolloutCarry(obs, key, stats), storage, value
 
 
 # GAE
@@ -625,7 +624,7 @@ if __name__ == "__main__":
     train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=make_optimizer(args))
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    carry = RolloutCarry(train_state.params, obs, key, stats)
+    carry = RolloutCarry(obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing); the env steps
     # in NumPy between two compiled calls, one per step
@@ -666,10 +665,10 @@ if __name__ == "__main__":
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
             key, update_key = jax.random.split(carry.key)
-            carry = carry._replace(params=train_state.params, key=key)
+            carry = carry._replace(key=key)
 
             # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(carry)
+            carry, storage, last_value = rollout_fn(train_state.params, carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, carry))

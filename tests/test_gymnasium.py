@@ -156,14 +156,14 @@ def test_linen_rollout_moves_one_array_each_way_per_step(monkeypatch):
         stack_fn=jax.jit(m.stack_transitions),
         num_steps=8,
     )
-    carry, _, _ = rollout(m.RolloutCarry(params, obs, jax.random.PRNGKey(2), stats))  # compiles
+    carry, _, _ = rollout(params, m.RolloutCarry(obs, jax.random.PRNGKey(2), stats))  # compiles
     counts.clear()
     monkeypatch.setattr(jax, "device_put", counted(counts, "to device", jax.device_put))
     monkeypatch.setattr(jax, "device_get", counted(counts, "to host", jax.device_get))
     for name in ("item", "tolist"):  # (jax.device_get reads through __array__)
         monkeypatch.setattr(ArrayImpl, name, counted(counts, name, getattr(ArrayImpl, name)))
     start = carry
-    carry, storage, last_value = rollout(carry)
+    carry, storage, last_value = rollout(params, carry)
     # one compiled call per step (record the step, sample the next actions) and one to start the rollout
     assert counts == {"env steps": 8, "to device": 8, "to host": 8, "act calls": 8, "policy calls": 1}
     assert storage.obs.shape == (8, 4, 4) and storage.terminated.dtype == jnp.bool_

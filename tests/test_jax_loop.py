@@ -31,21 +31,21 @@ def gymnax_start(module):
 def linen_rollout_jaxpr(module, bootstrap_truncated):
     env, env_params, obs, env_state = gymnax_start(module)
     agent, params = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
-    carry = module.RolloutCarry(params, env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
     rollout = functools.partial(
         module.rollout, agent=agent, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
     )
-    return jax.make_jaxpr(rollout)(carry)
+    return jax.make_jaxpr(rollout)(params, carry)
 
 
 def equinox_rollout_jaxpr(module, bootstrap_truncated):
     env, env_params, obs, env_state = gymnax_start(module)
     agent = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
-    carry = module.RolloutCarry(agent, env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
     rollout = functools.partial(
         module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
     )
-    return jax.make_jaxpr(rollout)(carry)
+    return jax.make_jaxpr(rollout)(agent, carry)
 
 
 def nnx_rollout_jaxpr(module, bootstrap_truncated):

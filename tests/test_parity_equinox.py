@@ -66,14 +66,14 @@ def test_rollout_and_update_parity_with_linen_from_identical_weights():
     optimizer = ppo_equinox.make_optimizer(args)
     train_state = ppo_equinox.TrainState(agent, optimizer.init(eqx.filter(agent, eqx.is_array)))
     stats = new_stats(ppo_equinox, args.num_envs)
-    carry = ppo_equinox.RolloutCarry(agent, env_state, obs, ROLLOUT_KEY, stats)
+    carry = ppo_equinox.RolloutCarry(env_state, obs, ROLLOUT_KEY, stats)
     rollout_fn = functools.partial(
         ppo_equinox.rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=True
     )
     gae_fn = functools.partial(ppo_equinox.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True)
     update_fn = functools.partial(ppo_equinox.update, optimizer=optimizer, args=args)
     rollout_fn, gae_fn, update_fn = eqx.filter_jit(rollout_fn), eqx.filter_jit(gae_fn), eqx.filter_jit(update_fn)
-    carry, storage, last_value = rollout_fn(carry)
+    carry, storage, last_value = rollout_fn(agent, carry)
     b = ppo_equinox.flatten_batch(storage, *gae_fn(storage, last_value))
     train_state, losses, _ = update_fn(train_state, b, update_key(0))
     assert float(train_state.opt_state[1].count) == args.update_epochs * args.num_minibatches

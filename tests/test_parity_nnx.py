@@ -137,11 +137,12 @@ def linen_iterations(num_iterations):
     obs, env_state = ppo_linen.env_reset(jax.random.PRNGKey(0), env, env_params, args.num_envs)
     linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     train_state = TrainState.create(apply_fn=linen_agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
-    carry = ppo_linen.RolloutCarry(params, env_state, obs, ROLLOUT_KEY, new_stats(ppo_linen, args.num_envs))
+    carry = ppo_linen.RolloutCarry(env_state, obs, ROLLOUT_KEY, new_stats(ppo_linen, args.num_envs))
     iterations = []
     for iteration in range(num_iterations):
-        carry = carry._replace(params=train_state.params)
-        carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps, True)
+        carry, storage, last_value = ppo_linen.rollout(
+            train_state.params, carry, linen_agent, env, env_params, args.num_steps, True
+        )
         advantages, returns = ppo_linen.compute_gae(storage, last_value, 0.99, 0.95, True)
         b = ppo_linen.flatten_batch(storage, advantages, returns)
         train_state, losses, _ = ppo_linen.update(train_state, b, update_key(iteration), linen_agent, args)

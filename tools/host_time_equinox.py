@@ -76,12 +76,13 @@ class CarryLoop:
     """The loop body of ppo_linen.py and ppo_equinox.py: carry and train state through rollout, GAE and update."""
 
     module = ppo_linen
-    model_field = "params"  # the field of both the train state and the rollout carry that holds the model
+    model_field = "params"  # the field of the train state that holds the model
 
     def iteration(self, times):
         key, update_key = jax.random.split(self.carry.key)
-        self.carry = self.carry._replace(key=key, **{self.model_field: getattr(self.train_state, self.model_field)})
-        self.carry, storage, last_value = timed(times, "rollout", self.rollout_fn, self.carry)
+        self.carry = self.carry._replace(key=key)
+        model = getattr(self.train_state, self.model_field)
+        self.carry, storage, last_value = timed(times, "rollout", self.rollout_fn, model, self.carry)
         advantages, returns = timed(times, "GAE", self.gae_fn, storage, last_value)
         b = self.module.flatten_batch(storage, advantages, returns)
         self.train_state, losses, explained_var = timed(times, "update", self.update_fn, self.train_state, b, update_key)
@@ -95,7 +96,7 @@ class Linen(CarryLoop):
         key, param_key, obs, env_state, stats = seeded_start(ppo_linen, args, env, env_params)
         agent, params = ppo_linen.make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
         self.train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
-        self.carry = ppo_linen.RolloutCarry(params, env_state, obs, key, stats)
+        self.carry = ppo_linen.RolloutCarry(env_state, obs, key, stats)
         self.rollout_fn = jax.jit(
             functools.partial(
                 ppo_linen.rollout, agent=agent, env=env, env_params=env_params, num_steps=args.num_steps,
@@ -161,7 +162,7 @@ class Equinox(CarryLoop):
         agent = ppo_equinox.make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
         optimizer = ppo_equinox.make_optimizer(args)
         self.train_state = ppo_equinox.TrainState(agent, optimizer.init(eqx.filter(agent, eqx.is_array)))
-        self.carry = ppo_equinox.RolloutCarry(agent, env_state, obs, key, stats)
+        self.carry = ppo_equinox.RolloutCarry(env_state, obs, key, stats)
         rollout_fn = functools.partial(
             ppo_equinox.rollout, env=env, env_params=env_params, num_steps=args.num_steps,
             bootstrap_truncated=args.bootstrap_truncated,
@@ -169,7 +170,7 @@ class Equinox(CarryLoop):
         gae_fn = gae_partial(ppo_equinox, args)
         update_fn = functools.partial(ppo_equinox.update, optimizer=optimizer, args=args)
         if on_arrays:
-            self.rollout_fn = jit_on_arrays(rollout_fn, self.carry)
+            self.rollout_fn = jit_on_arrays(rollout_fn, (agent, self.carry))
             self.gae_fn = jax.jit(gae_fn)
             self.update_fn = jit_on_arrays(update_fn, self.train_state)
         else:
