@@ -313,8 +313,9 @@ def rollout(
     params: Any, carry: RolloutCarry, agent: Agent, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
 ):
     """Collect `num_steps` vectorised steps with the policy `params` (closed over by the scan, not carried); returns the
-    new carry, the storage and V(last obs)."""
-    carry = carry._replace(stats=new_iteration_stats(carry.stats))
+    new carry, the storage, V(last obs) and the key of the update that follows."""
+    key, update_key = jax.random.split(carry.key)
+    carry = carry._replace(key=key, stats=new_iteration_stats(carry.stats))
     step = functools.partial(
         rollout_step,
         params=params,
@@ -325,7 +326,7 @@ def rollout(
     )
     carry, storage = jax.lax.scan(step, carry, length=num_steps)
     last_value = agent.apply(params, carry.obs, method=Agent.value)
-    return carry, storage, last_value
+    return carry, storage, last_value, update_key
 
 
 # GAE
@@ -409,8 +410,9 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
     return train_state.apply_gradients(grads=grads), info
 
 
-def update(train_state: TrainState, b: Batch, key: jax.Array, agent: Agent, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+def update(train_state: TrainState, storage: Storage, advantages: jax.Array, returns: jax.Array, key: jax.Array, agent: Agent, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = flatten_batch(storage, advantages, returns)
     epoch_keys = jax.random.split(key, args.update_epochs)
     b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, args.batch_size)
     mb_inds = b_inds.reshape(-1, args.minibatch_size)
@@ -611,11 +613,9 @@ if __name__ == "__main__":
             if args.profile and iteration == profile_iterations.start:
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            key, update_key = jax.random.split(carry.key)
-            carry = carry._replace(key=key)
 
             # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(train_state.params, carry)
+            carry, storage, last_value, update_key = rollout_fn(train_state.params, carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, carry))
@@ -623,8 +623,7 @@ if __name__ == "__main__":
             global_step += args.batch_size
 
             # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            train_state, losses, explained_var = update_fn(train_state, b, update_key)
+            train_state, losses, explained_var = update_fn(train_state, storage, advantages, returns, update_key)
             if args.sync_timing:
                 jax.block_until_ready((train_state, losses))
                 update_end = time.perf_counter()

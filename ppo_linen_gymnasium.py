@@ -339,6 +339,14 @@ def record_step(params: Any, stats: EpisodeStats, step: jax.Array, agent: Agent,
     return obs, final_value, track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
 
 
+def start_rollout(params: Any, carry: RolloutCarry, agent: Agent):
+    """The rollout's first compiled call: split off the key of the update that follows, start the iteration's episode
+    sums, and sample the first actions from the carried obs."""
+    key, update_key = jax.random.split(carry.key)
+    key, action, logprob, value = policy_step(params, carry.obs, key, agent)
+    return RolloutCarry(carry.obs, key, new_iteration_stats(carry.stats)), update_key, action, logprob, value
+
+
 def act_step(
     params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent, bootstrap_truncated: bool
 ):
@@ -358,10 +366,10 @@ def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
     )
 
 
-def rollout(params: Any, carry: RolloutCarry, policy_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
-    """Collect `num_steps` vectorised steps with the policy `params`; returns the new carry, the storage and V(last obs)."""
-    obs, key, stats = carry.obs, carry.key, new_iteration_stats(carry.stats)
-    key, action, logprob, value = policy_fn(params, obs, key)
+def rollout(params: Any, carry: RolloutCarry, start_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
+    """Collect `num_steps` vectorised steps with the policy `params`; returns the new carry, the storage, V(last obs) and
+    the key of the update that follows."""
+    (obs, key, stats), update_key, action, logprob, value = start_fn(params, carry)
     transitions = []
     for _ in range(num_steps):
         # one exchange each way: the action to the host (NumPy), the packed step to the device
@@ -372,7 +380,7 @@ def rollout(params: Any, carry: RolloutCarry, policy_fn, env_step_fn, act_fn, st
         transitions.append((*taken, final_value, step))
     storage = stack_fn(carry.obs, transitions)
     # the last call's value is V(last obs); its actions are never taken (the next rollout samples with new params)
-    return RolloutCarry(obs, key, stats), storage, value
+    return RolloutCarry(obs, key, stats), storage, value, update_key
 
 
 # GAE
@@ -456,8 +464,9 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
     return train_state.apply_gradients(grads=grads), info
 
 
-def update(train_state: TrainState, b: Batch, key: jax.Array, agent: Agent, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+def update(train_state: TrainState, storage: Storage, advantages: jax.Array, returns: jax.Array, key: jax.Array, agent: Agent, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = flatten_batch(storage, advantages, returns)
     epoch_keys = jax.random.split(key, args.update_epochs)
     b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, args.batch_size)
     mb_inds = b_inds.reshape(-1, args.minibatch_size)
@@ -628,7 +637,7 @@ if __name__ == "__main__":
 
     # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing); the env steps
     # in NumPy between two compiled calls, one per step
-    policy_fn = functools.partial(policy_step, agent=agent)
+    start_fn = functools.partial(start_rollout, agent=agent)
     act_fn = functools.partial(act_step, agent=agent, bootstrap_truncated=args.bootstrap_truncated)
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
@@ -636,13 +645,13 @@ if __name__ == "__main__":
     update_fn = functools.partial(update, agent=agent, args=args)
     stack_fn = stack_transitions
     if args.jit:
-        policy_fn, act_fn, stack_fn = jax.jit(policy_fn), jax.jit(act_fn), jax.jit(stack_fn)
+        start_fn, act_fn, stack_fn = jax.jit(start_fn), jax.jit(act_fn), jax.jit(stack_fn)
         gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn)
     else:
         jax.config.update("jax_disable_jit", True)
     rollout_fn = functools.partial(
         rollout,
-        policy_fn=policy_fn,
+        start_fn=start_fn,
         env_step_fn=functools.partial(env_step, envs=envs),
         act_fn=act_fn,
         stack_fn=stack_fn,
@@ -664,11 +673,9 @@ if __name__ == "__main__":
             if args.profile and iteration == profile_iterations.start:
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            key, update_key = jax.random.split(carry.key)
-            carry = carry._replace(key=key)
 
             # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(train_state.params, carry)
+            carry, storage, last_value, update_key = rollout_fn(train_state.params, carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, carry))
@@ -676,8 +683,7 @@ if __name__ == "__main__":
             global_step += args.batch_size
 
             # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            train_state, losses, explained_var = update_fn(train_state, b, update_key)
+            train_state, losses, explained_var = update_fn(train_state, storage, advantages, returns, update_key)
             if args.sync_timing:
                 jax.block_until_ready((train_state, losses))
                 update_end = time.perf_counter()

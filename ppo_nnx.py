@@ -302,7 +302,10 @@ def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any, b
 def rollout(
     agent: Agent, state: RolloutState, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
 ):
-    """Collect `num_steps` vectorised steps into `state`; returns the storage and V(last obs)."""
+    """Collect `num_steps` vectorised steps into `state`; returns the storage, V(last obs) and the key of the update
+    that follows."""
+    key, update_key = jax.random.split(state.key.get_value())
+    state.key.set_value(key)
     state.stats.set_value(new_iteration_stats(state.stats.get_value()))
     step = nnx.scan(
         functools.partial(rollout_step, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated),
@@ -312,7 +315,7 @@ def rollout(
     )
     _, storage = step(agent, state)
     last_value = agent.value(state.obs.get_value())
-    return storage, last_value
+    return storage, last_value, update_key
 
 
 # GAE
@@ -404,8 +407,10 @@ def update_minibatch(carry: UpdateCarry, mb_inds: jax.Array, b: Batch, loss_fn):
     return carry, info
 
 
-def update(agent: Agent, optimizer: nnx.Optimizer, b: Batch, key: jax.Array, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order (agent, optimizer updated in place)."""
+def update(agent: Agent, optimizer: nnx.Optimizer, storage: Storage, advantages: jax.Array, returns: jax.Array, key: jax.Array, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order
+    (agent, optimizer updated in place)."""
+    b = flatten_batch(storage, advantages, returns)
     epoch_keys = jax.random.split(key, args.update_epochs)
     b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, args.batch_size)
     mb_inds = b_inds.reshape(-1, args.minibatch_size)
@@ -602,11 +607,9 @@ if __name__ == "__main__":
             if args.profile and iteration == profile_iterations.start:
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            key, update_key = jax.random.split(rollout_state.key.get_value())
-            rollout_state.key.set_value(key)
 
             # ROLLOUT + GAE
-            storage, last_value = rollout_fn(agent, rollout_state)
+            storage, last_value, update_key = rollout_fn(agent, rollout_state)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, rollout_state))
@@ -614,8 +617,7 @@ if __name__ == "__main__":
             global_step += args.batch_size
 
             # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            losses, explained_var = update_fn(agent, optimizer, b, update_key)
+            losses, explained_var = update_fn(agent, optimizer, storage, advantages, returns, update_key)
             if args.sync_timing:
                 jax.block_until_ready((agent, optimizer, losses))
                 update_end = time.perf_counter()

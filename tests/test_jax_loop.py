@@ -1,5 +1,10 @@
-"""The JAX scripts' training loop does only the study's work: with --no-bootstrap-truncated no V(final observation)."""
+"""The JAX scripts' training loop does only the study's work: nothing runs between its compiled calls, and with
+--no-bootstrap-truncated no V(final observation) is computed."""
 import functools
+import glob
+import gzip
+import json
+import os
 
 import gymnax
 import jax
@@ -12,6 +17,7 @@ import ppo_linen
 import ppo_linen_gymnasium
 import ppo_nnx
 import ppo_nnx_cached
+from helpers import GYMNASIUM_SCRIPTS, JAX_SCRIPTS, SYNC_PROFILED, TINY
 from test_parity_nnx_tree import ppo_nnx_tree
 
 NUM_ENVS, HIDDEN = 4, 64  # the small model: the critic's head multiplies by a HIDDEN x 1 weight
@@ -101,3 +107,21 @@ def test_no_bootstrap_truncated_traces_no_critic_pass_on_the_final_observation(s
     trace, passes = ROLLOUTS[script]
     assert critic_passes(trace(True).jaxpr) == passes
     assert critic_passes(trace(False).jaxpr) == passes - 1
+
+
+def compiled_calls_per_iteration(script):
+    """Rollout, GAE and update; the Gymnasium script: one call to start the rollout, one per env step, one to stack the
+    steps, GAE and update."""
+    return int(TINY[TINY.index("--num-steps") + 1]) + 4 if script in GYMNASIUM_SCRIPTS else 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", JAX_SCRIPTS)
+def test_a_steady_state_iteration_executes_its_compiled_calls_and_nothing_else(script, shared_runs):
+    """The profiler trace of the shared sync-timing run (its last iteration): every XLA execution is one of the loop's
+    compiled calls. An op dispatched between them (a key split, a reshape, zeros) would be an execution of its own."""
+    run = shared_runs.tiny(script, *SYNC_PROFILED)
+    (path,) = glob.glob(os.path.join(run.run_dir, "plugins", "profile", "*", "perfetto_trace.json.gz"))
+    with gzip.open(path) as f:
+        names = [event.get("name") for event in json.load(f)["traceEvents"] if event.get("ph") == "X"]
+    assert names.count("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice") == compiled_calls_per_iteration(script)

@@ -73,9 +73,8 @@ def test_rollout_and_update_parity_with_linen_from_identical_weights():
     gae_fn = functools.partial(ppo_equinox.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True)
     update_fn = functools.partial(ppo_equinox.update, optimizer=optimizer, args=args)
     rollout_fn, gae_fn, update_fn = eqx.filter_jit(rollout_fn), eqx.filter_jit(gae_fn), eqx.filter_jit(update_fn)
-    carry, storage, last_value = rollout_fn(agent, carry)
-    b = ppo_equinox.flatten_batch(storage, *gae_fn(storage, last_value))
-    train_state, losses, _ = update_fn(train_state, b, update_key(0))
+    carry, storage, last_value, _ = rollout_fn(agent, carry)
+    train_state, losses, _ = update_fn(train_state, storage, *gae_fn(storage, last_value), update_key(0))
     assert float(train_state.opt_state[1].count) == args.update_epochs * args.num_minibatches
     new_layers = {head: equinox_layers(train_state.agent, head) for head in HEADS}
     assert_iteration_parity(linen, storage, last_value, carry.stats, losses, new_layers)

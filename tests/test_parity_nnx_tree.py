@@ -94,9 +94,8 @@ def test_tree_mode_two_iterations_through_jit_partial_match_linen_from_identical
                      graph=False)
     update_fn = nnx.jit_partial(functools.partial(ppo_nnx_tree.update, args=args), agent, optimizer, graph=False)
     for iteration, linen_iteration in enumerate(linen):
-        storage, last_value = rollout_fn()
-        b = ppo_nnx_tree.flatten_batch(storage, *gae_fn(storage, last_value))
-        losses, _ = update_fn(b, update_key(iteration))
+        storage, last_value, _ = rollout_fn()
+        losses, _ = update_fn(storage, *gae_fn(storage, last_value), update_key(iteration))
         assert_iteration_parity(
             linen_iteration, storage, last_value, state.stats.get_value(), losses, agent_layers(agent)
         )

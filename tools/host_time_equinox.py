@@ -79,13 +79,12 @@ class CarryLoop:
     model_field = "params"  # the field of the train state that holds the model
 
     def iteration(self, times):
-        key, update_key = jax.random.split(self.carry.key)
-        self.carry = self.carry._replace(key=key)
         model = getattr(self.train_state, self.model_field)
-        self.carry, storage, last_value = timed(times, "rollout", self.rollout_fn, model, self.carry)
+        self.carry, storage, last_value, update_key = timed(times, "rollout", self.rollout_fn, model, self.carry)
         advantages, returns = timed(times, "GAE", self.gae_fn, storage, last_value)
-        b = self.module.flatten_batch(storage, advantages, returns)
-        self.train_state, losses, explained_var = timed(times, "update", self.update_fn, self.train_state, b, update_key)
+        self.train_state, losses, explained_var = timed(
+            times, "update", self.update_fn, self.train_state, storage, advantages, returns, update_key
+        )
         return losses, explained_var, self.carry.stats
 
 
@@ -124,7 +123,6 @@ class NNX:
         )
         update_fn = nnx.jit(functools.partial(module.update, args=args))
         self.gae_fn = nnx.jit(gae_partial(module, args))
-        self.flatten_batch = module.flatten_batch
         if cached:
             self.rollout_fn = nnx.cached_partial(rollout_fn, self.agent, self.rollout_state)
             self.update_fn = nnx.cached_partial(update_fn, self.agent, self.optimizer)
@@ -133,12 +131,9 @@ class NNX:
             self.update_fn = functools.partial(update_fn, self.agent, self.optimizer)
 
     def iteration(self, times):
-        key, update_key = jax.random.split(self.rollout_state.key.get_value())
-        self.rollout_state.key.set_value(key)
-        storage, last_value = timed(times, "rollout", self.rollout_fn)
+        storage, last_value, update_key = timed(times, "rollout", self.rollout_fn)
         advantages, returns = timed(times, "GAE", self.gae_fn, storage, last_value)
-        b = self.flatten_batch(storage, advantages, returns)
-        losses, explained_var = timed(times, "update", self.update_fn, b, update_key)
+        losses, explained_var = timed(times, "update", self.update_fn, storage, advantages, returns, update_key)
         return losses, explained_var, self.rollout_state.stats.get_value()
 
 
