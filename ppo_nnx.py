@@ -49,7 +49,7 @@ class Args:
     model_size: Literal["small", "medium", "large"] = "small"
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     jit: bool = True
-    """compile rollout, GAE and update with nnx.jit (--no-jit runs them eagerly, op by op)"""
+    """compile rollout and update with nnx.jit, GAE (arrays only) with jax.jit (--no-jit runs them eagerly, op by op)"""
     sync_timing: bool = False
     """synchronise around rollout and update to time them separately"""
     profile: bool = False
@@ -579,7 +579,8 @@ if __name__ == "__main__":
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
     rollout_state = RolloutState(env_state, obs, key, stats)
 
-    # EXECUTABLES: the same top-level functions, under nnx.jit or run eagerly (op by op, no retracing)
+    # EXECUTABLES: the same top-level functions, under nnx.jit (GAE, on arrays only: jax.jit) or run eagerly (op by op,
+    # no retracing)
     rollout_fn = functools.partial(
         rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=args.bootstrap_truncated
     )
@@ -588,7 +589,7 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, args=args)
     if args.jit:
-        rollout_fn, gae_fn, update_fn = nnx.jit(rollout_fn), nnx.jit(gae_fn), nnx.jit(update_fn)
+        rollout_fn, gae_fn, update_fn = nnx.jit(rollout_fn), jax.jit(gae_fn), nnx.jit(update_fn)
     else:
         jax.config.update("jax_disable_jit", True)
 

@@ -578,6 +578,7 @@ if __name__ == "__main__":
     rollout_state = RolloutState(env_state, obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, compiled in tree mode with the NNX objects bound once by nnx.jit_partial
+    # (GAE, on arrays only: jax.jit)
     rollout_fn = functools.partial(
         rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=args.bootstrap_truncated
     )
@@ -586,7 +587,7 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, args=args)
     rollout_fn = nnx.jit_partial(rollout_fn, agent, rollout_state, graph=False)
-    gae_fn = nnx.jit(gae_fn, graph=False)
+    gae_fn = jax.jit(gae_fn)
     update_fn = nnx.jit_partial(update_fn, agent, optimizer, graph=False)
 
     # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing

@@ -210,7 +210,7 @@ def test_cached_partial_parity_with_nnx_jit_over_two_iterations():
     )
     cached_rollout = nnx.cached_partial(cached_rollout, cached_agent, cached_state)
     cached_update = nnx.cached_partial(cached_update, cached_agent, cached_optimizer)
-    gae_fn = nnx.jit(functools.partial(ppo_nnx.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True))
+    gae_fn = jax.jit(functools.partial(ppo_nnx.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True))
     for _ in range(2):
         storage, last_value, update_key = rollout_fn(agent, state)
         assert_trees_equal(cached_rollout(), (storage, last_value, update_key))

@@ -122,7 +122,7 @@ class NNX:
             )
         )
         update_fn = nnx.jit(functools.partial(module.update, args=args))
-        self.gae_fn = nnx.jit(gae_partial(module, args))
+        self.gae_fn = jax.jit(gae_partial(module, args))
         if cached:
             self.rollout_fn = nnx.cached_partial(rollout_fn, self.agent, self.rollout_state)
             self.update_fn = nnx.cached_partial(update_fn, self.agent, self.optimizer)
