@@ -45,7 +45,7 @@ class Args:
     model_size: Literal["small", "medium", "large"] = "small"
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     jit: bool = True
-    """compile rollout, GAE and update with eqx.filter_jit (--no-jit runs them eagerly, op by op)"""
+    """compile rollout, GAE and update with jax.jit (--no-jit runs them eagerly, op by op)"""
     sync_timing: bool = False
     """synchronise around rollout and update to time them separately"""
     profile: bool = False
@@ -581,7 +581,9 @@ if __name__ == "__main__":
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
     carry = RolloutCarry(env_state, obs, key, stats)
 
-    # EXECUTABLES: the same top-level functions, under eqx.filter_jit or run eagerly (op by op, no retracing)
+    # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing). jax.jit takes the
+    # agent as it is, since it holds only arrays (eqx.partition(agent, eqx.is_array) leaves nothing static); unlike
+    # eqx.filter_jit, which waits for the result of every call (equinox 0.13), it returns at dispatch
     rollout_fn = functools.partial(
         rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=args.bootstrap_truncated
     )
@@ -590,7 +592,7 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, optimizer=optimizer, args=args)
     if args.jit:
-        rollout_fn, gae_fn, update_fn = eqx.filter_jit(rollout_fn), eqx.filter_jit(gae_fn), eqx.filter_jit(update_fn)
+        rollout_fn, gae_fn, update_fn = jax.jit(rollout_fn), jax.jit(gae_fn), jax.jit(update_fn)
     else:
         jax.config.update("jax_disable_jit", True)
 

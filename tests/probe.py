@@ -4,7 +4,8 @@ Usage: python probe.py OUT.json SCRIPT.py [script args...]
 
 Every call of a host-fetching method (jax.Array.__array__/block_until_ready/item/tolist, jax.device_get and, when
 the script imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__) is recorded with
-the file and line that made it. The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
+the file and line that made it, and whether it was made inside another recorded call (jax.device_get reads every leaf
+through __array__). The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
 itself) marks the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records
 that JAX logs for every function it lowers) and, for torch, of dynamo compilations so far is recorded. OUT.json gets
 the fetches, both boundary lists, the name of every JAX compilation and, for torch, every dynamo compilation
@@ -25,7 +26,7 @@ out_path, script = sys.argv[1], os.path.abspath(sys.argv[2])
 with open(script) as source:
     source_text = source.read()
 uses_torch = re.search(r"^import torch$", source_text, flags=re.M) is not None
-fetches, boundaries, jax_boundaries, jax_compilations = [], [], [], []
+fetches, boundaries, jax_boundaries, jax_compilations, depth = [], [], [], [], [0]
 
 
 class CompileLog(logging.Handler):
@@ -52,11 +53,17 @@ def recording(owner, name, label):
 
     def wrapper(*args, **kwargs):
         caller = sys._getframe(1)
-        fetches.append({"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno})
+        fetches.append(
+            {"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno, "nested": depth[0] > 0}
+        )
         if at_boundary(caller, name):
             boundaries.append(dynamo_compilations())
             jax_boundaries.append(len(jax_compilations))
-        return original(*args, **kwargs)
+        depth[0] += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            depth[0] -= 1
 
     setattr(owner, name, wrapper)
 

@@ -17,7 +17,7 @@ import ppo_linen
 import ppo_linen_gymnasium
 import ppo_nnx
 import ppo_nnx_cached
-from helpers import GYMNASIUM_SCRIPTS, JAX_SCRIPTS, SYNC_PROFILED, TINY
+from helpers import GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SYNC_PROFILED, TINY
 from test_parity_nnx_tree import ppo_nnx_tree
 
 NUM_ENVS, HIDDEN = 4, 64  # the small model: the critic's head multiplies by a HIDDEN x 1 weight
@@ -125,3 +125,13 @@ def test_a_steady_state_iteration_executes_its_compiled_calls_and_nothing_else(s
     with gzip.open(path) as f:
         names = [event.get("name") for event in json.load(f)["traceEvents"] if event.get("ph") == "X"]
     assert names.count("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice") == compiled_calls_per_iteration(script)
+
+
+@pytest.mark.background("smoke")
+@pytest.mark.parametrize("script", [script for script in JAX_SCRIPTS if script not in GYMNASIUM_SCRIPTS])
+def test_the_host_waits_once_per_iteration_for_the_logged_metrics(script, shared_runs):
+    """The probed smoke run (TINY, 3 iterations): the only host reads are the script's one jax.device_get per iteration
+    (and the leaf reads inside it); no compiled call waits for its result (eqx.filter_jit would, at every call)."""
+    fetches = shared_runs.smoke(script).record["fetches"]
+    outermost = [(f["method"], f["file"], f["line"]) for f in fetches if not f["nested"]]
+    assert len(outermost) == 3 and set(outermost) == {("jax.device_get", os.path.join(ROOT, script), outermost[0][2])}

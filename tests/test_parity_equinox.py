@@ -59,7 +59,7 @@ def test_init_seeded_orthogonal_with_ppo_gains_and_zero_biases():
 
 def test_rollout_and_update_parity_with_linen_from_identical_weights():
     """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys; the Equinox
-    side bound and run under eqx.filter_jit as the script's main block does."""
+    side bound and run under jax.jit as the script's main block does."""
     (env, env_params, obs, env_state), params, (linen,) = linen_iterations(1)
     args = ppo_equinox.Args(**TINY_ARGS)
     agent = equinox_agent_like(params, obs.shape[1], 2)
@@ -72,7 +72,7 @@ def test_rollout_and_update_parity_with_linen_from_identical_weights():
     )
     gae_fn = functools.partial(ppo_equinox.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True)
     update_fn = functools.partial(ppo_equinox.update, optimizer=optimizer, args=args)
-    rollout_fn, gae_fn, update_fn = eqx.filter_jit(rollout_fn), eqx.filter_jit(gae_fn), eqx.filter_jit(update_fn)
+    rollout_fn, gae_fn, update_fn = jax.jit(rollout_fn), jax.jit(gae_fn), jax.jit(update_fn)
     carry, storage, last_value, _ = rollout_fn(agent, carry)
     train_state, losses, _ = update_fn(train_state, storage, *gae_fn(storage, last_value), update_key(0))
     assert float(train_state.opt_state[1].count) == args.update_epochs * args.num_minibatches

@@ -33,7 +33,7 @@ VARIANTS = {
     "nnx.jit": ("ppo_nnx.py", ["flax.nnx:jit", "jax:jit"]),
     "nnx.cached_partial(nnx.jit)": ("ppo_nnx_cached.py", ["flax.nnx:cached_partial", "flax.nnx:jit", "jax:jit"]),
     "nnx.jit_partial (tree)": ("ppo_nnx_tree.py", ["flax.nnx:jit_partial", "jax:jit"]),
-    "eqx.filter_jit": ("ppo_equinox.py", ["equinox:filter_jit"]),
+    "Equinox jax.jit": ("ppo_equinox.py", ["jax:jit"]),
 }
 CALLS = ("rollout", "compute_gae", "update")
 TINY = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
