@@ -212,8 +212,8 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
     """
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        return AdamState(jnp.zeros([], jnp.float32), zeros, zeros)
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return AdamState(jnp.zeros([], jnp.float32), mu, nu)
 
     def update(grads, state, params=None):
         mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
@@ -410,7 +410,13 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
 
 
 def update(
-    train_state: TrainState, storage: Storage, advantages: jax.Array, returns: jax.Array, key: jax.Array, optimizer: optax.GradientTransformation, args: Args
+    train_state: TrainState,
+    storage: Storage,
+    advantages,
+    returns,
+    key: jax.Array,
+    optimizer: optax.GradientTransformation,
+    args: Args,
 ):
     """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
     b = flatten_batch(storage, advantages, returns)
@@ -581,8 +587,8 @@ if __name__ == "__main__":
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
     carry = RolloutCarry(env_state, obs, key, stats)
 
-    # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing). jax.jit takes the
-    # agent as it is, since it holds only arrays (eqx.partition(agent, eqx.is_array) leaves nothing static); unlike
+    # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing). jax.jit takes
+    # the agent as it is, since it holds only arrays (eqx.partition(agent, eqx.is_array) leaves nothing static); unlike
     # eqx.filter_jit, which waits for the result of every call (equinox 0.13), it returns at dispatch
     rollout_fn = functools.partial(
         rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=args.bootstrap_truncated
@@ -592,7 +598,10 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, optimizer=optimizer, args=args)
     if args.jit:
-        rollout_fn, gae_fn, update_fn = jax.jit(rollout_fn), jax.jit(gae_fn), jax.jit(update_fn)
+        # donated: the rollout carry and the train state, which each call replaces (XLA reuses their buffers)
+        rollout_fn = jax.jit(rollout_fn, donate_argnums=1)
+        gae_fn = jax.jit(gae_fn)
+        update_fn = jax.jit(update_fn, donate_argnums=0)
     else:
         jax.config.update("jax_disable_jit", True)
 
@@ -626,8 +635,10 @@ if __name__ == "__main__":
                 jax.block_until_ready((train_state, losses))
                 update_end = time.perf_counter()
 
-            # LOGGING: the one host fetch of this iteration
-            losses, explained_var, stats = jax.device_get((losses, explained_var, carry.stats))
+            # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+            # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+            finished = carry.stats._replace(returns=None, lengths=None)
+            losses, explained_var, stats = jax.device_get((losses, explained_var, finished))
             now = time.perf_counter()
             if stats.finished_count > 0:
                 writer.add_scalar("charts/episodic_return", stats.finished_return_sum / stats.finished_count, global_step)

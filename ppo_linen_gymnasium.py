@@ -244,8 +244,8 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
     """
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        return AdamState(jnp.zeros([], jnp.float32), zeros, zeros)
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return AdamState(jnp.zeros([], jnp.float32), mu, nu)
 
     def update(grads, state, params=None):
         mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
@@ -367,9 +367,10 @@ def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
 
 
 def rollout(params: Any, carry: RolloutCarry, start_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
-    """Collect `num_steps` vectorised steps with the policy `params`; returns the new carry, the storage, V(last obs) and
-    the key of the update that follows."""
-    (obs, key, stats), update_key, action, logprob, value = start_fn(params, carry)
+    """Collect `num_steps` vectorised steps with the policy `params`; returns the new carry, the storage, V(last obs)
+    and the key of the update that follows."""
+    carry, update_key, action, logprob, value = start_fn(params, carry)
+    obs, key, stats = carry
     transitions = []
     for _ in range(num_steps):
         # one exchange each way: the action to the host (NumPy), the packed step to the device
@@ -464,7 +465,7 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
     return train_state.apply_gradients(grads=grads), info
 
 
-def update(train_state: TrainState, storage: Storage, advantages: jax.Array, returns: jax.Array, key: jax.Array, agent: Agent, args: Args):
+def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args):
     """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
     b = flatten_batch(storage, advantages, returns)
     epoch_keys = jax.random.split(key, args.update_epochs)
@@ -645,8 +646,11 @@ if __name__ == "__main__":
     update_fn = functools.partial(update, agent=agent, args=args)
     stack_fn = stack_transitions
     if args.jit:
-        start_fn, act_fn, stack_fn = jax.jit(start_fn), jax.jit(act_fn), jax.jit(stack_fn)
-        gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn)
+        # donated: the rollout carry, its episode stats and key, which each call replaces, and the train state, which
+        # the update does (XLA reuses their buffers)
+        start_fn, act_fn = jax.jit(start_fn, donate_argnums=1), jax.jit(act_fn, donate_argnums=(1, 2))
+        stack_fn = jax.jit(stack_fn)
+        gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn, donate_argnums=0)
     else:
         jax.config.update("jax_disable_jit", True)
     rollout_fn = functools.partial(
@@ -688,8 +692,10 @@ if __name__ == "__main__":
                 jax.block_until_ready((train_state, losses))
                 update_end = time.perf_counter()
 
-            # LOGGING: the one host fetch of this iteration
-            losses, explained_var, stats = jax.device_get((losses, explained_var, carry.stats))
+            # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+            # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+            finished = carry.stats._replace(returns=None, lengths=None)
+            losses, explained_var, stats = jax.device_get((losses, explained_var, finished))
             now = time.perf_counter()
             if stats.finished_count > 0:
                 writer.add_scalar("charts/episodic_return", stats.finished_return_sum / stats.finished_count, global_step)

@@ -197,8 +197,8 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
     """
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        return AdamState(jnp.zeros([], jnp.float32), zeros, zeros)
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return AdamState(jnp.zeros([], jnp.float32), mu, nu)
 
     def update(grads, state, params=None):
         mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
@@ -407,7 +407,7 @@ def update_minibatch(carry: UpdateCarry, mb_inds: jax.Array, b: Batch, loss_fn):
     return carry, info
 
 
-def update(agent: Agent, optimizer: nnx.Optimizer, storage: Storage, advantages: jax.Array, returns: jax.Array, key: jax.Array, args: Args):
+def update(agent: Agent, optimizer: nnx.Optimizer, storage: Storage, advantages, returns, key: jax.Array, args: Args):
     """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order
     (agent, optimizer updated in place)."""
     b = flatten_batch(storage, advantages, returns)
@@ -589,7 +589,11 @@ if __name__ == "__main__":
     )
     update_fn = functools.partial(update, args=args)
     if args.jit:
-        rollout_fn, gae_fn, update_fn = nnx.jit(rollout_fn), jax.jit(gae_fn), nnx.jit(update_fn)
+        # donated: what each call replaces, so that XLA reuses its buffers: the rollout state, the agent, the optimizer
+        # (nnx.jit returns every Variable of its arguments: the rollout passes the agent through, aliased, not copied)
+        rollout_fn = nnx.jit(rollout_fn, donate_argnums=(0, 1))
+        gae_fn = jax.jit(gae_fn)
+        update_fn = nnx.jit(update_fn, donate_argnums=(0, 1))
     else:
         jax.config.update("jax_disable_jit", True)
 
@@ -623,8 +627,10 @@ if __name__ == "__main__":
                 jax.block_until_ready((agent, optimizer, losses))
                 update_end = time.perf_counter()
 
-            # LOGGING: the one host fetch of this iteration
-            losses, explained_var, stats = jax.device_get((losses, explained_var, rollout_state.stats.get_value()))
+            # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+            # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+            finished = rollout_state.stats.get_value()._replace(returns=None, lengths=None)
+            losses, explained_var, stats = jax.device_get((losses, explained_var, finished))
             now = time.perf_counter()
             if stats.finished_count > 0:
                 writer.add_scalar("charts/episodic_return", stats.finished_return_sum / stats.finished_count, global_step)

@@ -5,10 +5,12 @@ Usage: python probe.py OUT.json SCRIPT.py [script args...]
 Every call of a host-fetching method (jax.Array.__array__/block_until_ready/item/tolist, jax.device_get and, when
 the script imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__) is recorded with
 the file and line that made it, and whether it was made inside another recorded call (jax.device_get reads every leaf
-through __array__). The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
-itself) marks the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records
-that JAX logs for every function it lowers) and, for torch, of dynamo compilations so far is recorded. OUT.json gets
-the fetches, both boundary lists, the name of every JAX compilation and, for torch, every dynamo compilation
+through __array__). The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script itself) marks
+the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records that JAX logs for
+every function it lowers) and, for torch, of dynamo compilations so far is recorded, and so are the JAX arrays each of
+the script's global names holds: at the next boundary, how many of them the iteration in between deleted (a donated
+array is deleted when the call it is donated to starts). OUT.json gets the fetches, both boundary lists, the
+donations, the name of every JAX compilation and, for torch, every dynamo compilation
 (`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. The script runs as `__main__`
 and writes its logs as in a plain run, so the same run serves every check of its output.
 """
@@ -27,6 +29,7 @@ with open(script) as source:
     source_text = source.read()
 uses_torch = re.search(r"^import torch$", source_text, flags=re.M) is not None
 fetches, boundaries, jax_boundaries, jax_compilations, depth = [], [], [], [], [0]
+held, donations = [], []  # the arrays the script's globals held at the last boundary; per later boundary, deleted
 
 
 class CompileLog(logging.Handler):
@@ -48,6 +51,19 @@ def at_boundary(caller, name):
     return caller.f_code.co_filename == script and caller.f_code.co_name == "<module>" and name in ("tolist", "device_get")
 
 
+def record_donations(namespace):
+    """For each global name that held live arrays at the last boundary: [how many are deleted now, how many it held];
+    then remember what each holds now."""
+    if held:
+        donations.append({name: [sum(a.is_deleted() for a in arrays), len(arrays)] for name, arrays in held[0].items()})
+    now = {}
+    for name, value in namespace.items():
+        arrays = [leaf for leaf in jax.tree.leaves(value) if isinstance(leaf, ArrayImpl) and not leaf.is_deleted()]
+        if arrays:
+            now[name] = arrays
+    held[:] = [now]
+
+
 def recording(owner, name, label):
     original = getattr(owner, name)
 
@@ -59,6 +75,7 @@ def recording(owner, name, label):
         if at_boundary(caller, name):
             boundaries.append(dynamo_compilations())
             jax_boundaries.append(len(jax_compilations))
+            record_donations(caller.f_globals)
         depth[0] += 1
         try:
             return original(*args, **kwargs)
@@ -85,7 +102,7 @@ try:
     runpy.run_path(script, run_name="__main__")
 finally:
     record = {"fetches": fetches, "boundaries": boundaries, "jax_boundaries": jax_boundaries,
-              "jax_compilations": jax_compilations}
+              "donations": donations, "jax_compilations": jax_compilations}
     if uses_torch:
         record["compilations"] = [
             {"compile_id": m.compile_id, "co_name": m.co_name, "co_filename": m.co_filename,

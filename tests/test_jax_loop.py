@@ -34,43 +34,43 @@ def gymnax_start(module):
     return env, env_params, obs, env_state
 
 
-def linen_rollout_jaxpr(module, bootstrap_truncated):
+def linen_rollout_jaxpr(module, bootstrap):
     env, env_params, obs, env_state = gymnax_start(module)
     agent, params = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
     rollout = functools.partial(
-        module.rollout, agent=agent, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
+        module.rollout, agent=agent, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap
     )
     return jax.make_jaxpr(rollout)(params, carry)
 
 
-def equinox_rollout_jaxpr(module, bootstrap_truncated):
+def equinox_rollout_jaxpr(module, bootstrap):
     env, env_params, obs, env_state = gymnax_start(module)
     agent = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
     rollout = functools.partial(
-        module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
+        module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap
     )
     return jax.make_jaxpr(rollout)(agent, carry)
 
 
-def nnx_rollout_jaxpr(module, bootstrap_truncated):
-    """The rollout on the agent and rollout state split into a graph definition and arrays, traced as a pure function."""
+def nnx_rollout_jaxpr(module, bootstrap):
+    """The rollout on the agent and rollout state, split into a graph definition and arrays: a pure function."""
     env, env_params, obs, env_state = gymnax_start(module)
     agent = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     state = module.RolloutState(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
     graphdef, arrays = nnx.split((agent, state))
     rollout = functools.partial(
-        module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap_truncated
+        module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap
     )
     return jax.make_jaxpr(lambda arrays: rollout(*nnx.merge(graphdef, arrays)))(arrays)
 
 
-def gymnasium_step_jaxpr(module, bootstrap_truncated):
+def gymnasium_step_jaxpr(module, bootstrap):
     """The Gymnasium script's one compiled call per env step, which records the step just taken."""
     agent, params = module.make_agent(jax.random.PRNGKey(1), 4, 2, "small")
     step = jnp.zeros((NUM_ENVS, 2 * 4 + 3))
-    act = functools.partial(module.act_step, agent=agent, bootstrap_truncated=bootstrap_truncated)
+    act = functools.partial(module.act_step, agent=agent, bootstrap_truncated=bootstrap)
     return jax.make_jaxpr(act)(params, new_stats(module), jax.random.PRNGKey(2), step)
 
 
@@ -124,7 +124,8 @@ def test_a_steady_state_iteration_executes_its_compiled_calls_and_nothing_else(s
     (path,) = glob.glob(os.path.join(run.run_dir, "plugins", "profile", "*", "perfetto_trace.json.gz"))
     with gzip.open(path) as f:
         names = [event.get("name") for event in json.load(f)["traceEvents"] if event.get("ph") == "X"]
-    assert names.count("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice") == compiled_calls_per_iteration(script)
+    executions = names.count("CommonPjRtLoadedExecutable::ExecuteHelperOnSingleDevice")
+    assert executions == compiled_calls_per_iteration(script)
 
 
 @pytest.mark.background("smoke")
@@ -135,3 +136,29 @@ def test_the_host_waits_once_per_iteration_for_the_logged_metrics(script, shared
     fetches = shared_runs.smoke(script).record["fetches"]
     outermost = [(f["method"], f["file"], f["line"]) for f in fetches if not f["nested"]]
     assert len(outermost) == 3 and set(outermost) == {("jax.device_get", os.path.join(ROOT, script), outermost[0][2])}
+
+
+# per script, what each iteration replaces and donates (global name: how many of its arrays are not donated); the
+# rollout carry's per-iteration sums of finished episodes are none of the rollout's inputs: it starts them at zero
+DONATED = {
+    "ppo_linen.py": {"train_state": 0, "carry": 3},
+    "ppo_nnx.py": {"agent": 0, "optimizer": 0, "rollout_state": 3},
+    "ppo_nnx_cached.py": {"agent": 0, "optimizer": 0, "rollout_state": 3},
+    "ppo_nnx_tree.py": {"agent": 0, "optimizer": 0, "rollout_state": 3},
+    "ppo_equinox.py": {"train_state": 0, "carry": 3},
+    "ppo_linen_gymnasium.py": {"train_state": 0, "carry": 3},
+}
+
+
+@pytest.mark.background("smoke")
+@pytest.mark.parametrize("script", JAX_SCRIPTS)
+def test_each_iteration_donates_the_train_state_and_the_rollout_state_it_replaces(script, shared_runs):
+    """The probed smoke run: the arrays that the train state (or agent and optimizer) and the rollout state held at the
+    end of an iteration are deleted by the end of the next, donated to the calls that replace them (XLA reuses their
+    buffers; a dropped donation leaves them alive)."""
+    donations = shared_runs.smoke(script).record["donations"]
+    assert len(donations) == 2
+    for deleted_of_held in donations:
+        for name, kept in DONATED[script].items():
+            deleted, held = deleted_of_held[name]
+            assert held > kept and deleted == held - kept, (name, deleted, held)

@@ -72,7 +72,7 @@ def test_rollout_stores_value_of_final_observation_before_auto_reset():
     zeros = jnp.zeros(3)
     stats = ppo_linen.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
     carry = ppo_linen.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), stats)
-    carry, storage, last_value, _ = ppo_linen.rollout(params, carry, agent, env, env_params, 12, bootstrap_truncated=True)
+    carry, storage, last_value, _ = ppo_linen.rollout(params, carry, agent, env, env_params, 12, True)
     done = np.asarray(storage.terminated | storage.truncated)
     assert np.asarray(storage.truncated).any()
     next_values = np.concatenate([np.asarray(storage.values[1:]), np.asarray(last_value)[None]])

@@ -23,8 +23,9 @@ print(flax.config.nnx_graph_mode, flax.config.nnx_graph_updates,
 """
 
 # Run a script as __main__ with nnx.jit, nnx.cached_partial, nnx.jit_partial and jax.jit wrapped to record what they are
-# given (jax.jit: the script's own functions, bound with functools.partial) and called with. After iteration 0 (its one host fetch) it also counts XLA compilations, and the calls into NNX's graph
-# machinery (flax/nnx/graphlib.py: graph traversal, flatten/unflatten, caches) made inside the compiled functions' calls.
+# given (jax.jit: the script's own functions, bound with functools.partial) and called with. After iteration 0 (its one
+# host fetch) it also counts XLA compilations, and the calls into NNX's graph machinery (flax/nnx/graphlib.py: graph
+# traversal, flatten/unflatten, caches) made inside the compiled functions' calls.
 ENTRY_POINT_PROBE = """
 import collections, cProfile, functools, json, os, runpy, sys
 import jax
