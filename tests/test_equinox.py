@@ -13,6 +13,7 @@ import jax.numpy as jnp
 
 import ppo_equinox
 from helpers import ROOT, TINY, read_run, table
+from test_parity_nnx import new_stats
 
 # Run ppo_equinox.py as __main__ with jax.jit and eqx.filter_jit wrapped to record which of the script's functions
 # (bound with functools.partial) each is given.
@@ -60,9 +61,7 @@ def test_the_train_state_and_rollout_carry_hold_only_arrays_so_jax_jit_takes_the
     agent = ppo_equinox.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     optimizer = ppo_equinox.make_optimizer(ppo_equinox.Args())
     train_state = ppo_equinox.TrainState(agent, optimizer.init(eqx.filter(agent, eqx.is_array)))
-    zeros = jnp.zeros(4)
-    stats = ppo_equinox.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    carry = ppo_equinox.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), stats)
+    carry = ppo_equinox.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(ppo_equinox, 4))
     for tree in (train_state, carry):
         arrays, static = eqx.partition(tree, eqx.is_array)
         assert jax.tree.leaves(static) == [] and len(jax.tree.leaves(arrays)) == len(jax.tree.leaves(tree)) > 0

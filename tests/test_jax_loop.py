@@ -1,5 +1,6 @@
-"""The JAX scripts' training loop does only the study's work: nothing runs between its compiled calls, and with
---no-bootstrap-truncated no V(final observation) is computed."""
+"""The JAX scripts' training loop does only the study's work: nothing runs between its compiled calls, the host waits
+once per iteration, each iteration donates the state it replaces, and with --no-bootstrap-truncated no V(final
+observation) is computed."""
 import functools
 import glob
 import gzip
@@ -18,14 +19,10 @@ import ppo_linen_gymnasium
 import ppo_nnx
 import ppo_nnx_cached
 from helpers import GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SYNC_PROFILED, TINY
+from test_parity_nnx import new_stats
 from test_parity_nnx_tree import ppo_nnx_tree
 
 NUM_ENVS, HIDDEN = 4, 64  # the small model: the critic's head multiplies by a HIDDEN x 1 weight
-
-
-def new_stats(module):
-    zeros = jnp.zeros(NUM_ENVS)
-    return module.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
 
 
 def gymnax_start(module):
@@ -37,7 +34,7 @@ def gymnax_start(module):
 def linen_rollout_jaxpr(module, bootstrap):
     env, env_params, obs, env_state = gymnax_start(module)
     agent, params = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
-    carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module, NUM_ENVS))
     rollout = functools.partial(
         module.rollout, agent=agent, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap
     )
@@ -47,7 +44,7 @@ def linen_rollout_jaxpr(module, bootstrap):
 def equinox_rollout_jaxpr(module, bootstrap):
     env, env_params, obs, env_state = gymnax_start(module)
     agent = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
-    carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module, NUM_ENVS))
     rollout = functools.partial(
         module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap
     )
@@ -58,7 +55,7 @@ def nnx_rollout_jaxpr(module, bootstrap):
     """The rollout on the agent and rollout state, split into a graph definition and arrays: a pure function."""
     env, env_params, obs, env_state = gymnax_start(module)
     agent = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
-    state = module.RolloutState(env_state, obs, jax.random.PRNGKey(2), new_stats(module))
+    state = module.RolloutState(env_state, obs, jax.random.PRNGKey(2), new_stats(module, NUM_ENVS))
     graphdef, arrays = nnx.split((agent, state))
     rollout = functools.partial(
         module.rollout, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap
@@ -71,7 +68,7 @@ def gymnasium_step_jaxpr(module, bootstrap):
     agent, params = module.make_agent(jax.random.PRNGKey(1), 4, 2, "small")
     step = jnp.zeros((NUM_ENVS, 2 * 4 + 3))
     act = functools.partial(module.act_step, agent=agent, bootstrap_truncated=bootstrap)
-    return jax.make_jaxpr(act)(params, new_stats(module), jax.random.PRNGKey(2), step)
+    return jax.make_jaxpr(act)(params, new_stats(module, NUM_ENVS), jax.random.PRNGKey(2), step)
 
 
 # script: (its rollout's jaxpr, the critic passes it holds with V(final obs): V(obs) and V(final obs) per step, V(last
