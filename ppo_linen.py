@@ -213,8 +213,8 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
     """
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        return AdamState(jnp.zeros([], jnp.float32), zeros, zeros)
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return AdamState(jnp.zeros([], jnp.float32), mu, nu)
 
     def update(grads, state, params=None):
         mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
@@ -263,7 +263,6 @@ class EpisodeStats(NamedTuple):
 
 
 class RolloutCarry(NamedTuple):
-    params: Any
     env_state: Any
     obs: jax.Array
     key: jax.Array
@@ -291,27 +290,43 @@ def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> E
 
 
 # ROLLOUT
-def rollout_step(carry: RolloutCarry, _, agent: Agent, env: Any, env_params: Any):
+def rollout_step(
+    carry: RolloutCarry, _, params: Any, agent: Agent, env: Any, env_params: Any, bootstrap_truncated: bool
+):
     key, action_key, step_key = jax.random.split(carry.key, 3)
-    logits, value = agent.apply(carry.params, carry.obs)
+    logits, value = agent.apply(params, carry.obs)
     action = jax.random.categorical(action_key, logits)
     logprob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1).squeeze(1)
     next_obs, env_state, reward, terminated, truncated, final_obs = env_step(
         step_key, carry.env_state, action, env, env_params
     )
-    final_value = agent.apply(carry.params, final_obs, method=Agent.value)
+    if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
+        final_value = agent.apply(params, final_obs, method=Agent.value)
+    else:
+        final_value = jnp.zeros_like(value)
     stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     transition = Storage(carry.obs, action, logprob, value, reward, terminated, truncated, final_value)
-    return RolloutCarry(carry.params, env_state, next_obs, key, stats), transition
+    return RolloutCarry(env_state, next_obs, key, stats), transition
 
 
-def rollout(carry: RolloutCarry, agent: Agent, env: Any, env_params: Any, num_steps: int):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
-    carry = carry._replace(stats=new_iteration_stats(carry.stats))
-    step = functools.partial(rollout_step, agent=agent, env=env, env_params=env_params)
+def rollout(
+    params: Any, carry: RolloutCarry, agent: Agent, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
+):
+    """Collect `num_steps` vectorised steps with the policy `params` (closed over by the scan, not carried); returns the
+    new carry, the storage, V(last obs) and the key of the update that follows."""
+    key, update_key = jax.random.split(carry.key)
+    carry = carry._replace(key=key, stats=new_iteration_stats(carry.stats))
+    step = functools.partial(
+        rollout_step,
+        params=params,
+        agent=agent,
+        env=env,
+        env_params=env_params,
+        bootstrap_truncated=bootstrap_truncated,
+    )
     carry, storage = jax.lax.scan(step, carry, length=num_steps)
-    last_value = agent.apply(carry.params, carry.obs, method=Agent.value)
-    return carry, storage, last_value
+    last_value = agent.apply(params, carry.obs, method=Agent.value)
+    return carry, storage, last_value, update_key
 
 
 # GAE
@@ -395,8 +410,9 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
     return train_state.apply_gradients(grads=grads), info
 
 
-def update(train_state: TrainState, b: Batch, key: jax.Array, agent: Agent, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = flatten_batch(storage, advantages, returns)
     epoch_keys = jax.random.split(key, args.update_epochs)
     b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, args.batch_size)
     mb_inds = b_inds.reshape(-1, args.minibatch_size)
@@ -562,16 +578,26 @@ if __name__ == "__main__":
     train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=make_optimizer(args))
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    carry = RolloutCarry(train_state.params, env_state, obs, key, stats)
+    carry = RolloutCarry(env_state, obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing)
-    rollout_fn = functools.partial(rollout, agent=agent, env=env, env_params=env_params, num_steps=args.num_steps)
+    rollout_fn = functools.partial(
+        rollout,
+        agent=agent,
+        env=env,
+        env_params=env_params,
+        num_steps=args.num_steps,
+        bootstrap_truncated=args.bootstrap_truncated,
+    )
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )
     update_fn = functools.partial(update, agent=agent, args=args)
     if args.jit:
-        rollout_fn, gae_fn, update_fn = jax.jit(rollout_fn), jax.jit(gae_fn), jax.jit(update_fn)
+        # donated: the rollout carry and the train state, which each call replaces (XLA reuses their buffers)
+        rollout_fn = jax.jit(rollout_fn, donate_argnums=1)
+        gae_fn = jax.jit(gae_fn)
+        update_fn = jax.jit(update_fn, donate_argnums=0)
     else:
         jax.config.update("jax_disable_jit", True)
 
@@ -590,11 +616,9 @@ if __name__ == "__main__":
             if args.profile and iteration == profile_iterations.start:
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            key, update_key = jax.random.split(carry.key)
-            carry = carry._replace(params=train_state.params, key=key)
 
             # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(carry)
+            carry, storage, last_value, update_key = rollout_fn(train_state.params, carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, carry))
@@ -602,14 +626,15 @@ if __name__ == "__main__":
             global_step += args.batch_size
 
             # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            train_state, losses, explained_var = update_fn(train_state, b, update_key)
+            train_state, losses, explained_var = update_fn(train_state, storage, advantages, returns, update_key)
             if args.sync_timing:
                 jax.block_until_ready((train_state, losses))
                 update_end = time.perf_counter()
 
-            # LOGGING: the one host fetch of this iteration
-            losses, explained_var, stats = jax.device_get((losses, explained_var, carry.stats))
+            # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+            # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+            finished = carry.stats._replace(returns=None, lengths=None)
+            losses, explained_var, stats = jax.device_get((losses, explained_var, finished))
             now = time.perf_counter()
             if stats.finished_count > 0:
                 writer.add_scalar("charts/episodic_return", stats.finished_return_sum / stats.finished_count, global_step)

@@ -244,8 +244,8 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
     """
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        return AdamState(jnp.zeros([], jnp.float32), zeros, zeros)
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return AdamState(jnp.zeros([], jnp.float32), mu, nu)
 
     def update(grads, state, params=None):
         mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
@@ -294,7 +294,6 @@ class EpisodeStats(NamedTuple):
 
 
 class RolloutCarry(NamedTuple):
-    params: Any
     obs: jax.Array
     key: jax.Array
     stats: EpisodeStats
@@ -330,16 +329,29 @@ def policy_step(params: Any, obs: jax.Array, key: jax.Array, agent: Agent):
     return key, action, logprob, value
 
 
-def record_step(params: Any, stats: EpisodeStats, step: jax.Array, agent: Agent):
+def record_step(params: Any, stats: EpisodeStats, step: jax.Array, agent: Agent, bootstrap_truncated: bool):
     """The next obs, V(final observation) of the step just taken, and the episode stats updated with it."""
     obs, reward, terminated, truncated, final_obs = unpack_step(step)
-    final_value = agent.apply(params, final_obs, method=Agent.value)
+    if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
+        final_value = agent.apply(params, final_obs, method=Agent.value)
+    else:
+        final_value = jnp.zeros_like(reward)
     return obs, final_value, track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
 
 
-def act_step(params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent):
+def start_rollout(params: Any, carry: RolloutCarry, agent: Agent):
+    """The rollout's first compiled call: split off the key of the update that follows, start the iteration's episode
+    sums, and sample the first actions from the carried obs."""
+    key, update_key = jax.random.split(carry.key)
+    key, action, logprob, value = policy_step(params, carry.obs, key, agent)
+    return RolloutCarry(carry.obs, key, new_iteration_stats(carry.stats)), update_key, action, logprob, value
+
+
+def act_step(
+    params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent, bootstrap_truncated: bool
+):
     """One compiled call per env step: record the step just taken, then sample the next actions from its next obs."""
-    obs, final_value, stats = record_step(params, stats, step, agent)
+    obs, final_value, stats = record_step(params, stats, step, agent, bootstrap_truncated)
     key, action, logprob, value = policy_step(params, obs, key, agent)
     return obs, final_value, stats, key, action, logprob, value
 
@@ -354,10 +366,11 @@ def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
     )
 
 
-def rollout(carry: RolloutCarry, policy_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
-    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs)."""
-    params, obs, key, stats = carry.params, carry.obs, carry.key, new_iteration_stats(carry.stats)
-    key, action, logprob, value = policy_fn(params, obs, key)
+def rollout(params: Any, carry: RolloutCarry, start_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
+    """Collect `num_steps` vectorised steps with the policy `params`; returns the new carry, the storage, V(last obs)
+    and the key of the update that follows."""
+    carry, update_key, action, logprob, value = start_fn(params, carry)
+    obs, key, stats = carry
     transitions = []
     for _ in range(num_steps):
         # one exchange each way: the action to the host (NumPy), the packed step to the device
@@ -368,7 +381,7 @@ def rollout(carry: RolloutCarry, policy_fn, env_step_fn, act_fn, stack_fn, num_s
         transitions.append((*taken, final_value, step))
     storage = stack_fn(carry.obs, transitions)
     # the last call's value is V(last obs); its actions are never taken (the next rollout samples with new params)
-    return RolloutCarry(params, obs, key, stats), storage, value
+    return RolloutCarry(obs, key, stats), storage, value, update_key
 
 
 # GAE
@@ -452,8 +465,9 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
     return train_state.apply_gradients(grads=grads), info
 
 
-def update(train_state: TrainState, b: Batch, key: jax.Array, agent: Agent, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = flatten_batch(storage, advantages, returns)
     epoch_keys = jax.random.split(key, args.update_epochs)
     b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, args.batch_size)
     mb_inds = b_inds.reshape(-1, args.minibatch_size)
@@ -620,25 +634,28 @@ if __name__ == "__main__":
     train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=make_optimizer(args))
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    carry = RolloutCarry(train_state.params, obs, key, stats)
+    carry = RolloutCarry(obs, key, stats)
 
     # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing); the env steps
     # in NumPy between two compiled calls, one per step
-    policy_fn = functools.partial(policy_step, agent=agent)
-    act_fn = functools.partial(act_step, agent=agent)
+    start_fn = functools.partial(start_rollout, agent=agent)
+    act_fn = functools.partial(act_step, agent=agent, bootstrap_truncated=args.bootstrap_truncated)
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )
     update_fn = functools.partial(update, agent=agent, args=args)
     stack_fn = stack_transitions
     if args.jit:
-        policy_fn, act_fn, stack_fn = jax.jit(policy_fn), jax.jit(act_fn), jax.jit(stack_fn)
-        gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn)
+        # donated: the rollout carry, its episode stats and key, which each call replaces, and the train state, which
+        # the update does (XLA reuses their buffers)
+        start_fn, act_fn = jax.jit(start_fn, donate_argnums=1), jax.jit(act_fn, donate_argnums=(1, 2))
+        stack_fn = jax.jit(stack_fn)
+        gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn, donate_argnums=0)
     else:
         jax.config.update("jax_disable_jit", True)
     rollout_fn = functools.partial(
         rollout,
-        policy_fn=policy_fn,
+        start_fn=start_fn,
         env_step_fn=functools.partial(env_step, envs=envs),
         act_fn=act_fn,
         stack_fn=stack_fn,
@@ -660,11 +677,9 @@ if __name__ == "__main__":
             if args.profile and iteration == profile_iterations.start:
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            key, update_key = jax.random.split(carry.key)
-            carry = carry._replace(params=train_state.params, key=key)
 
             # ROLLOUT + GAE
-            carry, storage, last_value = rollout_fn(carry)
+            carry, storage, last_value, update_key = rollout_fn(train_state.params, carry)
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, carry))
@@ -672,14 +687,15 @@ if __name__ == "__main__":
             global_step += args.batch_size
 
             # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            train_state, losses, explained_var = update_fn(train_state, b, update_key)
+            train_state, losses, explained_var = update_fn(train_state, storage, advantages, returns, update_key)
             if args.sync_timing:
                 jax.block_until_ready((train_state, losses))
                 update_end = time.perf_counter()
 
-            # LOGGING: the one host fetch of this iteration
-            losses, explained_var, stats = jax.device_get((losses, explained_var, carry.stats))
+            # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+            # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+            finished = carry.stats._replace(returns=None, lengths=None)
+            losses, explained_var, stats = jax.device_get((losses, explained_var, finished))
             now = time.perf_counter()
             if stats.finished_count > 0:
                 writer.add_scalar("charts/episodic_return", stats.finished_return_sum / stats.finished_count, global_step)

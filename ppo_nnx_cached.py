@@ -195,8 +195,8 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
     """
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        return AdamState(jnp.zeros([], jnp.float32), zeros, zeros)
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return AdamState(jnp.zeros([], jnp.float32), mu, nu)
 
     def update(grads, state, params=None):
         mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
@@ -275,7 +275,7 @@ def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> E
 
 
 # ROLLOUT
-def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any):
+def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any, bootstrap_truncated: bool):
     key, action_key, step_key = jax.random.split(state.key.get_value(), 3)
     obs = state.obs.get_value()
     logits, value = agent(obs)
@@ -284,7 +284,10 @@ def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any):
     next_obs, env_state, reward, terminated, truncated, final_obs = env_step(
         step_key, state.env_state.get_value(), action, env, env_params
     )
-    final_value = agent.value(final_obs)
+    if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
+        final_value = agent.value(final_obs)
+    else:
+        final_value = jnp.zeros_like(value)
     stats = track_episodes(state.stats.get_value(), reward, jnp.logical_or(terminated, truncated))
     transition = Storage(obs, action, logprob, value, reward, terminated, truncated, final_value)
     state.env_state.set_value(env_state)
@@ -294,18 +297,23 @@ def rollout_step(agent: Agent, state: RolloutState, env: Any, env_params: Any):
     return state, transition
 
 
-def rollout(agent: Agent, state: RolloutState, env: Any, env_params: Any, num_steps: int):
-    """Collect `num_steps` vectorised steps into `state`; returns the storage and V(last obs)."""
+def rollout(
+    agent: Agent, state: RolloutState, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
+):
+    """Collect `num_steps` vectorised steps into `state`; returns the storage, V(last obs) and the key of the update
+    that follows."""
+    key, update_key = jax.random.split(state.key.get_value())
+    state.key.set_value(key)
     state.stats.set_value(new_iteration_stats(state.stats.get_value()))
     step = nnx.scan(
-        functools.partial(rollout_step, env=env, env_params=env_params),
+        functools.partial(rollout_step, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated),
         in_axes=(None, nnx.Carry),
         out_axes=(nnx.Carry, 0),
         length=num_steps,
     )
     _, storage = step(agent, state)
     last_value = agent.value(state.obs.get_value())
-    return storage, last_value
+    return storage, last_value, update_key
 
 
 # GAE
@@ -397,8 +405,10 @@ def update_minibatch(carry: UpdateCarry, mb_inds: jax.Array, b: Batch, loss_fn):
     return carry, info
 
 
-def update(agent: Agent, optimizer: nnx.Optimizer, b: Batch, key: jax.Array, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order (agent, optimizer updated in place)."""
+def update(agent: Agent, optimizer: nnx.Optimizer, storage: Storage, advantages, returns, key: jax.Array, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order
+    (agent, optimizer updated in place)."""
+    b = flatten_batch(storage, advantages, returns)
     epoch_keys = jax.random.split(key, args.update_epochs)
     b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, args.batch_size)
     mb_inds = b_inds.reshape(-1, args.minibatch_size)
@@ -568,14 +578,19 @@ if __name__ == "__main__":
     rollout_state = RolloutState(env_state, obs, key, stats)
 
     # EXECUTABLES: the same top-level functions under nnx.jit, with the NNX objects bound once by nnx.cached_partial
-    rollout_fn = functools.partial(rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+    # (GAE, on arrays only: jax.jit)
+    rollout_fn = functools.partial(
+        rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=args.bootstrap_truncated
+    )
     gae_fn = functools.partial(
         compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
     )
     update_fn = functools.partial(update, args=args)
-    rollout_fn = nnx.cached_partial(nnx.jit(rollout_fn), agent, rollout_state)
-    gae_fn = nnx.jit(gae_fn)
-    update_fn = nnx.cached_partial(nnx.jit(update_fn), agent, optimizer)
+    # donated: what each call replaces, so that XLA reuses its buffers: the rollout state, the agent, the optimizer
+    # (nnx.jit returns every Variable of its arguments: the rollout passes the agent through, aliased, not copied)
+    rollout_fn = nnx.cached_partial(nnx.jit(rollout_fn, donate_argnums=(0, 1)), agent, rollout_state)
+    gae_fn = jax.jit(gae_fn)
+    update_fn = nnx.cached_partial(nnx.jit(update_fn, donate_argnums=(0, 1)), agent, optimizer)
 
     # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
     profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
@@ -592,11 +607,9 @@ if __name__ == "__main__":
             if args.profile and iteration == profile_iterations.start:
                 profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
             lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
-            key, update_key = jax.random.split(rollout_state.key.get_value())
-            rollout_state.key.set_value(key)
 
             # ROLLOUT + GAE
-            storage, last_value = rollout_fn()
+            storage, last_value, update_key = rollout_fn()
             advantages, returns = gae_fn(storage, last_value)
             if args.sync_timing:
                 jax.block_until_ready((advantages, returns, rollout_state))
@@ -604,14 +617,15 @@ if __name__ == "__main__":
             global_step += args.batch_size
 
             # UPDATE
-            b = flatten_batch(storage, advantages, returns)
-            losses, explained_var = update_fn(b, update_key)
+            losses, explained_var = update_fn(storage, advantages, returns, update_key)
             if args.sync_timing:
                 jax.block_until_ready((agent, optimizer, losses))
                 update_end = time.perf_counter()
 
-            # LOGGING: the one host fetch of this iteration
-            losses, explained_var, stats = jax.device_get((losses, explained_var, rollout_state.stats.get_value()))
+            # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+            # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+            finished = rollout_state.stats.get_value()._replace(returns=None, lengths=None)
+            losses, explained_var, stats = jax.device_get((losses, explained_var, finished))
             now = time.perf_counter()
             if stats.finished_count > 0:
                 writer.add_scalar("charts/episodic_return", stats.finished_return_sum / stats.finished_count, global_step)

@@ -4,10 +4,13 @@ Usage: python probe.py OUT.json SCRIPT.py [script args...]
 
 Every call of a host-fetching method (jax.Array.__array__/block_until_ready/item/tolist, jax.device_get and, when
 the script imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__) is recorded with
-the file and line that made it (and, for torch, the tensor's device type). The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script
-itself) marks the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records
-that JAX logs for every function it lowers) and, for torch, of dynamo compilations so far is recorded. OUT.json gets
-the fetches, both boundary lists, the name of every JAX compilation and, for torch, every dynamo compilation
+the file and line that made it (for torch, with the tensor's device type), and whether it was made inside another
+recorded call (jax.device_get reads every leaf through __array__). The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script itself) marks
+the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records that JAX logs for
+every function it lowers) and, for torch, of dynamo compilations so far is recorded, and so are the JAX arrays each of
+the script's global names holds: at the next boundary, how many of them the iteration in between deleted (a donated
+array is deleted when the call it is donated to starts). OUT.json gets the fetches, both boundary lists, the
+donations, the name of every JAX compilation and, for torch, every dynamo compilation
 (`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. The script runs as `__main__`
 and writes its logs as in a plain run, so the same run serves every check of its output.
 """
@@ -25,7 +28,8 @@ out_path, script = sys.argv[1], os.path.abspath(sys.argv[2])
 with open(script) as source:
     source_text = source.read()
 uses_torch = re.search(r"^import torch$", source_text, flags=re.M) is not None
-fetches, boundaries, jax_boundaries, jax_compilations = [], [], [], []
+fetches, boundaries, jax_boundaries, jax_compilations, depth = [], [], [], [], [0]
+held, donations = [], []  # the arrays the training loop's names held at the last boundary; per later boundary, deleted
 
 
 class CompileLog(logging.Handler):
@@ -48,19 +52,37 @@ def at_boundary(caller, name):
         "tolist", "device_get")
 
 
+def record_donations(namespace):
+    """For each global name that held live arrays at the last boundary: [how many are deleted now, how many it held];
+    then remember what each holds now."""
+    if held:
+        donations.append({name: [sum(a.is_deleted() for a in arrays), len(arrays)] for name, arrays in held[0].items()})
+    now = {}
+    for name, value in namespace.items():
+        arrays = [leaf for leaf in jax.tree.leaves(value) if isinstance(leaf, ArrayImpl) and not leaf.is_deleted()]
+        if arrays:
+            now[name] = arrays
+    held[:] = [now]
+
+
 def recording(owner, name, label):
     original = getattr(owner, name)
 
     def wrapper(*args, **kwargs):
         caller = sys._getframe(1)
-        fetch = {"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno}
+        fetch = {"method": label, "file": caller.f_code.co_filename, "line": caller.f_lineno, "nested": depth[0] > 0}
         if label.startswith("torch."):  # a CPU tensor's numpy() is a view, a CUDA tensor's a copy and a host sync
             fetch["device"] = args[0].device.type
         fetches.append(fetch)
         if at_boundary(caller, name):
             boundaries.append(dynamo_compilations())
             jax_boundaries.append(len(jax_compilations))
-        return original(*args, **kwargs)
+            record_donations(caller.f_locals)  # the training loop's names: main()'s locals, or the module's globals
+        depth[0] += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            depth[0] -= 1
 
     setattr(owner, name, wrapper)
 
@@ -82,7 +104,7 @@ try:
     runpy.run_path(script, run_name="__main__")
 finally:
     record = {"fetches": fetches, "boundaries": boundaries, "jax_boundaries": jax_boundaries,
-              "jax_compilations": jax_compilations}
+              "donations": donations, "jax_compilations": jax_compilations}
     if uses_torch:
         record["compilations"] = [
             {"compile_id": m.compile_id, "co_name": m.co_name, "co_filename": m.co_filename,

@@ -177,22 +177,24 @@ def test_linen_rollout_moves_one_array_each_way_per_step(monkeypatch):
     counts = Counter()
     rollout = functools.partial(
         m.rollout,
-        policy_fn=counted(counts, "policy calls", jax.jit(functools.partial(m.policy_step, agent=agent))),
+        start_fn=counted(counts, "start calls", jax.jit(functools.partial(m.start_rollout, agent=agent))),
         env_step_fn=counted(counts, "env steps", functools.partial(m.env_step, envs=envs)),
-        act_fn=counted(counts, "act calls", jax.jit(functools.partial(m.act_step, agent=agent))),
+        act_fn=counted(
+            counts, "act calls", jax.jit(functools.partial(m.act_step, agent=agent, bootstrap_truncated=True))
+        ),
         stack_fn=jax.jit(m.stack_transitions),
         num_steps=8,
     )
-    carry, _, _ = rollout(m.RolloutCarry(params, obs, jax.random.PRNGKey(2), stats))  # compiles
+    carry, _, _, _ = rollout(params, m.RolloutCarry(obs, jax.random.PRNGKey(2), stats))  # compiles
     counts.clear()
     monkeypatch.setattr(jax, "device_put", counted(counts, "to device", jax.device_put))
     monkeypatch.setattr(jax, "device_get", counted(counts, "to host", jax.device_get))
     for name in ("item", "tolist"):  # (jax.device_get reads through __array__)
         monkeypatch.setattr(ArrayImpl, name, counted(counts, name, getattr(ArrayImpl, name)))
     start = carry
-    carry, storage, last_value = rollout(carry)
+    carry, storage, last_value, _ = rollout(params, carry)
     # one compiled call per step (record the step, sample the next actions) and one to start the rollout
-    assert counts == {"env steps": 8, "to device": 8, "to host": 8, "act calls": 8, "policy calls": 1}
+    assert counts == {"env steps": 8, "to device": 8, "to host": 8, "act calls": 8, "start calls": 1}
     assert storage.obs.shape == (8, 4, 4) and storage.terminated.dtype == jnp.bool_
     # each step's value is V(the obs that step saw), the first of them the carry's; V(last obs) is the critic's
     critic = functools.partial(agent.apply, params, method=m.Agent.value)

@@ -59,21 +59,22 @@ def test_init_seeded_orthogonal_with_ppo_gains_and_zero_biases():
 
 def test_rollout_and_update_parity_with_linen_from_identical_weights():
     """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys; the Equinox
-    side bound and run under eqx.filter_jit as the script's main block does."""
+    side bound and run under jax.jit as the script's main block does."""
     (env, env_params, obs, env_state), params, (linen,) = linen_iterations(1)
     args = ppo_equinox.Args(**TINY_ARGS)
     agent = equinox_agent_like(params, obs.shape[1], 2)
     optimizer = ppo_equinox.make_optimizer(args)
     train_state = ppo_equinox.TrainState(agent, optimizer.init(eqx.filter(agent, eqx.is_array)))
     stats = new_stats(ppo_equinox, args.num_envs)
-    carry = ppo_equinox.RolloutCarry(agent, env_state, obs, ROLLOUT_KEY, stats)
-    rollout_fn = functools.partial(ppo_equinox.rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+    carry = ppo_equinox.RolloutCarry(env_state, obs, ROLLOUT_KEY, stats)
+    rollout_fn = functools.partial(
+        ppo_equinox.rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=True
+    )
     gae_fn = functools.partial(ppo_equinox.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True)
     update_fn = functools.partial(ppo_equinox.update, optimizer=optimizer, args=args)
-    rollout_fn, gae_fn, update_fn = eqx.filter_jit(rollout_fn), eqx.filter_jit(gae_fn), eqx.filter_jit(update_fn)
-    carry, storage, last_value = rollout_fn(carry)
-    b = ppo_equinox.flatten_batch(storage, *gae_fn(storage, last_value))
-    train_state, losses, _ = update_fn(train_state, b, update_key(0))
+    rollout_fn, gae_fn, update_fn = jax.jit(rollout_fn), jax.jit(gae_fn), jax.jit(update_fn)
+    carry, storage, last_value, _ = rollout_fn(agent, carry)
+    train_state, losses, _ = update_fn(train_state, storage, *gae_fn(storage, last_value), update_key(0))
     assert float(train_state.opt_state[1].count) == args.update_epochs * args.num_minibatches
     new_layers = {head: equinox_layers(train_state.agent, head) for head in HEADS}
     assert_iteration_parity(linen, storage, last_value, carry.stats, losses, new_layers)

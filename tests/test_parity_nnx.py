@@ -137,14 +137,16 @@ def linen_iterations(num_iterations):
     obs, env_state = ppo_linen.env_reset(jax.random.PRNGKey(0), env, env_params, args.num_envs)
     linen_agent, params = ppo_linen.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
     train_state = TrainState.create(apply_fn=linen_agent.apply, params=params, tx=ppo_linen.make_optimizer(args))
-    carry = ppo_linen.RolloutCarry(params, env_state, obs, ROLLOUT_KEY, new_stats(ppo_linen, args.num_envs))
+    carry = ppo_linen.RolloutCarry(env_state, obs, ROLLOUT_KEY, new_stats(ppo_linen, args.num_envs))
     iterations = []
     for iteration in range(num_iterations):
-        carry = carry._replace(params=train_state.params)
-        carry, storage, last_value = ppo_linen.rollout(carry, linen_agent, env, env_params, args.num_steps)
+        carry, storage, last_value, _ = ppo_linen.rollout(
+            train_state.params, carry, linen_agent, env, env_params, args.num_steps, True
+        )
         advantages, returns = ppo_linen.compute_gae(storage, last_value, 0.99, 0.95, True)
-        b = ppo_linen.flatten_batch(storage, advantages, returns)
-        train_state, losses, _ = ppo_linen.update(train_state, b, update_key(iteration), linen_agent, args)
+        train_state, losses, _ = ppo_linen.update(
+            train_state, storage, advantages, returns, update_key(iteration), linen_agent, args
+        )
         iterations.append(LinenIteration(storage, last_value, carry.stats, losses, train_state.params))
     return (env, env_params, obs, env_state), params, iterations
 
@@ -177,10 +179,9 @@ def test_rollout_and_update_parity_with_linen_from_identical_weights():
     agent = nnx_agent_like(params, obs.shape[1], 2)
     optimizer = nnx.Optimizer(agent, ppo_nnx.make_optimizer(args), wrt=nnx.Param)
     state = ppo_nnx.RolloutState(env_state, obs, ROLLOUT_KEY, new_stats(ppo_nnx, args.num_envs))
-    storage, last_value = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps)
+    storage, last_value, _ = ppo_nnx.rollout(agent, state, env, env_params, args.num_steps, True)
     advantages, returns = ppo_nnx.compute_gae(storage, last_value, 0.99, 0.95, True)
-    b = ppo_nnx.flatten_batch(storage, advantages, returns)
-    losses, _ = ppo_nnx.update(agent, optimizer, b, update_key(0), args)
+    losses, _ = ppo_nnx.update(agent, optimizer, storage, advantages, returns, update_key(0), args)
     assert_iteration_parity(linen, storage, last_value, state.stats.get_value(), losses, agent_layers(agent))
     assert int(optimizer.step.get_value()) == args.update_epochs * args.num_minibatches
 
@@ -194,7 +195,9 @@ def training_setup(module, num_steps):
     agent = module.make_agent(param_key, obs.shape[1], env.action_space(env_params).n, "small")
     optimizer = nnx.Optimizer(agent, module.make_optimizer(args), wrt=nnx.Param)
     state = module.RolloutState(env_state, obs, key, new_stats(module, args.num_envs))
-    rollout_fn = functools.partial(module.rollout, env=env, env_params=env_params, num_steps=num_steps)
+    rollout_fn = functools.partial(
+        module.rollout, env=env, env_params=env_params, num_steps=num_steps, bootstrap_truncated=True
+    )
     update_fn = functools.partial(module.update, args=args)
     return agent, optimizer, state, nnx.jit(rollout_fn), nnx.jit(update_fn)
 
@@ -207,15 +210,13 @@ def test_cached_partial_parity_with_nnx_jit_over_two_iterations():
     )
     cached_rollout = nnx.cached_partial(cached_rollout, cached_agent, cached_state)
     cached_update = nnx.cached_partial(cached_update, cached_agent, cached_optimizer)
-    gae_fn = nnx.jit(functools.partial(ppo_nnx.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True))
-    for iteration in range(2):
-        update_key = jax.random.PRNGKey(10 + iteration)
-        storage, last_value = rollout_fn(agent, state)
-        cached_storage, cached_last_value = cached_rollout()
-        assert_trees_equal((cached_storage, cached_last_value), (storage, last_value))
-        b = ppo_nnx.flatten_batch(storage, *gae_fn(storage, last_value))
-        losses, explained_var = update_fn(agent, optimizer, b, update_key)
-        cached_losses, cached_explained_var = cached_update(b, update_key)
+    gae_fn = jax.jit(functools.partial(ppo_nnx.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True))
+    for _ in range(2):
+        storage, last_value, update_key = rollout_fn(agent, state)
+        assert_trees_equal(cached_rollout(), (storage, last_value, update_key))
+        advantages, returns = gae_fn(storage, last_value)
+        losses, explained_var = update_fn(agent, optimizer, storage, advantages, returns, update_key)
+        cached_losses, cached_explained_var = cached_update(storage, advantages, returns, update_key)
         assert_trees_equal((cached_losses, cached_explained_var), (losses, explained_var))
         # the cached functions updated the caller's own objects, in place
         assert_trees_equal((cached_agent, cached_optimizer, cached_state), (agent, optimizer, state))

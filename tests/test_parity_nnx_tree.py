@@ -79,22 +79,22 @@ def test_tree_mode_loss_terms_and_gradients_parity_with_linen_on_identical_weigh
 
 
 def test_tree_mode_two_iterations_through_jit_partial_match_linen_from_identical_weights():
-    """The script's executables (rollout and update bound once by nnx.jit_partial, GAE under nnx.jit, all graph=False)
+    """The script's executables (rollout and update bound once by nnx.jit_partial, graph=False; GAE under jax.jit)
     for two iterations: each matches Linen, and the caller's agent, optimizer and rollout state are updated in place."""
     (env, env_params, obs, env_state), params, linen = linen_iterations(2)
     args = ppo_nnx_tree.Args(**TINY_ARGS)
     agent = nnx_agent_like(params, obs.shape[1], 2, module=ppo_nnx_tree)
     optimizer = nnx.Optimizer(agent, ppo_nnx_tree.make_optimizer(args), wrt=nnx.Param)
     state = ppo_nnx_tree.RolloutState(env_state, obs, ROLLOUT_KEY, new_stats(ppo_nnx_tree, args.num_envs))
-    rollout_fn = functools.partial(ppo_nnx_tree.rollout, env=env, env_params=env_params, num_steps=args.num_steps)
+    rollout_fn = functools.partial(
+        ppo_nnx_tree.rollout, env=env, env_params=env_params, num_steps=args.num_steps, bootstrap_truncated=True
+    )
     rollout_fn = nnx.jit_partial(rollout_fn, agent, state, graph=False)
-    gae_fn = nnx.jit(functools.partial(ppo_nnx_tree.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True),
-                     graph=False)
+    gae_fn = jax.jit(functools.partial(ppo_nnx_tree.compute_gae, gamma=0.99, gae_lambda=0.95, bootstrap_truncated=True))
     update_fn = nnx.jit_partial(functools.partial(ppo_nnx_tree.update, args=args), agent, optimizer, graph=False)
     for iteration, linen_iteration in enumerate(linen):
-        storage, last_value = rollout_fn()
-        b = ppo_nnx_tree.flatten_batch(storage, *gae_fn(storage, last_value))
-        losses, _ = update_fn(b, update_key(iteration))
+        storage, last_value, _ = rollout_fn()
+        losses, _ = update_fn(storage, *gae_fn(storage, last_value), update_key(iteration))
         assert_iteration_parity(
             linen_iteration, storage, last_value, state.stats.get_value(), losses, agent_layers(agent)
         )
