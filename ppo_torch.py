@@ -614,7 +614,8 @@ class Run:
         self.last_fetch = now
         if self.args.profile and iteration == self.profile_iterations[-1]:
             self.profiling.close()
-        diverged = [value for value in losses.values() if not math.isfinite(value)]
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
         if diverged:
             nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
             fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
