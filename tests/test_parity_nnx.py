@@ -16,7 +16,7 @@ import ppo_nnx_cached
 import reference
 from test_linen import linen_layers
 
-TINY_ARGS = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, batch_size=64, minibatch_size=32)
+TINY_ARGS = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2)
 TOLERANCE = dict(rtol=1e-4, atol=1e-6)
 ROLLOUT_KEY = jax.random.PRNGKey(2)
 
