@@ -1,22 +1,14 @@
 """PPO (CleanRL-style, single file) in Flax Linen + optax on a Gymnasium vector environment stepped in NumPy on the CPU."""
 import time
 
-PROCESS_START = time.perf_counter()
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
 
 import os
 
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: allocate as needed (peak memory is logged)
 
-import contextlib
 import functools
-import importlib.metadata
-import math
-import platform
-import resource
-import signal
-import subprocess
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Sequence
 
 import flax.linen as nn
@@ -27,8 +19,6 @@ import numpy as np
 import optax
 import tyro
 from flax.training.train_state import TrainState
-from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
 
@@ -50,6 +40,8 @@ class Args:
     """synchronise around rollout and update to time them separately"""
     profile: bool = False
     """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    vectorization: Literal["sync", "vector"] = "sync"
+    """sync: a Python loop over env copies (SyncVectorEnv); vector: Gymnasium's NumPy-vectorised env (CartPole-v1)"""
     device: Literal["auto", "cpu", "gpu"] = "auto"
     """where the agent runs: auto (GPU if present), cpu or gpu; the env always runs on the CPU"""
     log_dir: str = "runs"
@@ -93,57 +85,60 @@ class Args:
     bootstrap_truncated: bool = True
     """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
 
-    # filled at runtime
-    batch_size: int = 0
-    """the batch size, num_envs * num_steps (computed at runtime)"""
-    minibatch_size: int = 0
-    """the minibatch size, batch_size // num_minibatches (computed at runtime)"""
-
-
-def check_args(args: Args) -> str | None:
-    """Return why `args` cannot run, or None when they can; checked before anything is created."""
-    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
-    rules = (
-        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
-        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
-        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
-    )
-    for requirement, valid, names in rules:
-        for name in names:
-            if not valid(getattr(args, name)):
-                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
-    if args.num_envs * args.num_steps < args.num_minibatches:
-        return (
-            f"minibatch size 0: batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is smaller"
-            f" than --num-minibatches {args.num_minibatches}"
-        )
-    if (args.num_envs * args.num_steps) % args.num_minibatches:
-        return (
-            f"batch size {args.num_envs * args.num_steps} (num_envs * num_steps) is not divisible"
-            f" by --num-minibatches {args.num_minibatches}"
-        )
-    if args.env_id not in GYMNASIUM_ENVS:
-        return (
-            f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
-            f" ({', '.join(GYMNASIUM_ENVS)})"
-        )
-    return None
-
 
 # ENV HELPERS: the env runs in NumPy on the CPU; what the agent needs crosses to the device as one array
 # gymnax env id -> the Gymnasium env with the same dynamics, observations, rewards and time limit
 GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "MountainCar-v0": "MountainCar-v0"}
 
 
-def make_envs(env_id: str, num_envs: int) -> gym.vector.VectorEnv:
-    """`num_envs` copies stepped in turn in this process (sync), each reset within the step that ends its episode
-    (same-step autoreset), so the final observation of a truncated episode is at hand, as gymnax gives it."""
+def make_envs(env_id: str, num_envs: int, vectorization: str):
+    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset), so the final
+    observation of a truncated episode is at hand, as gymnax gives it. sync: copies stepped in turn in this process;
+    vector: Gymnasium's NumPy CartPole, every env in one array operation per step."""
+    if vectorization == "vector":
+        return SameStepCartPole(num_envs)
     return gym.make_vec(
         GYMNASIUM_ENVS[env_id],
         num_envs=num_envs,
         vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
     )
+
+
+class SameStepCartPole:
+    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions.
+
+    That env resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that
+    ended are reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
+    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env.
+    """
+
+    def __init__(self, num_envs: int):
+        self.envs = gym.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
+        self.single_action_space = self.envs.single_action_space
+
+    def reset(self, seed: int):
+        self.envs.reset(seed=seed)
+        self.generators = [gym.utils.seeding.np_random(seed + i)[0] for i in range(self.envs.num_envs)]
+        return self.reset_ended(np.ones(self.envs.num_envs, bool)), {}
+
+    def reset_ended(self, ended: np.ndarray) -> np.ndarray:
+        """Draw new states for the `ended` envs (the env's own reset bounds) and return every env's observation."""
+        env = self.envs.unwrapped
+        for i in np.flatnonzero(ended):
+            env.state[:, i] = self.generators[i].uniform(low=-0.05, high=0.05, size=(4,))
+        env.steps[ended], env.prev_done[ended] = 0, False
+        return env.state.T.astype(np.float32)
+
+    def step(self, action: np.ndarray):
+        final_obs, reward, terminated, truncated, _ = self.envs.step(action)
+        ended = np.logical_or(terminated, truncated)
+        if not ended.any():
+            return final_obs, reward, terminated, truncated, {}
+        return self.reset_ended(ended), reward, terminated, truncated, {"final_obs": final_obs, "_final_obs": ended}
+
+    def close(self):
+        self.envs.close()
 
 
 def flatten_obs(obs: np.ndarray) -> np.ndarray:
@@ -182,28 +177,24 @@ def unpack_step(step):
     return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
 
 
+def select_device(choice: str) -> jax.Device:
+    """The device asked for (auto: JAX's default, the GPU if present); a RuntimeError if there is none."""
+    return jax.devices()[0] if choice == "auto" else jax.devices(choice)[0]
+
+
 # MODEL
-def mlp(x: jax.Array, hidden_sizes: Sequence[int], out_dim: int, out_gain: float) -> jax.Array:
-    for size in hidden_sizes:
-        x = nn.tanh(nn.Dense(size, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
-    return nn.Dense(out_dim, kernel_init=nn.initializers.orthogonal(out_gain))(x)
+class MLP(nn.Module):
+    """Dense layers with tanh between them; orthogonal kernels (gain sqrt(2), then `out_gain` on the head)."""
 
-
-class Actor(nn.Module):
     hidden_sizes: Sequence[int]
-    action_dim: int
+    out_dim: int
+    out_gain: float
 
     @nn.compact
     def __call__(self, x):
-        return mlp(x, self.hidden_sizes, self.action_dim, 0.01)
-
-
-class Critic(nn.Module):
-    hidden_sizes: Sequence[int]
-
-    @nn.compact
-    def __call__(self, x):
-        return mlp(x, self.hidden_sizes, 1, 1.0).squeeze(-1)
+        for size in self.hidden_sizes:
+            x = nn.tanh(nn.Dense(size, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
+        return nn.Dense(self.out_dim, kernel_init=nn.initializers.orthogonal(self.out_gain))(x)
 
 
 class Agent(nn.Module):
@@ -213,46 +204,36 @@ class Agent(nn.Module):
     action_dim: int
 
     def setup(self):
-        self.actor = Actor(self.hidden_sizes, self.action_dim)
-        self.critic = Critic(self.hidden_sizes)
+        self.actor = MLP(self.hidden_sizes, self.action_dim, 0.01)
+        self.critic = MLP(self.hidden_sizes, 1, 1.0)
 
     def __call__(self, x):
-        return self.actor(x), self.critic(x)
+        return self.actor(x), self.value(x)
 
     def value(self, x):
-        return self.critic(x)
+        return self.critic(x).squeeze(-1)
 
 
 def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str):
     """Build the agent and its seeded parameters."""
     agent = Agent(MODEL_SIZES[model_size], action_dim)
-    params = agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
-    return agent, params
-
-
-class AdamState(NamedTuple):
-    count: jax.Array
-    mu: Any
-    nu: Any
+    return agent, agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
 
 
 def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
-    """`optax.scale_by_adam` with a float32 step count, same maths.
-
-    optax keeps an int32 count, and eagerly `b ** count` with a concrete integer becomes
-    `lax.integer_pow` with a static exponent: a new compilation every optimiser step under --no-jit.
-    """
+    """`optax.scale_by_adam` with a float32 step count, same maths. optax keeps an int32 count, and eagerly `b ** count`
+    with a concrete integer becomes `lax.integer_pow` with a static exponent: a compilation per step under --no-jit."""
 
     def init(params):
         mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
-        return AdamState(jnp.zeros([], jnp.float32), mu, nu)
+        return optax.ScaleByAdamState(jnp.zeros([], jnp.float32), mu, nu)
 
     def update(grads, state, params=None):
         mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
         nu = jax.tree.map(lambda v, g: (1 - b2) * g * g + b2 * v, state.nu, grads)
         count = state.count + 1
         updates = jax.tree.map(lambda m, v: (m / (1 - b1**count)) / (jnp.sqrt(v / (1 - b2**count)) + eps), mu, nu)
-        return updates, AdamState(count, mu, nu)
+        return updates, optax.ScaleByAdamState(count, mu, nu)
 
     return optax.GradientTransformation(init, update)
 
@@ -261,17 +242,13 @@ def make_optimizer(args: Args) -> optax.GradientTransformation:
     """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between."""
     updates_per_iteration = args.update_epochs * args.num_minibatches
 
-    def learning_rate(count):
+    def learning_rate(count):  # the iteration's LR for each of its optimiser steps
         if not args.anneal_lr:
             return args.learning_rate
-        iteration = count // updates_per_iteration
-        return args.learning_rate * (1.0 - iteration / args.num_iterations)
+        return args.learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
 
-    return optax.chain(
-        optax.clip_by_global_norm(args.max_grad_norm),
-        scale_by_adam(eps=args.adam_eps),
-        optax.scale_by_learning_rate(learning_rate),
-    )
+    adam = scale_by_adam(eps=args.adam_eps)
+    return optax.chain(optax.clip_by_global_norm(args.max_grad_norm), adam, optax.scale_by_learning_rate(learning_rate))
 
 
 class Storage(NamedTuple):
@@ -301,9 +278,7 @@ class RolloutCarry(NamedTuple):
 
 def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
     """Keep running episodes, zero the per-iteration sums of finished ones."""
-    return stats._replace(
-        finished_return_sum=jnp.zeros(()), finished_length_sum=jnp.zeros(()), finished_count=jnp.zeros(())
-    )
+    return EpisodeStats(stats.returns, stats.lengths, jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
 
 
 def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
@@ -329,16 +304,6 @@ def policy_step(params: Any, obs: jax.Array, key: jax.Array, agent: Agent):
     return key, action, logprob, value
 
 
-def record_step(params: Any, stats: EpisodeStats, step: jax.Array, agent: Agent, bootstrap_truncated: bool):
-    """The next obs, V(final observation) of the step just taken, and the episode stats updated with it."""
-    obs, reward, terminated, truncated, final_obs = unpack_step(step)
-    if bootstrap_truncated:  # static: off, V(final obs) is never computed (GAE then ignores final_values)
-        final_value = agent.apply(params, final_obs, method=Agent.value)
-    else:
-        final_value = jnp.zeros_like(reward)
-    return obs, final_value, track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
-
-
 def start_rollout(params: Any, carry: RolloutCarry, agent: Agent):
     """The rollout's first compiled call: split off the key of the update that follows, start the iteration's episode
     sums, and sample the first actions from the carried obs."""
@@ -347,11 +312,12 @@ def start_rollout(params: Any, carry: RolloutCarry, agent: Agent):
     return RolloutCarry(carry.obs, key, new_iteration_stats(carry.stats)), update_key, action, logprob, value
 
 
-def act_step(
-    params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent, bootstrap_truncated: bool
-):
+def act_step(params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent, bootstrap_truncated: bool):
     """One compiled call per env step: record the step just taken, then sample the next actions from its next obs."""
-    obs, final_value, stats = record_step(params, stats, step, agent, bootstrap_truncated)
+    obs, reward, terminated, truncated, final_obs = unpack_step(step)
+    # static: off, V(final obs) is never computed (GAE then ignores final_values)
+    final_value = agent.apply(params, final_obs, method=Agent.value) if bootstrap_truncated else jnp.zeros_like(reward)
+    stats = track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
     key, action, logprob, value = policy_step(params, obs, key, agent)
     return obs, final_value, stats, key, action, logprob, value
 
@@ -386,11 +352,8 @@ def rollout(params: Any, carry: RolloutCarry, start_fn, env_step_fn, act_fn, sta
 
 # GAE
 def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
-    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs.
-
-    Every finished episode (terminated or truncated) cuts the trace; a truncated step (not
-    terminated) bootstraps from V(final observation) when `bootstrap_truncated`.
-    """
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
     dones = jnp.logical_or(storage.terminated, storage.truncated)
     rewards = storage.rewards
     if bootstrap_truncated:
@@ -467,18 +430,14 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
 
 def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args):
     """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
-    b = flatten_batch(storage, advantages, returns)
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), b)
     epoch_keys = jax.random.split(key, args.update_epochs)
-    b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, args.batch_size)
-    mb_inds = b_inds.reshape(-1, args.minibatch_size)
+    b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, b.obs.shape[0])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     loss_fn = functools.partial(
-        ppo_loss,
-        agent=agent,
-        clip_coef=args.clip_coef,
-        clip_vloss=args.clip_vloss,
-        norm_adv=args.norm_adv,
-        ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef,
+        ppo_loss, agent=agent, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
     )
     step = functools.partial(update_minibatch, b=b, loss_fn=loss_fn)
     train_state, infos = jax.lax.scan(step, train_state, mb_inds)
@@ -487,149 +446,16 @@ def update(train_state: TrainState, storage: Storage, advantages, returns, key: 
     return train_state, jax.tree.map(jnp.mean, infos), explained_var
 
 
-def flatten_batch(storage: Storage, advantages, returns) -> Batch:
-    """Merge the (num_steps, num_envs) axes into one batch axis."""
-    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
-    return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), b)
-
-
-# LOGGING
-class EventWriter:
-    """Minimal TensorBoard writer (scalars and markdown text) on tensorboard's own event files."""
-
-    def __init__(self, log_dir: str):
-        self.writer = EventFileWriter(log_dir)
-
-    def _write(self, value: summary_pb2.Summary.Value, step: int):
-        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
-
-    def add_scalar(self, tag: str, value: float, step: int):
-        self._write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
-
-    def add_text(self, tag: str, text: str, step: int = 0):
-        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
-        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
-        self._write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), step)
-
-    def close(self):
-        self.writer.close()
-
-
-def markdown_table(header: str, rows: dict) -> str:
-    return f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
-
-
-def system_info(compile_mode: str, device_name: str) -> dict:
-    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
-    packages = ("jax", "jaxlib", "flax", "optax", "gymnasium", "numpy", "tensorboard")
-    info = {"script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name}
-    info["python"] = platform.python_version()
-    info.update({name: importlib.metadata.version(name) for name in packages})
-    info["cpu"] = cpu_model()
-    git = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True
-    )
-    info["git_commit"] = git.stdout.strip() if git.returncode == 0 else "none"
-    return info
-
-
-def cpu_model() -> str:
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def profile_trace(run_dir: str):
-    """A jax.profiler trace, written under `run_dir`/plugins/profile on exit (TensorBoard's profile plugin, Perfetto)."""
-    return jax.profiler.trace(run_dir, create_perfetto_trace=True)
-
-
-def select_device(choice: str) -> jax.Device:
-    if choice == "cpu":
-        return jax.devices("cpu")[0]
-    if choice == "gpu":
-        return jax.devices("gpu")[0]
-    return jax.devices()[0]
-
-
-def peak_device_bytes(device: jax.Device) -> int | None:
-    """Peak device memory of the process (docs/method.md, Logged metrics): JAX's peak; None on the CPU, where none is reported."""
-    return (device.memory_stats() or {}).get("peak_bytes_in_use")
-
-
-def peak_rss_bytes() -> int:
-    """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
-    started this one), elsewhere ru_maxrss (bytes on macOS)."""
-    if os.path.exists("/proc/self/status"):
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def non_finite(values: Sequence[float]) -> str | None:
-    """'NaN' or 'inf' when one of the already fetched `values` is not finite, else None."""
-    if any(math.isnan(value) for value in values):
-        return "NaN"
-    if any(math.isinf(value) for value in values):
-        return "inf"
-    return None
-
-
-def stop_on_signal(signum: int, frame: Any, run_dir: str):
-    """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal through the loop's `finally`."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    print(f"interrupted by {signal.Signals(signum).name}: partial run (no time/total) in {run_dir}", file=sys.stderr)
-    sys.exit(128 + signum)
-
-
-def fail(message: str, status: int = 2):
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(status)
-
-
-def make_run_dir(log_dir: str, run_name: str) -> str:
-    """Create the run folder, or stop with one line before any work (under a file, in /proc: os.access passes root)."""
-    run_dir = os.path.join(log_dir, run_name)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as error:
-        fail(f"--log-dir {log_dir}: cannot create the run folder {run_dir} ({error.strerror or error})")
-    return run_dir
-
-
-if __name__ == "__main__":
-    args = tyro.cli(Args)
-    reason = check_args(args)
-    if reason:
-        fail(reason)
-    try:
-        device = select_device(args.device)
-    except RuntimeError:
-        fail(f"--device {args.device}: no such device available to jax")
-    args.batch_size = args.num_envs * args.num_steps
-    args.minibatch_size = args.batch_size // args.num_minibatches
-    args.run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
-    compile_mode = "jit" if args.jit else "none"
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "Run"):
+    device = select_device(args.device)
     jax.config.update("jax_default_device", device)
-    jax.config.update("jax_default_matmul_precision", "highest")
-
-    run_dir = make_run_dir(args.log_dir, args.run_name)
-    writer = EventWriter(run_dir)
-    writer.add_text("hyperparameters", markdown_table("param", asdict(args)))
-    writer.add_text("system", markdown_table("key", system_info(compile_mode, f"{device.platform}: {device.device_kind}")))
+    jax.config.update("jax_default_matmul_precision", "highest")  # full float32 matrix products, as in torch
 
     # SEEDING: --seed for the envs (env i gets seed + i); JAX keys for parameters, actions and minibatch order
-    key = jax.random.PRNGKey(args.seed)
-    key, param_key = jax.random.split(key)
-    envs = make_envs(args.env_id, args.num_envs)
-    step = env_reset(envs, args.seed)
-    obs = unpack_step(jax.device_put(step))[0]
+    key, param_key = jax.random.split(jax.random.PRNGKey(args.seed))
+    envs = make_envs(args.env_id, args.num_envs, args.vectorization)
+    obs = unpack_step(jax.device_put(env_reset(envs, args.seed)))[0]
     agent, params = make_agent(param_key, obs.shape[1], envs.single_action_space.n, args.model_size)
     train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=make_optimizer(args))
     zeros = jnp.zeros(args.num_envs)
@@ -653,81 +479,241 @@ if __name__ == "__main__":
         gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn, donate_argnums=0)
     else:
         jax.config.update("jax_disable_jit", True)
+    env_step_fn = functools.partial(env_step, envs=envs)
     rollout_fn = functools.partial(
-        rollout,
-        start_fn=start_fn,
-        env_step_fn=functools.partial(env_step, envs=envs),
-        act_fn=act_fn,
-        stack_fn=stack_fn,
-        num_steps=args.num_steps,
+        rollout, start_fn=start_fn, env_step_fn=env_step_fn, act_fn=act_fn, stack_fn=stack_fn, num_steps=args.num_steps
     )
 
-    # PROFILING: --profile traces iterations 8-10, or those a shorter run has (at least its last); off, nothing
-    profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
-    profiling = contextlib.ExitStack()
     global_step = 0
-    training_start = time.perf_counter()
-    writer.add_scalar("time/startup", training_start - PROCESS_START, 0)
-    last_fetch = training_start
-    signal.signal(signal.SIGINT, functools.partial(stop_on_signal, run_dir=run_dir))
-    signal.signal(signal.SIGTERM, functools.partial(stop_on_signal, run_dir=run_dir))
+    for iteration in range(args.num_iterations):
+        run.start_iteration(iteration)
+        lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+
+        # ROLLOUT + GAE
+        carry, storage, last_value, update_key = rollout_fn(train_state.params, carry)
+        advantages, returns = gae_fn(storage, last_value)
+        run.end_phase("rollout", jax.block_until_ready, (advantages, returns, carry))
+        global_step += args.num_envs * args.num_steps
+
+        # UPDATE
+        train_state, losses, explained_var = update_fn(train_state, storage, advantages, returns, update_key)
+        run.end_phase("update", jax.block_until_ready, (train_state, losses))
+
+        # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+        # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+        losses, explained_var, finished = jax.device_get((losses, explained_var, carry.stats[2:]))
+        losses = dict(losses._asdict(), explained_variance=explained_var)
+        run.log_iteration(global_step, lr, losses, *finished)
+    envs.close()
+    run.finish(peak_device_bytes(device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not PPO itself: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict
+
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if args.env_id not in GYMNASIUM_ENVS:
+        return (
+            f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
+            f" ({', '.join(GYMNASIUM_ENVS)})"
+        )
+    if args.vectorization == "vector" and args.env_id != "CartPole-v1":
+        return f"--vectorization vector: Gymnasium has a NumPy-vectorised env for CartPole-v1 only, not {args.env_id}"
     try:
-        for iteration in range(args.num_iterations):
-            iteration_start = time.perf_counter()
-            if args.profile and iteration == profile_iterations.start:
-                profiling.enter_context(profile_trace(os.path.join(args.log_dir, args.run_name)))
-            lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+        select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to jax"
+    return None
 
-            # ROLLOUT + GAE
-            carry, storage, last_value, update_key = rollout_fn(train_state.params, carry)
-            advantages, returns = gae_fn(storage, last_value)
-            if args.sync_timing:
-                jax.block_until_ready((advantages, returns, carry))
-                rollout_end = time.perf_counter()
-            global_step += args.batch_size
 
-            # UPDATE
-            train_state, losses, explained_var = update_fn(train_state, storage, advantages, returns, update_key)
-            if args.sync_timing:
-                jax.block_until_ready((train_state, losses))
-                update_end = time.perf_counter()
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
 
-            # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
-            # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
-            finished = carry.stats._replace(returns=None, lengths=None)
-            losses, explained_var, stats = jax.device_get((losses, explained_var, finished))
-            now = time.perf_counter()
-            if stats.finished_count > 0:
-                writer.add_scalar("charts/episodic_return", stats.finished_return_sum / stats.finished_count, global_step)
-                writer.add_scalar("charts/episodic_length", stats.finished_length_sum / stats.finished_count, global_step)
-            writer.add_scalar("charts/learning_rate", lr, global_step)
-            writer.add_scalar("charts/SPS", global_step / (now - training_start), global_step)
-            for name, value in losses._asdict().items():
-                writer.add_scalar(f"losses/{name}", value, global_step)
-            writer.add_scalar("losses/explained_variance", explained_var, global_step)
-            writer.add_scalar("time/iteration", now - last_fetch, iteration)
-            if args.sync_timing:
-                writer.add_scalar("time/rollout", rollout_end - iteration_start, iteration)
-                writer.add_scalar("time/update", update_end - rollout_end, iteration)
-            print(
-                f"iteration {iteration + 1}/{args.num_iterations} global_step={global_step}"
-                f" return={stats.finished_return_sum / max(stats.finished_count, 1):.1f} time={now - last_fetch:.3f}s",
-                flush=True,
-            )
-            last_fetch = now
-            if args.profile and iteration == profile_iterations[-1]:
-                profiling.close()
-            diverged = non_finite(losses)
-            if diverged:
-                fail(f"loss is {diverged} at iteration {iteration + 1}; partial run in {run_dir}", 3)
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
 
-        peak_bytes = peak_device_bytes(device)
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("jax", "jaxlib", "flax", "optax", "gymnasium", "numpy", "tensorboard")
+    compile_mode = ("jit" if args.jit else "none") + ("" if args.vectorization == "sync" else "-vector")
+    device = select_device(args.device)
+    device_name = f"{device.platform}: {device.device_kind}"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A jax.profiler trace, written under `run_dir`/plugins/profile on exit (TensorBoard's profile plugin, Perfetto)."""
+    return jax.profiler.trace(run_dir, create_perfetto_trace=True)
+
+
+def peak_device_bytes(device: jax.Device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): JAX's peak; None on the CPU."""
+    return (device.memory_stats() or {}).get("peak_bytes_in_use")
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
+    started this one), elsewhere ru_maxrss (bytes on macOS)."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        reason = check_args(args)
+        if reason:
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends = contextlib.ExitStack(), {}
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, lr, losses: dict, finished_return_sum, finished_length_sum, finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        add_scalar("charts/learning_rate", lr, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / max(finished_count, 1)
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.profiling.close()
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
         if peak_bytes is not None:
-            writer.add_scalar("memory/peak_bytes", peak_bytes, args.num_iterations)
-        writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), args.num_iterations)
-        writer.add_scalar("time/total", last_fetch - training_start, args.num_iterations)
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late signal must not cut the close short
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        name = signal.Signals(signum).name
+        print(f"interrupted by {name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        writer.close()
-        envs.close()
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.writer.writer.close()
+
+
+if __name__ == "__main__":
+    run = Run(tyro.cli(Args))
+    try:
+        main(run.args, run)
+    finally:
+        run.close()
