@@ -1,0 +1,102 @@
+"""The benchmark harness of every script: one section at the end of the file, under the same banner, with the same code
+in every script except what each framework must do its own way; the algorithm, main() included, above it."""
+import ast
+import math
+import os
+import signal
+
+import pytest
+
+import ppo_linen
+from helpers import ROOT, SCRIPTS, read_run
+
+BANNER_RULE = "# " + "=" * 118
+# the harness's functions and classes; those that each framework (or env backend) writes its own way are allowed to
+# differ: the argument checks (which envs, which devices), the system text (package versions, compile mode, device
+# name), the profiler, the device synchronisation (torch only: JAX passes jax.block_until_ready), the device memory
+# peak, and the device choice (where a script keeps it in its harness)
+SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "Run"}
+FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
+
+
+class Sections:
+    """A script's source cut at its harness banner: the banner's text, and the top-level statements above and below."""
+
+    def __init__(self, script: str):
+        with open(os.path.join(ROOT, script)) as f:
+            self.source = f.read()
+        lines = self.source.splitlines()
+        starts = [i for i, line in enumerate(lines) if line == BANNER_RULE]
+        assert len(starts) == 2, f"{script}: the banner is two rules of '=' around its text"
+        self.banner = lines[starts[0] : starts[1] + 1]
+        below_line = starts[1] + 1
+        body = ast.parse(self.source).body
+        self.above = [node for node in body if node.lineno <= below_line]
+        self.below = [node for node in body if node.lineno > below_line]
+
+    def segment(self, node) -> str:
+        """The whole lines of `node`, comments included."""
+        return "\n".join(self.source.splitlines()[node.lineno - 1 : node.end_lineno])
+
+    def definitions(self, nodes) -> dict:
+        """{name: source} of the functions and classes among `nodes`."""
+        return {node.name: self.segment(node) for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+
+SECTIONS = {script: Sections(script) for script in SCRIPTS}
+
+
+def test_every_script_has_the_same_banner_and_starts_its_run_the_same_way():
+    first, *others = SECTIONS.values()
+    assert first.banner[1].startswith("# BENCHMARK HARNESS: ")
+    for sections in others:
+        assert sections.banner == first.banner
+        assert sections.segment(sections.below[-1]) == first.segment(first.below[-1])
+    assert 'if __name__ == "__main__":\n    run = Run(tyro.cli(Args))' in first.segment(first.below[-1])
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_algorithm_and_main_are_above_the_banner_and_only_the_harness_below(script):
+    sections = SECTIONS[script]
+    above = sections.definitions(sections.above)
+    main = next(node for node in sections.above if isinstance(node, ast.FunctionDef) and node.name == "main")
+    assert [arg.arg for arg in main.args.args] == ["args", "run"]
+    assert not (set(above) & (SHARED | FRAMEWORK_SPECIFIC)) - {"select_device"}, "harness code above the banner"
+    *definitions, start = sections.below
+    assert isinstance(start, ast.If) and "__main__" in sections.segment(start.test)
+    imports = [node for node in definitions if isinstance(node, (ast.Import, ast.ImportFrom))]
+    below = sections.definitions(definitions)
+    assert len(imports) + len(below) == len(definitions), "a statement below the banner that is no import or definition"
+    assert set(below) <= SHARED | FRAMEWORK_SPECIFIC, set(below) - SHARED - FRAMEWORK_SPECIFIC
+    assert SHARED <= set(below)
+
+
+def test_the_harness_is_the_same_line_for_line_in_every_script_but_what_a_framework_does_its_own_way():
+    harnesses = {script: sections.definitions(sections.below) for script, sections in SECTIONS.items()}
+    reference = harnesses[SCRIPTS[0]]
+    for script, harness in harnesses.items():
+        for name in SHARED:
+            assert harness[name] == reference[name], f"{script}: {name} differs from {SCRIPTS[0]}'s"
+
+
+def test_a_nan_explained_variance_is_logged_and_a_nan_loss_stops_the_run_with_exit_3(tmp_path, capsys):
+    """Explained variance is NaN by design when the returns do not vary: it is no divergence (the harness, the same in
+    every script, is tested here on one)."""
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    run = ppo_linen.Run(ppo_linen.Args(num_iterations=3, device="cpu", log_dir=str(tmp_path), run_name="run"))
+    losses = dict.fromkeys(ppo_linen.LossInfo._fields, 0.5)
+    try:
+        run.start_iteration(0)
+        run.log_iteration(64, 2.5e-4, {**losses, "explained_variance": math.nan}, 0.0, 0.0, 0.0)
+        run.start_iteration(1)
+        with pytest.raises(SystemExit) as stop:
+            run.log_iteration(128, 2.5e-4, {**losses, "value_loss": math.inf, "explained_variance": 0.5}, 0.0, 0.0, 0.0)
+    finally:
+        run.close()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert stop.value.code == 3
+    assert capsys.readouterr().err == f"error: loss is inf at iteration 2; partial run in {tmp_path / 'run'}\n"
+    scalars, _ = read_run(str(tmp_path / "run"))
+    assert [step for step, _ in scalars["time/iteration"]] == [0, 1] and "time/total" not in scalars
+    assert math.isnan(scalars["losses/explained_variance"][0][1]) and scalars["losses/value_loss"][1][1] == math.inf
