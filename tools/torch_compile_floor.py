@@ -1,9 +1,9 @@
 """What torch.compile can save in ppo_torch_compile.py, per call and per iteration, and what it costs to compile.
 
-ppo_torch_compile.py compiles one function, `update_minibatch` (loss, backward, clip; Adam's fused step runs as it
-is), and leaves the per-step policy and record steps eager. This tool times the compiled function and the policy step
-eager and compiled (caches off, as the script runs), on the default workload's shapes (minibatch 1024 rows, 32 envs
-per rollout step), for each model size:
+ppo_torch_compile.py compiles one function, `update_minibatch` (loss, gradients, clip and Adam in one functional
+graph), and leaves the per-step policy eager. This tool times the compiled function and the policy step eager and
+compiled (caches off, as the script runs), on the default workload's shapes (minibatch 1024 rows, 32 envs per rollout
+step), for each model size:
 
   - the first compiled call (the cold compile) and the host time per call after it, eager against compiled,
     alternating blocks of calls (each block as many calls as one iteration makes: 80 minibatch updates, 256 policy
@@ -56,20 +56,18 @@ def measure(size: str, blocks: int) -> dict:
     torch.compiler.config.force_disable_caches = True
     torch.set_float32_matmul_precision("highest")
     torch.manual_seed(1)
-    args = m.Args(model_size=size)
-    args.batch_size, args.minibatch_size = NUM_ENVS * NUM_STEPS, MINIBATCH
-    agent = m.make_agent(OBS_DIM, ACTIONS, size, torch.device("cpu"))
-    optimizer = m.make_optimizer(agent, args)
+    batch_size, cpu = NUM_ENVS * NUM_STEPS, torch.device("cpu")
+    agent = m.make_agent(OBS_DIM, ACTIONS, size, cpu)
+    optimizer = m.make_optimizer(agent, m.Args(model_size=size))
     batch = m.Batch(
-        torch.randn(args.batch_size, OBS_DIM), torch.randint(0, ACTIONS, (args.batch_size,), dtype=torch.int32),
-        -torch.rand(args.batch_size), torch.randn(args.batch_size), torch.randn(args.batch_size),
-        torch.randn(args.batch_size),
+        torch.randn(batch_size, OBS_DIM), torch.randint(0, ACTIONS, (batch_size,), dtype=torch.int32),
+        -torch.rand(batch_size), torch.randn(batch_size), torch.randn(batch_size), torch.randn(batch_size),
     )
-    inds = torch.randperm(args.batch_size)[:MINIBATCH]
+    inds = torch.randperm(batch_size)[:MINIBATCH]
     loss_fn = functools.partial(m.ppo_loss, clip_coef=0.2, clip_vloss=True, norm_adv=True, ent_coef=0.01, vf_coef=0.5)
     minibatch = functools.partial(m.update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn, max_grad_norm=0.5)
-    obs = torch.randn(NUM_ENVS, OBS_DIM)
-    policy = functools.partial(m.policy_step, agent=agent)
+    obs, gumbel = torch.randn(NUM_ENVS, OBS_DIM), m.gumbel_noise(1, NUM_ENVS, ACTIONS, cpu)[0]
+    policy = functools.partial(m.policy_step, actor=agent.actor)
     compiled_update, compiled_policy = torch.compile(m.update_minibatch), torch.compile(m.policy_step)
     functions = {  # name: (eager call, compiled call, calls per iteration, with gradients)
         "update_minibatch": (
@@ -77,7 +75,9 @@ def measure(size: str, blocks: int) -> dict:
             lambda: compiled_update(inds, batch, agent=agent, optimizer=optimizer, loss_fn=loss_fn, max_grad_norm=0.5),
             MINIBATCHES, True,
         ),
-        "policy_step": (lambda: policy(obs), lambda: compiled_policy(obs, agent=agent), NUM_STEPS, False),
+        "policy_step": (
+            lambda: policy(obs, gumbel), lambda: compiled_policy(obs, gumbel, actor=agent.actor), NUM_STEPS, False,
+        ),
     }
     result = {}
     for name, (eager, compiled, count, grad) in functions.items():
