@@ -505,8 +505,9 @@ def read_groups(folders, rows):
             warn(f"leaving out the exp6 group {path.parent}: {group}")
         elif group:
             groups.append(group)
-            for row in group.rows:
-                row["agents"] = group.agents
+    for group in groups:
+        for row in group.rows:
+            row["agents"] = group.agents
     for folder in agent_rows:
         warn(f"leaving out the exp6 runs in {folder}: no group.json beside them")
     return groups
@@ -1444,9 +1445,14 @@ def markdown_table(header, rows):
     return lines + [""]
 
 
+def number_text(value):
+    """A number with three significant digits, whole from 100 up (never an exponent there): 0.0123, 4.56, 1,234."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def seconds_text(value):
-    """Seconds with three significant digits (whole seconds from 100 s up, never an exponent), '–' for NaN."""
-    return "–" if math.isnan(value) else f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    """Seconds as number_text gives them, '–' for NaN."""
+    return "–" if math.isnan(value) else number_text(value)
 
 
 def speedup_text(value, bounds=(math.nan, math.nan, "")):
@@ -1647,10 +1653,10 @@ def cost_text(fit, part, bounds=True):
         return "–"
     value, (low, high) = (fit.a, fit.a_bounds) if part == "a" else (fit.b, fit.b_bounds)
     scale, unit = (1e3, " ms") if part == "a" else (1e6, " µs")
-    text = f"{value * scale:.3g}{unit}"
+    text = f"{number_text(value * scale)}{unit}"
     if not bounds or math.isnan(low):
         return text
-    return f"{text} [{FIT_LEVEL:.0%} fit interval {low * scale:.3g} to {high * scale:.3g}]"
+    return f"{text} [{FIT_LEVEL:.0%} fit interval {number_text(low * scale)} to {number_text(high * scale)}]"
 
 
 def percent_text(value, sign="+"):
@@ -1715,11 +1721,22 @@ def scaling_conclusion(name, table):
     lead = f"**{name}** ({len(table)} variant{'s' * (len(table) > 1)}, {span_text(ns)}):"
     if len(table) == 1:
         return f"{lead} only {table[0].label} ran."
-    small, large = fastest_at(table, ns[0]), fastest_at(table, ns[-1])
-    fastest = (f"the fastest at {ns[0]:,} envs is {small.label} ({time_at(small, ns[0]) * 1e3:.3g} ms per iteration), "
-               f"at {ns[-1]:,} envs {large.label} ({time_at(large, ns[-1]) * 1e3:.3g} ms).")
+    large = fastest_at(table, ns[-1])
     others = [variant_scaling_sentence(scaling, large) for scaling in table if scaling is not large]
-    return " ".join([lead, fastest] + others)
+    return " ".join([lead, shortest_sentence(table, ns[0], ns[-1])] + others)
+
+
+def shortest_sentence(table, first, last):
+    """Which variant has the shortest time per iteration at the smallest and at the largest N of an exp5 cell."""
+    ms = lambda scaling, n: f"{number_text(time_at(scaling, n) * 1e3)} ms"
+    small, large = fastest_at(table, first), fastest_at(table, last)
+    if first == last:
+        return f"{small.label} has the shortest time per iteration ({ms(small, first)})."
+    if small is large:
+        return (f"{small.label} has the shortest time per iteration at {first:,} and at {last:,} envs "
+                f"({ms(small, first)} and {ms(small, last)}).")
+    return (f"{small.label} has the shortest time per iteration at {first:,} envs ({ms(small, first)}), "
+            f"{large.label} at {last:,} envs ({ms(large, last)}).")
 
 
 def wall_text(value, extrapolated, form=None):

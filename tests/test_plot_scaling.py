@@ -73,6 +73,18 @@ def test_within_the_fastest_is_interpolated_log_log_between_measured_n_and_never
     assert plot.within_ranges(ns, np.array([1.25, 1.0, 1.1])) == [((8, False), (128, False))]
 
 
+def test_a_conclusion_names_who_is_fastest_at_each_end_and_where_the_other_stays_within_it():
+    seconds = {("linen (jit)", 8): 1.0, ("linen (jit)", 2048): 10.0, ("torch (env-jit)", 8): 4.0,
+               ("torch (env-jit)", 2048): 5.0}
+    rows = [{"label": label, "num_envs": str(n), "iter8_99_median_s": t} for (label, n), t in seconds.items()]
+    conclusion = plot.scaling_conclusion("CartPole-v1", plot.scalings(rows))
+    assert ("**CartPole-v1** (2 variants, 8–2,048 envs): linen (jit) has the shortest time per iteration at 8 envs "
+            "(1,000 ms), torch (env-jit) at 2,048 envs (5,000 ms). linen (jit)'s fixed cost per iteration is 965 ms "
+            "against torch (env-jit)'s 3,996 ms, its cost per env 4,412 µs against 490 µs; its gap to the fastest "
+            "grows from 1.00× at 8 envs to 2.00× at 2,048; within 1.25× of the fastest: 8–≈48 envs (≈: interpolated "
+            "between measured N).") == conclusion  # 1.25× at 8 · 256^(log 1.25 / log 2) ≈ 47.7
+
+
 def test_a_sweep_of_exp5_alone_opens_with_its_answer_and_draws_both_charts(exp5_alone):
     root, result, report = exp5_alone
     assert result.returncode == 0, result.stderr
@@ -102,8 +114,8 @@ def test_the_cost_model_table_gives_a_and_b_and_where_each_variant_comes_within_
 
 def test_the_conclusions_are_generated_from_the_fitted_costs_and_the_gaps(exp5_alone):
     _, _, report = exp5_alone
-    assert ("- **CartPole-v1** (3 variants, 8–2,048 envs): the fastest at 8 envs is linen (jit) (1.08 ms per "
-            "iteration), at 2,048 envs linen (jit) (21.5 ms). torch (env-jit)'s fixed cost per iteration is 10 ms "
+    assert ("- **CartPole-v1** (3 variants, 8–2,048 envs): linen (jit) has the shortest time per iteration at 8 and at "
+            "2,048 envs (1.08 ms and 21.5 ms). torch (env-jit)'s fixed cost per iteration is 10 ms "
             "against linen (jit)'s 1 ms, its cost per env 8 µs against 10 µs; its gap to the fastest falls from 9.32× "
             "at 8 envs to 1.23× at 2,048; within 1.25× of the fastest: ≈1,970–2,048 envs (≈: interpolated between "
             "measured N). torch_gymnasium (eager)'s fixed cost per iteration is 5 ms against linen (jit)'s 1 ms, its "
