@@ -139,12 +139,12 @@ def test_the_sync_runs_split_the_cost_into_rollout_and_update_and_every_run_has_
     assert {float(row["peak_rss_bytes"]) for row in rows if row["num_envs"] == "8"} == {300 * 2**20 + 8 * 2**10}
 
 
-def test_exp5_runs_stay_out_of_exp1_and_name_their_own_windows(tmp_path):
+def test_exp5_runs_stay_out_of_exp1_and_name_their_own_windows_and_memory(tmp_path):
     for env in ("CartPole-v1", "Acrobot-v1"):  # exp1: 20 iterations, its steady state 8–19
         for variant, mode in (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached")):
             write_run(tmp_path / "runs" / "exp1" / f"{variant}_{env}", [4.0] + [1.0] * 19, variant=variant,
                       compile_mode=mode, env_id=env)
-    write_exp5_runs(tmp_path, GYMNAX_COSTS, num_envs=(8, 32, 128))
+    write_exp5_runs(tmp_path, GYMNAX_COSTS, num_envs=(8, 32, 128), peak_bytes=64 << 20)
     result = run_plot(tmp_path)
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "REPORT.md").read_text()
@@ -154,6 +154,11 @@ def test_exp5_runs_stay_out_of_exp1_and_name_their_own_windows(tmp_path):
     assert "iterations 8–11" in section(report, SCALING) and "iterations 8–19" not in section(report, SCALING)
     assert "iterations 8+" not in report  # no window named from the two lengths mixed
     assert report.index("## Which variant is fastest?") < report.index(SCALING) < report.index("## How to read")
+    # device peaks: exp1's 1 MiB runs in the memory section, exp5's 64 MiB runs in its own run table only
+    assert "| linen (jit) | small | 2 | 1 |" in section(report, "## Peak device memory")
+    assert "| device peak (MiB) |" in section(report, SCALING)
+    assert "| CartPole-v1 | linen (jit) | 128 | async | 1 | 0.00228 | 0.00228 |" in section(report, SCALING)
+    assert "| 300 | 64 |" in section(report, SCALING)
 
 
 def test_exp5_too_short_for_a_steady_state_says_so_in_one_line(tmp_path):
