@@ -384,6 +384,14 @@ def test_only_exp6_keeps_its_groups_and_the_warmup_runs_and_filter_matches_group
     assert exp6_groups(eight) == expected_exp6([8], [8], EXP6_ENVS)
 
 
+def test_shards_and_so_slurm_tasks_take_each_exp6_group_whole_and_once(tmp_path):
+    repo = study_repo(tmp_path, "ppo_linen_scan")
+    whole = [r["line"] for r in dry_run("--only", "exp6", "--filter", "^exp6__", repo=repo)]
+    shards = [[r["line"] for r in dry_run("--only", "exp6", "--filter", "^exp6__", "--shard", f"{k}/3", repo=repo)]
+              for k in (1, 2, 3)]
+    assert [shard == whole[k::3] for k, shard in enumerate(shards)] == [True] * 3
+
+
 def test_the_estimate_prices_a_scan_group_as_one_wider_process_and_a_process_group_as_waves_of_runs(tmp_path):
     repo = study_repo(tmp_path, "ppo_linen_scan")
     ten = ["--iterations", "10"]  # short runs: the estimate stays in seconds, unrounded
