@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # benchmark.sh: the benchmark sweep (docs/method.md). Every configuration of the grid runs in
 # a fresh process of one ppo_*.py script, one run at a time, in a fixed order, all with the
-# same environment variables.
+# same environment variables; exp6's groups of N agents run N processes, as many at a time as
+# there are cores, or one process training N agents.
 #
 #   ./benchmark.sh               the default grid (the study's 231 runs plus the variants added since)
 #   ./benchmark.sh --grid study  exactly the published study's 231 runs
@@ -15,7 +16,10 @@
 #   system.json, env_timing.json   the machine, and each env's step time (sweep_info.py)
 #   workload.json                  the per-run workload every run of OUT has (resume refuses another)
 #   runs/<exp>/<run_name>/         each run's TensorBoard event file (its --log-dir is runs/<exp>)
-#   logs/<exp>/<run_name>.log      each run's stdout and stderr
+#   runs/exp6/<group>/             an exp6 group: agent__seed<s>/ per agent (the event file), and group.json
+#                                  (written once every agent finished: variant, agents, processes, wall time)
+#   logs/<exp>/<run_name>.log      each run's stdout and stderr (an exp6 group of one process too)
+#   logs/exp6/<group>/agent__seed<s>.log   each process's of an exp6 group of one process per agent
 #   finished.txt                   one run name per line: exit 0 and a time/total scalar
 #   durations.txt                  "<run_name> <milliseconds>" per finished run: the ETA's observations
 #   load.txt                       "<run_name> <1-minute load average>" read as each run ends (Linux)
@@ -24,7 +28,9 @@
 #   .lock                          held (flock) by the sweep writing into OUT, with its pid
 # run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3 exp4;
 # exp5's runs, which vary the number of envs N, are <exp>__<script>__<mode>__<env_id>__<size>__n<N>__<seed>,
-# and <...>__n<N>__sync__<seed> for its --sync-timing runs.
+# and <...>__n<N>__sync__<seed> for its --sync-timing runs; exp6's groups of N agents (seeds <seed> to
+# <seed>+N-1) are exp6__<script>__<mode>__<env_id>__<size>__a<N>__<seed>, and the files above name a group
+# where they name a run.
 
 # bash >= 4.4 (namerefs, "${a[@]}" of empty arrays under set -u): checked in POSIX sh syntax, so
 # that an older bash or another shell reaches this line and stops here.
@@ -72,7 +78,20 @@ EXP5_LARGEST_RUNS=()
 DEFAULT_EXP5_ITERATIONS=12
 QUICK_EXP5_VARIANTS=("ppo_linen jit" "ppo_torch env-jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit-vector")
 QUICK_EXP5_NUM_ENVS=(8 32 128)
-EXPERIMENTS=(exp1 exp2 exp3 exp4 exp5) # what --only accepts
+# The many-agents experiment exp6 (once ppo_linen_scan.py is in the repository): the wall time to train N agents
+# of the reference workload, small model, seeds s to s+N-1, by one process of the scan variant (--num-seeds N,
+# the N agents vmapped in one compiled call) and by N fresh processes of each process variant, started as many at
+# a time as this machine has usable cores. Each (variant, env, N, repeat) is one group; plot.py extrapolates the
+# process variants beyond their largest N.
+EXP6_SCAN_VARIANT="ppo_linen_scan scan"
+EXP6_PROCESS_VARIANTS=("ppo_linen jit" "ppo_torch env-jit")
+EXP6_ENVS=(CartPole-v1 Breakout-MinAtar)
+EXP6_SCAN_AGENTS=(1 2 4 8 16 32) # an N whose estimated peak memory does not fit is refused (PEAK MEMORY below)
+EXP6_PROCESS_AGENTS=(1 2 4 8)
+QUICK_EXP6_ENVS=(CartPole-v1)
+QUICK_EXP6_AGENTS=(1 2)
+EXP6_SEED_STRIDE=1000 # repeat r (0-based) trains the agents of seeds 1 + 1000 r onwards: disjoint across repeats
+EXPERIMENTS=(exp1 exp2 exp3 exp4 exp5 exp6) # what --only accepts
 # The per-run workload: the scripts' defaults, every one passed explicitly to every run.
 DEFAULT_ITERATIONS=100
 DEFAULT_EAGER_ITERATIONS=10 # eager modes (JAX none, torch none): about a minute per iteration on a 2-core CPU
@@ -110,6 +129,8 @@ declare -A PRIOR_ITERATION_MS=(
 # their observation is in SAMPLE) in 2026-11, each figure the smallest of its family, rounded down: only a run
 # that surely does not fit is refused. Measured at 2048 envs on Breakout-MinAtar: jax 2.5-3.1 GiB, torch
 # 8.3-8.4 GiB (the model: 2.3 and 7.6). The model size is left out (exp5's small model is a few kB).
+# An exp6 group: the scan variant's one process as a jax run of N x 32 envs; the process variants' as many
+# runs of 32 envs as run at once.
 declare -A MEMORY_BASE_MB=([jax]=640 [torch]=700 [torch_gymnasium]=330 [linen_gymnasium]=550)
 declare -A MEMORY_SAMPLE_BYTES=([jax]=256 [torch]=900 [torch_gymnasium]=1150 [linen_gymnasium]=420)
 declare -A MEMORY_OBS_BYTES=([jax]=8 [torch]=33 [torch_gymnasium]=0 [linen_gymnasium]=0)
@@ -118,7 +139,8 @@ usage() {
   cat <<'EOF'
 Usage: ./benchmark.sh [options] [-- sbatch options, with --slurm]
 
-Runs the benchmark grid: one fresh `python ppo_*.py ...` process per run, one at a time.
+Runs the benchmark grid: one fresh `python ppo_*.py ...` process per run, one at a time (exp6:
+a group of N agents at a time, in one process or in N processes run side by side).
 The method (grid, compile modes, timing rules, windows, workload) is in docs/method.md.
 
 --grid study, the published study's 231 runs:
@@ -146,20 +168,32 @@ is in the repository (a missing script is simply not in the grid):
                     8192 only for the runs listed in EXP5_LARGEST_RUNS in this file: none yet,
                     as each would take 5 minutes or more on a 2-core CPU. About 75 minutes on
                     a 2-core CPU (an estimate, from the cost model)
-Every run of exp1 to exp4 does 100 iterations, eager modes (JAX none, torch none) 10
+  exp6  28 groups   many agents, once ppo_linen_scan.py is there: the wall time to train N
+                    agents (seeds s..s+N-1), from the launch of the first process to the exit
+                    of the last, by one `ppo_linen_scan.py --num-seeds N` process (mode scan)
+                    at N = 1, 2, 4, 8, 16, 32, and by N fresh processes of linen jit and of
+                    torch env-jit, as many at a time as there are usable cores, at N = 1, 2,
+                    4, 8 (plot.py extrapolates them beyond) x CartPole-v1, Breakout-MinAtar x
+                    small, async. A group at an N whose estimated peak memory does not fit is
+                    refused (see Memory). About 50 minutes on a 2-core CPU (an estimate)
+Every run of exp1 to exp4 and exp6 does 100 iterations, eager modes (JAX none, torch none) 10
 (--eager-iterations), all of the same per-iteration workload: --num-envs 32 --num-steps 256
---update-epochs 10 --num-minibatches 8. Repeat r (0-based) runs with --seed 1+r.
+--update-epochs 10 --num-minibatches 8. Repeat r (0-based) runs with --seed 1+r; exp6's groups
+train the agents of seeds 1+1000r onwards.
 Run names: <exp>__<script>__<mode>__<env_id>__<size>__<seed>; exp5's carry N before the seed,
 exp5__<script>__<mode>__<env_id>__small__n<N>__<seed>, and its synchronised runs "sync" after
-it, exp5__<script>__<mode>__<env_id>__small__n<N>__sync__<seed>. The selection options and the
-files of OUT use these names.
+it, exp5__<script>__<mode>__<env_id>__small__n<N>__sync__<seed>; an exp6 group's name carries
+its number of agents N and its first seed, exp6__<script>__<mode>__<env_id>__small__a<N>__<seed>,
+and its folder runs/exp6/<group>/ holds agent__seed<s>/ per agent and group.json (its wall time;
+written once every agent finished). The selection options and the files of OUT use these names,
+a group's where they name a run.
 
 How long. Measured on an otherwise idle 2-core Intel Xeon CPU VM (2026-11-22): --quick took 11
 minutes for the 45 runs it had before exp4's 4 and exp5's 20 joined it (69 now); exp1 at small
 (63 runs with the warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
 own runs), --grid study about 2 days, the default grid with every variant about 3.5 days (the
-large model size dominates), exp5 about 75 minutes. On one GPU, a guess: about 7 hours for the reference grid (mostly
+large model size dominates), exp5 about 75 minutes, exp6 about 50. On one GPU, a guess: about 7 hours for the reference grid (mostly
 the eager runs), 10 to 15 minutes for --quick.
 
 Options:
@@ -174,23 +208,28 @@ Options:
                        exp5    CartPole-v1 x linen jit, torch env-jit, torch_gymnasium eager,
                                linen_gymnasium jit-vector x N = 8, 32, 128, and --sync-timing
                                at N = 8 and 128 (those of the 4 whose script is there)
+                       exp6    CartPole-v1 x scan, linen jit, torch env-jit x N = 1, 2 agents
                      every run 10 iterations (exp5: 12), the fewest that fill plot.py's
                      windows (0, 1-7, 8-99), of a smaller workload: --num-steps 32
                      --update-epochs 2 --num-minibatches 4; 31 runs with --grid study; a
                      smoke test, not results
   --repeats N        run the grid N times, with seeds 1..N (default 1)
-  --only EXP         keep only EXP (exp1 .. exp5) and the warm-up runs, which prepare the
+  --only EXP         keep only EXP (exp1 .. exp6) and the warm-up runs, which prepare the
                      machine for any experiment; to drop them too, add --filter '^EXP__'
   --filter REGEX     keep the runs whose name (see above) matches REGEX (POSIX extended regex),
                      e.g. 'ppo_torch.*MinAtar', '__large__', '__n2048__', '__sync__' (exp5's
-                     synchronised runs), '__n[0-9]+__[0-9]+$' (exp5's others)
+                     synchronised runs), '__n[0-9]+__[0-9]+$' (exp5's others), '__a8__' (exp6's
+                     groups of 8 agents)
   --shard K/N        split the selected runs into N interleaved parts and keep the K-th
                      (1 <= K <= N); the selected warm-up runs go to every shard
   --iterations N     iterations of every non-eager run (default 100; with --quick 10)
   --eager-iterations N  iterations of the eager runs (default 10, or --iterations if smaller)
   --exp5-iterations N   iterations of every exp5 run (default 12, with --quick too)
-  --timeout SECONDS  stop a run after SECONDS and record it as "timeout" (default: no limit)
-  --dry-run          print "<index> <exp> <command>" for each selected run, run nothing
+  --timeout SECONDS  stop a run (an exp6 group: each of its processes) after SECONDS and record
+                     it as "timeout" (default: no limit)
+  --dry-run          print "<index> <exp> <command>" for each selected run, run nothing; an exp6
+                     group of N processes "<index> exp6 N x <command>, P at a time", its --seed
+                     and --run-name the range of its agents' (e.g. --seed 1..8)
   --slurm N          run nothing here: submit the selection to SLURM as a job array of N tasks,
                      task K running --shard K/N into OUT/shard-K, each on a node of its own
                      (sbatch --exclusive); needs --out and sbatch. Words after -- go to sbatch
@@ -207,10 +246,13 @@ Resume: rerun with the same options and --out; finished runs are skipped, failed
 interrupted ones run again (their partial run folder is deleted first). OUT/workload.json
 records the workload of the first invocation, exp5's iterations and list of N included; a
 different workload (--quick, --iterations, --eager-iterations, --exp5-iterations) into the same
-OUT is refused. A run's N is in its name: a resume never takes one N for another. One sweep at
-a time writes into an OUT.
+OUT is refused. A run's N is in its name: a resume never takes one N for another. An exp6 group
+resumes whole: finished once every agent wrote time/total and group.json is written, else its
+folder is deleted and all its agents run again; a failing process fails its group (the others
+are stopped, none more is started; no group.json). One sweep at a time writes into an OUT.
 Memory: a run whose estimated peak memory (a model per script of the batch and the observation
-size, docs/method.md) exceeds the memory available (MemAvailable of /proc/meminfo; the variable
+size, docs/method.md; an exp6 group: the scan process's batch of N agents, or the processes
+that run at once) exceeds the memory available (MemAvailable of /proc/meminfo; the variable
 BENCHMARK_MEM_AVAILABLE_KB overrides it; no check elsewhere) is refused before any run starts:
 one line each on stderr (--dry-run too), not run, listed again in the summary. With --slurm,
 each task checks the memory of its own node.
@@ -223,7 +265,8 @@ Exit status: 0 every selected run finished (--slurm: the job array was submitted
 failed (see OUT/failed.txt) or was refused for memory, or the machine could not be recorded, 2
 nothing was run (bad options, a missing prerequisite, another workload in OUT, another sweep
 running into OUT, a job that sbatch refused, every selected run refused for memory), 130
-interrupted (Ctrl-C or SIGTERM: the running run is stopped and not recorded).
+interrupted (Ctrl-C or SIGTERM: the running run, or every process of the running group, is
+stopped and not recorded).
 EOF
 }
 
@@ -330,14 +373,20 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
 # number of envs (EXP5_N) over runs of EXP5_ITERATIONS iterations.
 NUM_ENVS= NUM_STEPS= UPDATE_EPOCHS= NUM_MINIBATCHES= WORKLOAD_JSON= WORKLOAD_JSON_BEFORE_EXP5=
 EXP5_N=()
+EXP6_N_SCAN=()      # exp6's numbers of agents: of the scan variant, and of the process variants (a subset of those)
+EXP6_N_PROCESSES=()
 
 set_workload() {
   local workload=("${REFERENCE_WORKLOAD[@]}") exp5_n
   EXP5_N=("${EXP5_NUM_ENVS[@]}")
+  EXP6_N_SCAN=("${EXP6_SCAN_AGENTS[@]}")
+  EXP6_N_PROCESSES=("${EXP6_PROCESS_AGENTS[@]}")
   if ((QUICK)); then
     workload=("${QUICK_WORKLOAD[@]}")
     ITERATIONS=${ITERATIONS:-$QUICK_ITERATIONS}
     EXP5_N=("${QUICK_EXP5_NUM_ENVS[@]}")
+    EXP6_N_SCAN=("${QUICK_EXP6_AGENTS[@]}")
+    EXP6_N_PROCESSES=("${QUICK_EXP6_AGENTS[@]}")
   fi
   ITERATIONS=${ITERATIONS:-$DEFAULT_ITERATIONS}
   if [[ -z $EAGER_ITERATIONS ]]; then
@@ -363,11 +412,13 @@ run_iterations() { # run_iterations VAR EXP SCRIPT MODE: VAR = the run's --num-i
   fi
 }
 
-# THE GRID: one "exp script mode env size num_envs timing" entry per configuration, in run order;
-# timing is sync (--sync-timing) or async
+# THE GRID: one "exp script mode env size num_envs timing agents" entry per configuration, in run order;
+# timing is sync (--sync-timing) or async; agents is 1 but in exp6, whose entries are groups of that many agents
 GRID=()
 GRID_ENVS=()        # the 12 envs, from sweep_info.py, the one list of them
 declare -A OBS_SIZE # each env's observation size (flattened), from sweep_info.py too
+PARALLEL=           # exp6: how many of a group's processes run at a time, the cores usable here (sweep_info.py)
+CPU_COUNT=          # exp6: the machine's cores, for group.json
 
 exp_timing() { # exp_timing EXP: the timing of the experiment's runs (exp5: both, see add_exp5_configs)
   if [[ $1 == exp2 || $1 == exp3 ]]; then echo sync; else echo async; fi
@@ -380,7 +431,7 @@ add_configs() { # add_configs EXP ENVS SIZES VARIANTS (array names): every env x
   for env in "${envs_[@]}"; do
     for size in "${sizes_[@]}"; do
       for variant in "${variants_[@]}"; do
-        GRID+=("$exp $variant $env $size $NUM_ENVS $timing")
+        GRID+=("$exp $variant $env $size $NUM_ENVS $timing 1")
       done
     done
   done
@@ -397,11 +448,29 @@ add_exp5_configs() { # add_exp5_configs ENVS COUNTS VARIANTS TIMING (array names
   for env in "${envs_[@]}"; do
     for n in "${counts_[@]}"; do
       for variant in "${variants_[@]}"; do
-        if exp5_has $variant "$env" "$n"; then GRID+=("exp5 $variant $env small $n $4"); fi
+        if exp5_has $variant "$env" "$n"; then GRID+=("exp5 $variant $env small $n $4 1"); fi
       done
     done
   done
 }
+
+exp6_has() { # exp6_has SCRIPT MODE N: whether exp6 trains N agents with this variant
+  [[ "$1 $2" == "$EXP6_SCAN_VARIANT" || " ${EXP6_N_PROCESSES[*]} " == *" $3 "* ]]
+}
+
+add_exp6_configs() { # add_exp6_configs ENVS VARIANTS (array names): env x N x variant, one group each
+  local env n variant
+  local -n envs_=$1 variants_=$2
+  for env in "${envs_[@]}"; do
+    for n in "${EXP6_N_SCAN[@]}"; do
+      for variant in "${variants_[@]}"; do
+        if exp6_has $variant "$n"; then GRID+=("exp6 $variant $env small $NUM_ENVS async $n"); fi
+      done
+    done
+  done
+}
+
+runs_processes() { [[ $1 == exp6 && $2 != scan ]]; } # runs_processes EXP MODE: a group of one process per agent
 
 have_script() { [[ -f $ROOT/$1.py ]]; }
 
@@ -422,6 +491,12 @@ read_grid_envs() { # GRID_ENVS and OBS_SIZE from sweep_info.py
   ((${#GRID_ENVS[@]})) || die "PYTHON='$PYTHON' cannot run sweep_info.py; set PYTHON to a Python with requirements.txt installed"
 }
 
+read_cores() { # PARALLEL and CPU_COUNT from sweep_info.py
+  PARALLEL= CPU_COUNT=
+  read -r PARALLEL CPU_COUNT < <("$PYTHON" sweep_info.py --cores 2>/dev/null) || true
+  if ! is_count "$PARALLEL" || ! is_count "$CPU_COUNT"; then die "PYTHON='$PYTHON' cannot run sweep_info.py --cores"; fi
+}
+
 build_grid() {
   local cartpole=(CartPole-v1) acrobot=(Acrobot-v1) small=(small) medium=(medium)
   local pairs=("${STUDY_PAIRS[@]}") compiled=("${STUDY_COMPILED[@]}") not_eager=() variant
@@ -430,11 +505,13 @@ build_grid() {
   local exp2_envs=("${GRID_ENVS[@]}") exp3_sizes=("${SIZES[@]}") exp4_envs=("${BACKEND_ENVS[@]}")
   local exp4_sizes=("${BACKEND_SIZES[@]}") exp4=0 exp5_variants=() exp5_envs=("${EXP5_ENVS[@]}")
   local exp5_counts=("${EXP5_N[@]}" "$EXP5_LARGEST_NUM_ENVS") exp5_sync_counts=("${EXP5_N[0]}" "${EXP5_N[-1]}")
+  local exp6_variants=() exp6_envs=("${EXP6_ENVS[@]}")
   if [[ $GRID_NAME == default ]]; then
     add_present pairs "${NEW_PAIRS[@]}"
     add_present compiled "${NEW_COMPILED[@]}"
     if have_script ppo_torch_gymnasium && have_script ppo_linen_gymnasium; then exp4=1; fi
     add_present exp5_variants "${EXP5_VARIANTS[@]}"
+    if have_script "${EXP6_SCAN_VARIANT%% *}"; then add_present exp6_variants "$EXP6_SCAN_VARIANT" "${EXP6_PROCESS_VARIANTS[@]}"; fi
   fi
   for variant in "${pairs[@]}"; do
     is_eager $variant || not_eager+=("$variant")
@@ -451,6 +528,7 @@ build_grid() {
     [[ $GRID_NAME != default ]] || add_present exp5_variants "${QUICK_EXP5_VARIANTS[@]}"
     exp5_envs=(CartPole-v1)
     exp5_counts=("${EXP5_N[@]}")
+    exp6_envs=("${QUICK_EXP6_ENVS[@]}")
   fi
   add_configs warmup cartpole small warmup_variants
   add_configs exp1 exp1_envs exp1_sizes compiled
@@ -464,33 +542,42 @@ build_grid() {
   fi
   add_exp5_configs exp5_envs exp5_counts exp5_variants async
   add_exp5_configs EXP5_SYNC_ENVS exp5_sync_counts exp5_variants sync
+  if ((${#exp6_variants[@]})); then
+    read_cores
+    add_exp6_configs exp6_envs exp6_variants
+  fi
 }
 
-run_name() { # run_name EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING SEED: sets RUN_NAME
+run_name() { # run_name EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS SEED: sets RUN_NAME
   RUN_NAME="${1}__${2}__${3}__${4}__${5}__"
   if [[ $1 == exp5 ]]; then # exp5 varies the number of envs and has both timings
     RUN_NAME+="n${6}__"
     if [[ $7 == sync ]]; then RUN_NAME+="sync__"; fi
   fi
-  RUN_NAME+=$8
+  if [[ $1 == exp6 ]]; then RUN_NAME+="a${8}__"; fi # exp6 varies the number of agents
+  RUN_NAME+=$9
 }
 
-config_of() { # config_of RUN_NAME VAR: VAR = the run's "exp script mode env size num_envs timing seed"
+config_of() { # config_of RUN_NAME VAR: VAR = the run's "exp script mode env size num_envs timing agents seed"
   local -n config_=$2
   local fields timing
   IFS=' ' read -r -a fields <<<"${1//__/ }"
-  if [[ ${fields[0]} != exp5 ]]; then
-    config_="${fields[*]:0:5} $NUM_ENVS $(exp_timing "${fields[0]}") ${fields[5]}"
-    return
-  fi
-  timing=async
-  if ((${#fields[@]} == 8)); then timing=sync; fi
-  config_="${fields[*]:0:5} ${fields[5]#n} $timing ${fields[-1]}"
+  case ${fields[0]} in
+    exp5)
+      timing=async
+      if ((${#fields[@]} == 8)); then timing=sync; fi
+      config_="${fields[*]:0:5} ${fields[5]#n} $timing 1 ${fields[-1]}"
+      ;;
+    exp6) config_="${fields[*]:0:5} $NUM_ENVS async ${fields[5]#a} ${fields[6]}" ;;
+    *) config_="${fields[*]:0:5} $NUM_ENVS $(exp_timing "${fields[0]}") 1 ${fields[5]}" ;;
+  esac
 }
 
-make_command() { # make_command EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING SEED: sets RUN_NAME and CMD
-  local exp=$1 script=$2 mode=$3 env=$4 size=$5 num_envs=$6 timing=$7 seed=$8 iterations
-  run_name "$@"
+make_command() { # make_command EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS SEED [AGENT]: sets RUN_NAME and CMD;
+  # in an exp6 group of one process per agent, CMD is the process of agent AGENT (its seed; default the first)
+  local exp=$1 script=$2 mode=$3 env=$4 size=$5 num_envs=$6 timing=$7 agents=$8 seed=$9 agent=${10:-$9} iterations
+  local log_dir run
+  run_name "${@:1:9}"
   run_iterations iterations "$exp" "$script" "$mode"
   CMD=("$PYTHON" "$script.py")
   case "$script $mode" in
@@ -498,40 +585,61 @@ make_command() { # make_command EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING SEED: s
     "ppo_torch none") CMD+=(--no-jit-env) ;;
     *-vector) CMD+=(--vectorization vector) ;; # the Gymnasium scripts on Gymnasium's NumPy-vectorised env
   esac # every other mode is its script's default
-  CMD+=(--env-id "$env" --model-size "$size" --seed "$seed")
+  CMD+=(--env-id "$env" --model-size "$size" --seed "$agent")
+  if [[ $mode == scan ]]; then CMD+=(--num-seeds "$agents"); fi
   if [[ $timing == sync ]]; then
     CMD+=(--sync-timing)
   fi
   CMD+=(--num-iterations "$iterations" --num-envs "$num_envs" --num-steps "$NUM_STEPS"
     --update-epochs "$UPDATE_EPOCHS" --num-minibatches "$NUM_MINIBATCHES")
-  CMD+=(--log-dir "$OUT/runs/$exp" --run-name "$RUN_NAME")
+  log_dir=$OUT/runs/$exp run=$RUN_NAME
+  if [[ $exp == exp6 ]]; then # the agents' run folders in the group's: agent__seed<s>
+    log_dir+=/$RUN_NAME run=agent__seed$agent
+    if [[ $mode == scan ]] && ((agents > 1)); then run=agent; fi # the scan script adds __seed<s> to each agent's
+  fi
+  CMD+=(--log-dir "$log_dir" --run-name "$run")
 }
 
-# SELECTED: "exp script mode env size num_envs timing seed" of each run this invocation is about;
-# SELECTED_NAMES: their run names; SELECTED_LINES: their --dry-run lines.
+dry_run_line() { # dry_run_line VAR INDEX CONFIG: VAR = the --dry-run line of the run or group; a group of one process
+  # per agent in one line, "<N> x <command with seed ranges>, <P> at a time"
+  local -n line_=$1
+  local quoted exp script mode env size num_envs timing agents seed seeds=
+  read -r exp script mode env size num_envs timing agents seed <<<"$3"
+  if runs_processes "$exp" "$mode"; then seeds=$seed; fi
+  if runs_processes "$exp" "$mode" && ((agents > 1)); then seeds+="..$((seed + agents - 1))"; fi
+  make_command $3 $seeds
+  printf -v quoted '%q ' "${CMD[@]}"
+  line_="$2 $exp ${quoted% }"
+  if runs_processes "$exp" "$mode"; then
+    line_="$2 $exp $agents x ${quoted% }, $((agents < PARALLEL ? agents : PARALLEL)) at a time"
+  fi
+}
+
+# SELECTED: "exp script mode env size num_envs timing agents seed" of each run (exp6: group) this invocation is
+# about; SELECTED_NAMES: their run names; SELECTED_LINES: their --dry-run lines.
 SELECTED=()
 SELECTED_NAMES=()
 SELECTED_LINES=()
 
 select_runs() {
-  local repeat config exp seed quoted index=0 position=0
+  local repeat config exp seed line index=0 position=0
   for ((repeat = 0; repeat < REPEATS; repeat++)); do
-    seed=$((repeat + 1))
     for config in "${GRID[@]}"; do
       index=$((index + 1))
       exp=${config%% *}
       [[ -z $ONLY || $exp == "$ONLY" || $exp == warmup ]] || continue
+      seed=$((repeat + 1))
+      if [[ $exp == exp6 ]]; then seed=$((1 + repeat * EXP6_SEED_STRIDE)); fi
       run_name $config "$seed"
       [[ -z $FILTER || $RUN_NAME =~ $FILTER ]] || continue # the run's name, nothing else
       if [[ $exp != warmup ]]; then # every shard warms up with the selected warm-up runs
         position=$((position + 1))
         (((position - 1) % SHARD_N == SHARD_K - 1)) || continue
       fi
-      make_command $config "$seed"
-      printf -v quoted '%q ' "${CMD[@]}"
+      dry_run_line line "$index" "$config $seed"
       SELECTED+=("$config $seed")
       SELECTED_NAMES+=("$RUN_NAME")
-      SELECTED_LINES+=("$index $exp ${quoted% }")
+      SELECTED_LINES+=("$line")
     done
   done
 }
@@ -572,42 +680,46 @@ prior_class() { # prior_class VAR SCRIPT MODE: VAR = the run's class in the prio
   esac
 }
 
-prior_ms() { # prior_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS: VAR = the built-in rough cost of the run, in ms
+prior_ms() { # prior_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS: VAR = the built-in rough cost of the
+  # run, in ms; of an exp6 group: the scan variant's one process of an AGENTS times wider batch, or AGENTS runs,
+  # PARALLEL at a time
   local -n prior_=$1
-  local class iterations env_percent=100 batch_ms size_class
+  local class iterations env_percent=100 batch_ms size_class envs=$7 waves=1
+  if [[ $4 == scan ]]; then envs=$(($7 * $9)); fi
+  if runs_processes "$2" "$4"; then waves=$((($9 + PARALLEL - 1) / PARALLEL)); fi
   prior_class class "$3" "$4"
   run_iterations iterations "$2" "$3" "$4"
   size_class="$class $6"
   if [[ $5 == *-MinAtar && $6 == small ]]; then env_percent=200; fi # larger: the hidden layers dominate
   # the part that grows with the batch: rollout and, for the other half, the update (with the epochs)
-  batch_ms=$(((PRIOR_ITERATION_MS[$size_class] - PRIOR_LOOP_MS[$class]) * env_percent * $7 * NUM_STEPS *
+  batch_ms=$(((PRIOR_ITERATION_MS[$size_class] - PRIOR_LOOP_MS[$class]) * env_percent * envs * NUM_STEPS *
     (10 + UPDATE_EPOCHS) / (100 * 32 * 256 * 20)))
-  prior_=$((PRIOR_FIXED_S[$class] * 1000 + iterations * (PRIOR_LOOP_MS[$class] * NUM_STEPS / 256 + batch_ms)))
+  prior_=$((waves * (PRIOR_FIXED_S[$class] * 1000 + iterations * (PRIOR_LOOP_MS[$class] * NUM_STEPS / 256 + batch_ms))))
 }
 
-# Observed costs, by "script mode size num_envs": runs of the same group cost about the same.
+# Observed costs, by "script mode size num_envs agents": runs of the same group cost about the same.
 declare -A OBSERVED_MS=() OBSERVED_COUNT=()
 OBSERVED_TOTAL_MS=0 # all observed runs, and what the prior said they would cost
 OBSERVED_PRIOR_MS=0
 
-observe() { # observe MILLISECONDS EXP SCRIPT MODE ENV SIZE NUM_ENVS ...
-  local group="$3 $4 $6 $7" prior
+observe() { # observe MILLISECONDS EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS ...
+  local group="$3 $4 $6 $7 $9" prior
   OBSERVED_MS[$group]=$((${OBSERVED_MS[$group]:-0} + $1))
   OBSERVED_COUNT[$group]=$((${OBSERVED_COUNT[$group]:-0} + 1))
-  prior_ms prior "${@:2:6}"
+  prior_ms prior "${@:2:8}"
   OBSERVED_TOTAL_MS=$((OBSERVED_TOTAL_MS + $1))
   OBSERVED_PRIOR_MS=$((OBSERVED_PRIOR_MS + prior))
 }
 
-estimate_ms() { # estimate_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS ...: VAR = the group's mean; else the
-  # prior, scaled to this machine
+estimate_ms() { # estimate_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS ...: VAR = the group's mean; else
+  # the prior, scaled to this machine
   local -n estimate_=$1
-  local group="$3 $4 $6 $7" prior
+  local group="$3 $4 $6 $7 $9" prior
   if ((${OBSERVED_COUNT[$group]:-0})); then
     estimate_=$((OBSERVED_MS[$group] / OBSERVED_COUNT[$group]))
     return
   fi
-  prior_ms prior "${@:2:6}"
+  prior_ms prior "${@:2:8}"
   if ((OBSERVED_PRIOR_MS)); then
     estimate_=$((prior * OBSERVED_TOTAL_MS / OBSERVED_PRIOR_MS))
   else
@@ -644,12 +756,16 @@ memory_family() { # memory_family VAR SCRIPT: VAR = the script's row in the MEMO
   esac
 }
 
-peak_memory_kb() { # peak_memory_kb VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS ...: VAR = the run's estimated peak RSS
+peak_memory_kb() { # peak_memory_kb VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS ...: VAR = the run's estimated
+  # peak RSS; an exp6 group's: the scan variant's one process of an AGENTS times wider batch, or the processes that
+  # run at once
   local -n peak_=$1
-  local family samples=$(($7 * NUM_STEPS))
+  local family samples=$(($7 * NUM_STEPS)) copies=1
+  if [[ $4 == scan ]]; then samples=$((samples * $9)); fi
+  if runs_processes "$2" "$4"; then copies=$(($9 < PARALLEL ? $9 : PARALLEL)); fi
   memory_family family "$3"
-  peak_=$((MEMORY_BASE_MB[$family] * 1024 + samples * (MEMORY_SAMPLE_BYTES[$family] +
-    MEMORY_OBS_BYTES[$family] * OBS_SIZE[$5]) / 1024))
+  peak_=$((copies * (MEMORY_BASE_MB[$family] * 1024 + samples * (MEMORY_SAMPLE_BYTES[$family] +
+    MEMORY_OBS_BYTES[$family] * OBS_SIZE[$5]) / 1024)))
 }
 
 available_memory_kb() { # available_memory_kb VAR: VAR = BENCHMARK_MEM_AVAILABLE_KB, else MemAvailable; 1 if neither
@@ -687,7 +803,8 @@ refuse_oversized() { # drop the selected runs that would not fit in memory: one 
 }
 
 # THE SWEEP
-CHILD=       # pid of the running child process (a run's `timeout`, or sweep_info.py)
+CHILDREN=()  # pids of the running child processes (a run's `timeout`, an exp6 group's, or sweep_info.py)
+declare -A CHILD_LOGS=() # an exp6 group's running processes: pid -> log, relative to OUT
 CURRENT_RUN= # name of the running run
 FAILED=()
 
@@ -695,18 +812,26 @@ run_child() { # run_child COMMAND...: run it in the background and wait for it, 
   # signal reaches on_signal at once; returns its exit status
   local status=0
   "$@" &
-  CHILD=$!
-  wait "$CHILD" || status=$?
-  CHILD=
+  CHILDREN=("$!")
+  wait "$!" || status=$?
+  CHILDREN=()
   return "$status"
 }
 
+stop_children() { # SIGTERM to every running child; timeout passes it on to its run's process group
+  local pid
+  for pid in "${CHILDREN[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+}
+
 on_signal() { # Ctrl-C or SIGTERM: stop the running run (not recorded), keep the finished ones
+  local pid
   trap - INT TERM
-  if [[ -n $CHILD ]]; then
-    kill -TERM "$CHILD" 2>/dev/null || true # timeout passes it on to the run's process group
-    wait "$CHILD" 2>/dev/null || true
-  fi
+  stop_children
+  for pid in "${CHILDREN[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
   # to fd 3, the sweep's stderr: this runs inside run_child, whose output may go to a run's log
   echo >&3
   echo "benchmark.sh: interrupted${CURRENT_RUN:+ during $CURRENT_RUN (not recorded)}; rerun the same command to resume" >&3
@@ -789,31 +914,132 @@ record_load() { # append the 1-minute load average as the run ends: the report s
   echo "$RUN_NAME $load1" >>"$OUT/load.txt"
 }
 
-run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and record it finished or failed
-  local number=$1 total=$2 exp script mode env size num_envs timing seed iterations what
-  read -r exp script mode env size num_envs timing seed <<<"$3"
+# An exp6 group of one process per agent: its processes, PARALLEL at a time, each into its own log
+wait_for_a_child() { # wait_for_a_child STATUS_VAR LOG_VAR: wait until a child of CHILDREN ends and drop it; the first
+  # to fail sets STATUS_VAR (its exit status) and LOG_VAR (its log) and stops the others
+  local -n wait_status_=$1 wait_log_=$2
+  local i pid ended_status
+  while :; do
+    for i in "${!CHILDREN[@]}"; do
+      pid=${CHILDREN[i]}
+      ! kill -0 "$pid" 2>/dev/null || continue # bash reaps its children as they end, and keeps their status
+      ended_status=0
+      wait "$pid" || ended_status=$?
+      unset 'CHILDREN[i]'
+      CHILDREN=("${CHILDREN[@]}")
+      if ((ended_status != 0 && wait_status_ == 0)); then
+        wait_status_=$ended_status wait_log_=${CHILD_LOGS[$pid]}
+        stop_children
+      fi
+      return 0
+    done
+    read -r -t 0.05 -u 8 || true # a pause of 50 ms that a signal interrupts: nothing is ever written to fd 8
+  done
+}
+
+run_processes() { # run_processes STATUS_VAR LOG_VAR CONFIG: the exp6 group's processes, one per agent, PARALLEL at
+  # a time, each into logs/exp6/<group>/agent__seed<s>.log; a failure stops the others and starts no more.
+  # STATUS_VAR: the exit status of the first to fail, else 0; LOG_VAR: its log
+  local -n status_=$1 log_=$2
+  local exp script mode env size num_envs timing agents seed agent process_log
+  read -r exp script mode env size num_envs timing agents seed <<<"$3"
+  status_=0
+  agent=$seed
+  CHILD_LOGS=()
+  exec 8<> <(:) # wait_for_a_child's pause: a pipe this shell also holds open for writing, so no read sees its end
+  while ((agent < seed + agents || ${#CHILDREN[@]})); do
+    if ((agent < seed + agents && ${#CHILDREN[@]} < PARALLEL)); then
+      make_command $3 "$agent"
+      process_log="logs/exp6/$RUN_NAME/agent__seed$agent.log"
+      # timeout runs each process in its own process group and passes signals on to all of it
+      timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" >"$OUT/$process_log" 2>&1 8>&- 9>&- &
+      CHILDREN+=("$!")
+      CHILD_LOGS[$!]=$process_log
+      agent=$((agent + 1))
+      continue
+    fi
+    wait_for_a_child status_ log_
+    if ((status_ != 0)); then agent=$((seed + agents)); fi # none starts after a failure
+  done
+  exec 8<&-
+}
+
+write_group_json() { # write_group_json MILLISECONDS CONFIG: the exp6 group's group.json, plot.py's record of it
+  local exp script mode env size num_envs timing agents seed processes=1 parallel=1
+  read -r exp script mode env size num_envs timing agents seed <<<"$2"
+  if runs_processes "$exp" "$mode"; then processes=$agents parallel=$PARALLEL; fi
+  printf '{"script": "%s", "mode": "%s", "env_id": "%s", "agents": %d, "processes": %d, "parallel": %d, "wall_seconds": %d.%03d, "cores": %d}\n' \
+    "$script" "$mode" "$env" "$agents" "$processes" "$parallel" $(($1 / 1000)) $(($1 % 1000)) "$CPU_COUNT" \
+    >"$OUT/runs/exp6/$RUN_NAME/group.json"
+}
+
+describe() { # describe VAR CONFIG: VAR = the progress line's words for the run or group, up to its iterations
+  local -n what_=$1
+  local exp script mode env size num_envs timing agents seed iterations processes
+  read -r exp script mode env size num_envs timing agents seed <<<"$2"
+  run_iterations iterations "$exp" "$script" "$mode"
+  what_="$exp $script $mode $env $size"
+  case $exp in
+    exp5)
+      what_+=" $num_envs envs"
+      if [[ $timing == sync ]]; then what_+=" sync"; fi
+      ;;
+    exp6)
+      processes="1 process"
+      if runs_processes "$exp" "$mode" && ((agents > 1)); then
+        processes="$agents processes, $((agents < PARALLEL ? agents : PARALLEL)) at a time"
+      fi
+      if ((agents > 1)); then what_+=" $agents agents" seed+="..$((seed + agents - 1))"; else what_+=" 1 agent"; fi
+      what_+=" ($processes)"
+      ;;
+  esac
+  what_+=" seed $seed, $iterations iterations"
+}
+
+run_finished() { # run_finished UNFINISHED_VAR RUN_DIR CONFIG: whether the run (exp6: every agent of the group) wrote
+  # its time/total; UNFINISHED_VAR: the first agent run folder that did not
+  local -n unfinished_=$1
+  local exp script mode env size num_envs timing agents seed agent dirs=("$2")
+  read -r exp script mode env size num_envs timing agents seed <<<"$3"
+  if [[ $exp == exp6 ]]; then
+    dirs=()
+    for ((agent = seed; agent < seed + agents; agent++)); do dirs+=("$2/agent__seed$agent"); done
+  fi
+  unfinished_=$("$PYTHON" sweep_info.py --finished "${dirs[@]}" | head -n 1) && return 0
+  unfinished_=${unfinished_:-$2}
+  return 1
+}
+
+run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration (exp6: one group) and record it finished or
+  # failed
+  local number=$1 total=$2 exp script mode env size num_envs timing agents seed what
+  read -r exp script mode env size num_envs timing agents seed <<<"$3"
   make_command $3
   local run_dir="$OUT/runs/$exp/$RUN_NAME" log="logs/$exp/$RUN_NAME.log"
-  local start status=0 elapsed_ms elapsed reason
+  local start status=0 elapsed_ms elapsed reason unfinished
   CURRENT_RUN=$RUN_NAME
-  run_iterations iterations "$exp" "$script" "$mode"
-  what="$exp $script $mode $env $size"
-  if [[ $exp == exp5 ]]; then what+=" $num_envs envs"; fi
-  if [[ $exp == exp5 && $timing == sync ]]; then what+=" sync"; fi
+  describe what "$3"
 
-  printf '[%d/%d] %s seed %s, %s iterations · %s ... ' "$number" "$total" "$what" "$seed" "$iterations" \
-    "$(time_left "${@:3}") left"
+  printf '[%d/%d] %s · %s ... ' "$number" "$total" "$what" "$(time_left "${@:3}") left"
   rm -rf "$run_dir" # what an interrupted or failed earlier attempt left
   mkdir -p "$OUT/logs/$exp"
+  if runs_processes "$exp" "$mode"; then
+    rm -rf "$OUT/logs/exp6/$RUN_NAME"
+    mkdir -p "$run_dir" "$OUT/logs/exp6/$RUN_NAME"
+  fi
   start=$(now_ms)
-  # timeout runs the script in its own process group and passes signals on to all of it
-  run_child timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" >"$OUT/$log" 2>&1 9>&- || status=$?
+  if runs_processes "$exp" "$mode"; then
+    run_processes status log "$3"
+  else # timeout runs the script in its own process group and passes signals on to all of it
+    run_child timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" >"$OUT/$log" 2>&1 9>&- || status=$?
+  fi
   CURRENT_RUN=
   elapsed_ms=$(($(now_ms) - start))
   record_load
   elapsed=$((elapsed_ms / 1000))
 
-  if ((status == 0)) && "$PYTHON" sweep_info.py --finished "$run_dir"; then
+  if ((status == 0)) && run_finished unfinished "$run_dir" "$3"; then
+    if [[ $exp == exp6 ]]; then write_group_json "$elapsed_ms" "$3"; fi
     echo "$RUN_NAME" >>"$OUT/finished.txt"
     echo "$RUN_NAME $elapsed_ms" >>"$OUT/durations.txt"
     observe "$elapsed_ms" $3
@@ -825,7 +1051,8 @@ run_one() { # run_one NUMBER TOTAL CONFIG LEFT...: run one configuration and rec
     reason=timeout
   elif ((status == 0)); then
     reason=incomplete
-    echo "benchmark.sh: exit status 0 but no time/total scalar in $run_dir" >>"$OUT/$log"
+    if runs_processes "$exp" "$mode"; then log="logs/exp6/$RUN_NAME/${unfinished##*/}.log"; fi
+    echo "benchmark.sh: exit status 0 but no time/total scalar in $unfinished" >>"$OUT/$log"
   fi
   echo "$RUN_NAME $reason $log" >>"$OUT/failed.txt"
   FAILED+=("$RUN_NAME $reason $OUT/$log")

@@ -4,11 +4,11 @@
     python plot.py --compare DIR_A [DIR_A ...] --vs DIR_B [DIR_B ...] [--out OUT]
 
 DIR is a sweep folder written by benchmark.sh (system.json, env_timing.json, optionally workload.json,
-runs/<exp>/<run>/events.*) or any folder holding run folders; several DIRs (e.g. the shards of one sweep)
-are read as one sweep. A run's configuration and workload come from its `hyperparameters` and `system`
-text summaries, never from its folder name. Runs under runs/warmup/ are ignored. Runs found outside
-runs/<exp1|exp2|exp3|exp4>/ count as exp1 when async; sync ones are labelled "sync" and count as exp2
-(those of model size small) and as exp3.
+runs/<exp>/<run>/events.*; exp6: runs/exp6/<group>/group.json and one run folder per agent) or any folder
+holding run folders; several DIRs (e.g. the shards of one sweep) are read as one sweep. A run's
+configuration and workload come from its `hyperparameters` and `system` text summaries, never from its
+folder name. Runs under runs/warmup/ are ignored. Runs found outside runs/<exp1|...|exp6>/ count as exp1
+when async; sync ones are labelled "sync" and count as exp2 (those of model size small) and as exp3.
 
 Speedup of A over B = time_B / time_A for matched configurations (same experiment, env, model size,
 timing mode and per-iteration workload; for totals also the same number of iterations), paired by seed.
@@ -31,6 +31,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from scipy.stats import t as student_t
 from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
 
 from sweep_info import GRID_ENVS
@@ -39,12 +40,13 @@ from sweep_info import GRID_ENVS
 # --------------------------------------- settings: what is compared and how, and the types the stages pass on
 
 
-EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4")
+EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6")
 SIZES = ("small", "medium", "large")
 # What each experiment answers, for the line that names the experiments a sweep does not hold.
 EXPERIMENT_TOPICS = {
     "exp1": "the fully compiled variants, async: the ranking", "exp2": "every compile mode per env, synchronised",
     "exp3": "every compile mode per model size, synchronised", "exp4": "the env backend against the framework",
+    "exp5": "how the cost grows with the number of envs", "exp6": "many agents in one process against many processes",
 }
 # Variant/compile-mode labels in display order, with colours: one hue per framework, darker = more compiled.
 LABEL_COLORS = {
@@ -53,7 +55,8 @@ LABEL_COLORS = {
     "equinox (none)": "#fbb4b9", "equinox (jit)": "#c51b8a",
     "torch (none)": "#fdae6b", "torch (env-jit)": "#e6550d",
     "torch_compile (compile)": "#7f2704", "torch_compile (compile+cudagraphs)": "#756bb1",
-    "linen_gymnasium (jit)": "#17becf", "torch_gymnasium (eager)": "#8c6d31",
+    "linen_gymnasium (jit)": "#17becf", "linen_gymnasium (jit-vector)": "#0b6e7a",
+    "torch_gymnasium (eager)": "#8c6d31", "torch_gymnasium (eager-vector)": "#d6a847", "linen_scan (scan)": "#08306b",
 }
 OTHER_COLORS = ("#6a3d9a", "#e7298a", "#bcbd22", "#7f7f7f", "#cab2d6", "#b15928")  # hues no variant label uses
 FULLY_COMPILED = ("linen (jit)", "nnx_cached (cached)", "torch_compile (compile)", "nnx_tree (tree)", "equinox (jit)",
@@ -83,8 +86,8 @@ WINDOWS = {
 # summary.csv columns; the timing ones are also the metrics the charts and tables use.
 COLUMNS = (
     "exp", "variant", "compile_mode", "env", "size", "timing", "seed", "num_iterations", *WORK_FIELDS,
-    "startup_s", "iter0_s", "iter1_7_mean_s", "iter8_99_median_s", "total_s",
-    "rollout_8_99_median_s", "update_8_99_median_s", "final_return", "peak_memory_bytes", "path",
+    "agents", "startup_s", "iter0_s", "iter1_7_mean_s", "iter8_99_median_s", "total_s",
+    "rollout_8_99_median_s", "update_8_99_median_s", "final_return", "peak_memory_bytes", "peak_rss_bytes", "path",
 )
 METRIC_NAMES = {
     "total_s": "total duration",
@@ -106,6 +109,15 @@ OVERHEAD_METRICS = ("startup_s", "iter0_s", "iter1_7_mean_s", "iter8_99_median_s
 SYNC_METRICS = ("rollout_8_99_median_s", "update_8_99_median_s")
 COMPILE_METRICS = ("total_s", "iter0_s", "iter8_99_median_s", "rollout_8_99_median_s", "update_8_99_median_s")
 FINAL_RETURN_EPISODES = 5
+# The column that splits each env's final returns besides the variant: the model size, or what exp5 and exp6 vary.
+FINAL_RETURN_SPLITS = {"exp5": ("num_envs", "N envs"), "exp6": ("agents", "N agents")}
+# exp5: a variant is "within" the fastest at the numbers of envs where its time is at most this factor of the fastest's.
+WITHIN_FASTEST = 1.25
+FIT_LEVEL = 0.95  # the coverage of the intervals of the cost model's a and b
+# exp6: the variant whose exp5 cost model predicts the vmapped process's gain, and the fields plot.py reads from a
+# group's group.json (a variant whose every group ran one process for several agents is the vmapped one).
+PREDICTION_LABEL = "linen (jit)"
+GROUP_FIELDS = ("script", "mode", "env_id", "agents", "processes", "parallel", "wall_seconds")
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
 # Fewer envs than this: an interval is the min–max range over envs, labelled so (docs/method.md, Statistics, says why).
@@ -128,6 +140,7 @@ class Config(NamedTuple):
     size: str
     timing: str
     work: tuple  # the WORK_FIELDS values, as logged ('?' where a run did not log one)
+    group: str = ""  # exp6: the group folder's name (runs of different groups are never paired)
 
 
 @dataclass
@@ -149,6 +162,7 @@ class Run:
     returns: np.ndarray
     return_seconds: np.ndarray  # cumulative time/iteration at the end of the iteration of each return
     peak_memory: float
+    peak_rss: float = math.nan
 
     @property
     def label(self):
@@ -169,6 +183,22 @@ class Sweep:
     conditions: list = field(default_factory=list)  # (folder, SweepConditions) of each folder with sweeps.txt or load.txt
     machines: dict = field(default_factory=dict)  # machine kind -> the folders that ran on it, in reading order
     machine: str = ""  # in a sweep of several machine kinds, the part of one kind: its name, e.g. 'machine 2: …'
+    groups: list = field(default_factory=list)  # the exp6 Groups
+
+
+@dataclass
+class Group:
+    """One exp6 group: N agents trained by one process or by N processes, and the wall time to train them all."""
+
+    path: Path
+    label: str
+    config: Config  # its agents' (the same for all)
+    num_iterations: int
+    agents: int
+    processes: int
+    parallel: int  # how many processes ran at a time
+    wall: float  # launch of the first process to the exit of the last
+    rows: list  # its agents' summary rows
 
 
 @dataclass(frozen=True)
@@ -260,6 +290,16 @@ def by_iteration(pairs, num_iterations):
     return values
 
 
+def group_folder(path):
+    """The exp6 group folder of an agent's event file (runs/exp6/<group>/<agent>/events.*), else None."""
+    return path.parents[1] if len(path.parents) > 2 and path.parents[2].name == "exp6" else None
+
+
+def scalar_at_end(scalars, tag):
+    """The last value logged under tag, NaN where it was not logged."""
+    return scalars[tag][-1][1] if scalars[tag] else math.nan
+
+
 def load_run(path):
     """Reads one event file into a Run; raises SkippedRun when it cannot be used."""
     scalars, tables = read_event_file(path)
@@ -268,11 +308,13 @@ def load_run(path):
     try:
         hyperparameters, system = tables["hyperparameters"], tables["system"]
         timing = "sync" if hyperparameters["sync_timing"].lower() == "true" else "async"
-        exp = path.parent.parent.name
+        group = group_folder(path)
+        exp = "exp6" if group else path.parent.parent.name
         if exp not in EXPERIMENTS:
             exp = "sync" if timing == "sync" else "exp1"
         work = tuple(hyperparameters.get(name, "?") for name in WORK_FIELDS)
-        config = Config(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing, work)
+        config = Config(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing, work,
+                        group.name if group else "")
         variant, compile_mode = Path(system["script"]).stem, system["compile_mode"]
         seed = int(hyperparameters["seed"])
     except (KeyError, ValueError) as error:
@@ -301,7 +343,8 @@ def load_run(path):
         return_steps=returns[:, 0],
         returns=returns[:, 1],
         return_seconds=cumulative_seconds[return_iterations],
-        peak_memory=scalars["memory/peak_bytes"][-1][1] if scalars["memory/peak_bytes"] else math.nan,
+        peak_memory=scalar_at_end(scalars, "memory/peak_bytes"),
+        peak_rss=scalar_at_end(scalars, "memory/peak_rss_bytes"),
     )
 
 
@@ -379,6 +422,12 @@ def window_names(runs):
     return {metric: name.replace("iterations 8–99", held) for metric, name in METRIC_NAMES.items()}
 
 
+def shared_window_runs(runs):
+    """The runs whose lengths name the windows of the sections of exp1 to exp4: all but exp5's and exp6's, which
+    name their own (exp5's runs are shorter than the others), or all of them in a sweep of those alone."""
+    return [run for run in runs if run.config.exp not in ("exp5", "exp6")] or runs
+
+
 def read_runs(folders, pool):
     """Every finished run under the folders (warm-up runs aside), each with the folder it was read from."""
     folder_of = {}
@@ -416,6 +465,54 @@ def machine_kind(system):
     return f"{system.get('cpu') or 'unknown CPU'}, {gpu_model(system) or 'no GPU'}"
 
 
+def group_of(path, rows):
+    """The Group that the group.json at path describes, from it and its agents' rows; None where the file is
+    unreadable (read_json warns), else a string saying why the group cannot be used."""
+    data = read_json(path, "its exp6 group is left out")
+    if data is None:
+        return None
+    try:
+        script, mode, env = (str(data[name]) for name in GROUP_FIELDS[:3])
+        agents, processes, parallel = (int(data[name]) for name in ("agents", "processes", "parallel"))
+        wall = float(data["wall_seconds"])
+    except (KeyError, TypeError, ValueError) as error:
+        return f"group.json has no usable {error} (it needs {', '.join(GROUP_FIELDS)})"
+    label = f"{Path(script).stem.removeprefix('ppo_')} ({mode})"
+    if min(agents, processes, parallel) < 1 or not wall > 0 or math.isinf(wall):
+        return "group.json's agents, processes and parallel must be at least 1 and wall_seconds positive"
+    if len(rows) != agents:
+        return f"{len(rows)} of its {agents} agents' runs finished, so its wall time does not train {agents} agents"
+    identities = {(row["label"], row["env"], row["config"], row["num_iterations"]) for row in rows}
+    if len(identities) > 1 or rows[0]["label"] != label or rows[0]["env"] != env:
+        return f"its agents' runs are not all {label} on {env} with one workload and length"
+    return Group(path=path.parent, label=label, config=rows[0]["config"], num_iterations=rows[0]["num_iterations"],
+                 agents=agents, processes=processes, parallel=parallel, wall=wall, rows=rows)
+
+
+def read_groups(folders, rows):
+    """The exp6 Groups under the folders (runs/exp6/<group>/group.json), each agent's row given its group's number of
+    agents; one warning for each group that cannot be used and each folder of exp6 runs without a group.json."""
+    agent_rows = defaultdict(list)
+    for row in rows:
+        if row["exp"] == "exp6":
+            agent_rows[Path(row["path"]).parents[1]].append(row)
+    files = sorted(path for folder in folders for path in folder.rglob("group.json")
+                   if path.parent.parent.name == "exp6")
+    groups = []
+    for path in files:
+        group = group_of(path, agent_rows.pop(path.parent, []))
+        if isinstance(group, str):
+            warn(f"leaving out the exp6 group {path.parent}: {group}")
+        elif group:
+            groups.append(group)
+    for group in groups:
+        for row in group.rows:
+            row["agents"] = group.agents
+    for folder in agent_rows:
+        warn(f"leaving out the exp6 runs in {folder}: no group.json beside them")
+    return groups
+
+
 def load_sweep(folders, pool):
     """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them.
 
@@ -438,13 +535,14 @@ def load_sweep(folders, pool):
     env_order = sorted(envs, key=lambda env: env_relative.get(env, math.inf)) if env_relative else list(GRID_ENVS)
     rows = [summary_row(run, machine_of[run.path]) for run in runs]
     rows.sort(key=lambda row: row_sort_key(row, env_order))
+    groups = read_groups(folders, rows)
     conditions = [(folder, read_conditions(folder)) for folder in folders]
     machines = defaultdict(list)
     for folder, kind in kinds.items():
         machines[kind].append(folder)
     return Sweep(rows=rows, systems=[(f, s) for f, s in systems if s], env_relative=env_relative, env_order=env_order,
-                 workload_files=[(f, w) for f, w in workloads if w], names=window_names(runs),
-                 conditions=[(f, c) for f, c in conditions if c], machines=dict(machines))
+                 workload_files=[(f, w) for f, w in workloads if w], names=window_names(shared_window_runs(runs)),
+                 conditions=[(f, c) for f, c in conditions if c], machines=dict(machines), groups=groups)
 
 
 # -------------------------------------------------------------------- summarise: one row per run, summary.csv
@@ -479,6 +577,8 @@ def summary_row(run, machine=""):
         "update_8_99_median_s": window_seconds(run.update_seconds, "iterations 8–99"),
         "final_return": float(np.mean(run.returns[-FINAL_RETURN_EPISODES:])) if run.returns.size else math.nan,
         "peak_memory_bytes": run.peak_memory,
+        "peak_rss_bytes": run.peak_rss,
+        "agents": math.nan,  # exp6: its group's number of agents, set with the groups
         "path": str(run.path),
         "label": run.label,
         "machine": machine,
@@ -781,6 +881,190 @@ def mean_curve(curves, points=200):
     return grid, ys.mean(axis=0), ys.min(axis=0), ys.max(axis=0)
 
 
+class CostFit(NamedTuple):
+    """The cost model t(n) = a + b·n of steady iteration times, the intervals of a and b, the relative residuals."""
+
+    a: float  # seconds per iteration whatever the number of envs: the fixed cost
+    b: float  # seconds per iteration per env: the marginal cost
+    a_bounds: tuple  # (low, high) at FIT_LEVEL; NaN without residual degrees of freedom
+    b_bounds: tuple
+    residuals: np.ndarray  # (a + b·nᵢ − tᵢ) / tᵢ, one per point in the order given
+
+    def at(self, n):
+        """The modelled seconds per iteration with n envs."""
+        return self.a + self.b * n
+
+
+def fit_cost(ns, times):
+    """Fits t(n) = a + b·n to the points (nᵢ, tᵢ) by least squares on relative error: Σ((a + b·nᵢ − tᵢ)/tᵢ)² least.
+
+    Each interval is the estimate ± Student's t(m − 2) × its standard error from the residuals of the m points: with
+    one seed per n the residuals are the only spread. None with fewer than two distinct n.
+    """
+    ns, times = np.asarray(ns, dtype=float), np.asarray(times, dtype=float)
+    if len(set(ns)) < 2:
+        return None
+    design = np.column_stack([1 / times, ns / times])
+    coefficients = np.linalg.lstsq(design, np.ones(len(times)), rcond=None)[0]
+    residuals = design @ coefficients - 1
+    dof = len(times) - 2
+    half = np.full(2, math.nan)
+    if dof > 0:
+        covariance = residuals @ residuals / dof * np.linalg.inv(design.T @ design)
+        half = student_t.ppf(0.5 + FIT_LEVEL / 2, dof) * np.sqrt(np.diag(covariance))
+    (a, b), (half_a, half_b) = coefficients, half
+    return CostFit(float(a), float(b), (a - half_a, a + half_a), (b - half_b, b + half_b), residuals)
+
+
+def num_envs(row):
+    """A row's number of envs as an int, None where its hyperparameters did not state one."""
+    return int(row["num_envs"]) if str(row["num_envs"]).isdigit() else None
+
+
+def num_steps(row):
+    """A row's steps per env per rollout, NaN where its hyperparameters did not state them."""
+    return float(row["num_steps"]) if str(row["num_steps"]).isdigit() else math.nan
+
+
+def max_residual(fit):
+    """The largest relative residual of a fit, in size; NaN without a fit."""
+    return float(np.abs(fit.residuals).max()) if fit else math.nan
+
+
+def named_cells(items, key, env_order):
+    """{name: items} grouped by key(item) = (env, model size, rest of the workload), envs by complexity; a cell is
+    named by its env, and also by its size and workload where the env has several cells."""
+    env_rank, size_rank = rank(env_order), rank(SIZES)
+    keys = sorted({key(item) for item in items}, key=lambda k: (env_rank(k[0]), size_rank(k[1]), str(k[2])))
+    per_env = Counter(env for env, _, _ in keys)
+    name = lambda env, size, rest: env if per_env[env] == 1 else f"{env} ({size}, {'/'.join(map(str, rest))})"
+    return {name(*k): [item for item in items if key(item) == k] for k in keys}
+
+
+def per_env_workload(row):
+    """exp5's cell key of a row: env, model size and the workload but the number of envs, which exp5 varies."""
+    return row["env"], row["size"], row["config"].work[1:]
+
+
+@dataclass
+class Scaling:
+    """One variant's time per iteration against the number of envs in one exp5 cell."""
+
+    label: str
+    points: list  # (n, seconds) of each run with a value, by n
+    ns: np.ndarray  # the measured numbers of envs, ascending
+    times: np.ndarray  # the median over seeds at each
+    relative: np.ndarray  # times / the fastest variant's at the same n
+    fit: CostFit | None
+
+
+def scalings(rows, metric="iter8_99_median_s"):
+    """A Scaling of metric per variant of one cell's rows, each relative to the fastest variant at each n."""
+    measured = {}
+    for label in ordered((row["label"] for row in rows), LABEL_COLORS):
+        points = sorted((num_envs(row), row[metric]) for row in where(rows, label=label)
+                        if num_envs(row) and not math.isnan(row[metric]))
+        if points:
+            ns = np.array(sorted({n for n, _ in points}))
+            measured[label] = points, ns, np.array([median([t for m, t in points if m == n]) for n in ns])
+    fastest = defaultdict(lambda: math.inf)
+    for _, ns, times in measured.values():
+        for n, seconds in zip(ns, times):
+            fastest[n] = min(fastest[n], seconds)
+    return [Scaling(label, points, ns, times, times / np.array([fastest[n] for n in ns]), fit_cost(*zip(*points)))
+            for label, (points, ns, times) in measured.items()]
+
+
+def time_at(scaling, n):
+    """A Scaling's median time at n, NaN where it did not run n envs."""
+    return float(scaling.times[scaling.ns == n][0]) if n in scaling.ns else math.nan
+
+
+def fastest_at(table, n):
+    """The Scaling with the shortest time at n among those that ran n envs."""
+    return min((scaling for scaling in table if n in scaling.ns), key=lambda scaling: time_at(scaling, n))
+
+
+def within_ranges(ns, ratios, threshold=WITHIN_FASTEST):
+    """The stretches of the measured n where ratio ≤ threshold, log ratio interpolated linearly in log n between
+    measured n, never beyond them: [((low, interpolated?), (high, interpolated?))]."""
+    excess = np.log(ratios) - math.log(threshold)  # ≤ 0: within
+    ranges, start = [], (int(ns[0]), False) if excess[0] <= 0 else None
+    for n0, n1, e0, e1 in zip(ns, ns[1:], excess, excess[1:]):
+        if (e0 <= 0) == (e1 <= 0):
+            continue
+        crossing = math.exp(math.log(n0) + e0 / (e0 - e1) * (math.log(n1) - math.log(n0)))
+        end = (int(n0), False) if e0 == 0 else (int(n1), False) if e1 == 0 else (crossing, True)
+        if start is None:
+            start = end
+        else:
+            ranges.append((start, end))
+            start = None
+    return ranges + [(start, (int(ns[-1]), False))] if start else ranges
+
+
+@dataclass
+class AgentTimes:
+    """One exp6 variant's wall time to train N agents: the median over repeats per N measured, and for a process
+    variant, at every other N of its cell, the estimate from one wave of `parallel` processes at its largest N."""
+
+    label: str
+    vmapped: bool  # one process trains all N agents
+    measured: dict  # N -> seconds
+    extrapolated: dict  # N -> seconds
+    parallel: int
+    groups: list
+
+
+def agent_times(groups):
+    """The AgentTimes of each variant of one exp6 cell's groups, the vmapped ones first."""
+    every_n = sorted({group.agents for group in groups})
+    result = []
+    for label in ordered((group.label for group in groups), LABEL_COLORS):
+        mine = [group for group in groups if group.label == label]
+        measured = {n: float(median([group.wall for group in mine if group.agents == n]))
+                    for n in sorted({group.agents for group in mine})}
+        largest = max(mine, key=lambda group: group.agents)
+        vmapped = all(group.processes == 1 for group in mine) and largest.agents > 1
+        wave = measured[largest.agents] / math.ceil(largest.agents / largest.parallel)
+        extrapolated = {} if vmapped else {n: math.ceil(n / largest.parallel) * wave
+                                           for n in every_n if n not in measured}
+        result.append(AgentTimes(label, vmapped, measured, extrapolated, largest.parallel, mine))
+    return sorted(result, key=lambda times: not times.vmapped)
+
+
+def wall_at(times, n):
+    """(seconds to train n agents, extrapolated?) of an AgentTimes; NaN where neither measured nor extrapolated."""
+    if n in times.measured:
+        return times.measured[n], False
+    return times.extrapolated.get(n, math.nan), n in times.extrapolated
+
+
+def exp5_fit(rows, label, cell_key):
+    """The cost model of label's async exp5 runs in the cell (env, model size, per-env workload), None if none."""
+    chosen = [row for row in rows_of(rows, "exp5")
+              if row["timing"] == "async" and row["label"] == label and per_env_workload(row) == cell_key]
+    return next((scaling.fit for scaling in scalings(chosen)), None)
+
+
+def modelled_run(fit, rows, width, iterations):
+    """Seconds of one run of iterations with width envs: its rows' median start-up and iteration 0 as measured, the
+    other iterations from the cost model."""
+    return (median(metric_values(rows, "startup_s")) + median(metric_values(rows, "iter0_s"))
+            + (iterations - 1) * fit.at(width))
+
+
+def predicted_gains(fit, n, width, parallel, iterations, process_rows, vmapped_rows):
+    """(per iteration, per run) gain the cost model predicts for one process with an n times wider batch over n
+    processes `parallel` at a time: ⌈n/P⌉·(a + b·width) / (a + b·n·width); per run also the start-up and
+    iteration 0 measured on each side."""
+    waves = math.ceil(n / parallel)
+    per_iteration = waves * fit.at(width) / fit.at(n * width)
+    per_run = (waves * modelled_run(fit, process_rows, width, iterations)
+               / modelled_run(fit, vmapped_rows, n * width, iterations))
+    return per_iteration, per_run
+
+
 # --------------------------------------------------------------------- charts: the drawing the sections share
 
 
@@ -1070,6 +1354,82 @@ def compile_mode_chart(rows, comparisons, out, names):
     return image(save_figure(figure, out, "compile_modes.png"), "compile mode effect")
 
 
+def count_axis(ax, counts, name):
+    """A log₂ x axis ticked at the counts (numbers of envs or agents) and labelled with name."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, [f"{count:,}" for count in counts])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(name)
+
+
+def scaling_sps_chart(tables, steps, out, steady_name):
+    """Chart: per exp5 cell, each variant's steady-state SPS against the number of envs (log-log), each run a point,
+    the fitted cost model a line drawn over the measured numbers of envs only."""
+    figure, axes = new_figure("Steady-state env steps per second against the number of envs — exp5 (async)\n"
+                              f"points: runs, SPS = N × num_steps / median of {steady_name}; lines: the fitted "
+                              "t(N) = a + b·N, over the measured N only", len(tables), ncols=min(len(tables), 2),
+                              panel_size=(6.4, 4.6))
+    colors = colors_for([scaling.label for table in tables.values() for scaling in table])
+    for ax, (name, table) in zip(axes, tables.items()):
+        for scaling in table:
+            ns, seconds = np.array(scaling.points, dtype=float).T
+            ax.scatter(ns, ns * steps[name] / seconds, color=colors[scaling.label], s=25, zorder=3, label=scaling.label)
+            grid = np.geomspace(scaling.ns[0], scaling.ns[-1], 100)
+            if scaling.fit and (scaling.fit.at(grid) > 0).all():
+                ax.plot(grid, grid * steps[name] / scaling.fit.at(grid), color=colors[scaling.label], linewidth=1.5)
+        count_axis(ax, sorted({int(n) for scaling in table for n in scaling.ns}), "number of envs N")
+        log_axis(ax, "y", "")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1e6:g}M" if value >= 1e6 else
+                                                   f"{value / 1e3:g}k" if value >= 1e3 else f"{value:g}"))
+        ax.set(title=name, ylabel="env steps per second (steady state)")
+        ax.grid(which="major", alpha=0.3)
+    return save_figure(figure, out, "scaling_sps.png")
+
+
+def scaling_relative_chart(tables, out, steady_name):
+    """Chart: per exp5 cell, each variant's median steady time relative to the fastest variant's at each number of
+    envs, with the WITHIN_FASTEST line."""
+    figure, axes = new_figure(f"Time per iteration relative to the fastest variant at each number of envs — exp5 "
+                              f"(async, median of {steady_name})\npoints: measured N (median over seeds); dashed: "
+                              f"{WITHIN_FASTEST}× the fastest", len(tables), ncols=min(len(tables), 2),
+                              panel_size=(6.4, 4.6))
+    colors = colors_for([scaling.label for table in tables.values() for scaling in table])
+    for ax, (name, table) in zip(axes, tables.items()):
+        for scaling in table:
+            ax.plot(scaling.ns, scaling.relative, marker="o", markersize=4, color=colors[scaling.label],
+                    label=scaling.label)
+        ax.axhline(WITHIN_FASTEST, color="grey", linestyle="--", linewidth=0.8)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        count_axis(ax, sorted({int(n) for scaling in table for n in scaling.ns}), "number of envs N")
+        log_axis(ax, "y", "×")
+        ax.set(title=name, ylabel="time per iteration / the fastest's")
+        ax.grid(which="major", alpha=0.3)
+    return save_figure(figure, out, "scaling_relative.png")
+
+
+def agents_chart(cells, out):
+    """Chart: per exp6 cell, each variant's wall time to train N agents against N: measured solid, extrapolated
+    (process variants beyond their measured N) dashed with hollow markers."""
+    figure, axes = new_figure("Wall time to train N agents — exp6\nsolid: measured (median over repeats); dashed, "
+                              "hollow: extrapolated from one wave of parallel processes", len(cells),
+                              ncols=min(len(cells), 2), panel_size=(6.4, 4.6))
+    colors = colors_for([times.label for variants in cells.values() for times in variants])
+    for ax, (name, variants) in zip(axes, cells.items()):
+        for times in variants:
+            every = sorted({**times.measured, **times.extrapolated}.items())
+            ax.plot(*zip(*every), color=colors[times.label], linestyle="--", linewidth=1)
+            ax.plot(*zip(*sorted(times.measured.items())), color=colors[times.label], marker="o", label=times.label)
+            if times.extrapolated:
+                ax.scatter(*zip(*times.extrapolated.items()), facecolors="none", edgecolors=colors[times.label], s=36)
+        ax.plot([], [], color="black", linestyle="--", marker="o", markerfacecolor="none", label="extrapolated")
+        count_axis(ax, sorted({n for times in variants for n in (*times.measured, *times.extrapolated)}),
+                   "number of agents N")
+        log_axis(ax, "y", " s")
+        ax.set(title=name, ylabel="wall time to train N agents")
+        ax.grid(which="major", alpha=0.3)
+    return save_figure(figure, out, "agents.png")
+
+
 # ------------------------------------------------ text: markdown, numbers in words, the generated conclusions
 
 
@@ -1085,9 +1445,14 @@ def markdown_table(header, rows):
     return lines + [""]
 
 
+def number_text(value):
+    """A number with three significant digits, whole from 100 up (never an exponent there): 0.0123, 4.56, 1,234."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def seconds_text(value):
-    """Seconds with three significant digits, '–' for NaN."""
-    return "–" if math.isnan(value) else f"{value:.3g}"
+    """Seconds as number_text gives them, '–' for NaN."""
+    return "–" if math.isnan(value) else number_text(value)
 
 
 def speedup_text(value, bounds=(math.nan, math.nan, "")):
@@ -1281,6 +1646,145 @@ def backend_conclusion(effects, what):
            f"as {other}."
 
 
+def cost_text(fit, part, bounds=True):
+    """A fitted cost, 'a' in ms or 'b' in µs per env, with its interval where bounds and the fit has one; '–' if no
+    fit."""
+    if fit is None:
+        return "–"
+    value, (low, high) = (fit.a, fit.a_bounds) if part == "a" else (fit.b, fit.b_bounds)
+    scale, unit = (1e3, " ms") if part == "a" else (1e6, " µs")
+    text = f"{number_text(value * scale)}{unit}"
+    if not bounds or math.isnan(low):
+        return text
+    return f"{text} [{FIT_LEVEL:.0%} fit interval {number_text(low * scale)} to {number_text(high * scale)}]"
+
+
+def percent_text(value, sign="+"):
+    """A fraction as a percentage with one decimal ('+2.5%'; never '-0.0%'), '–' for NaN."""
+    return "–" if math.isnan(value) else f"{round(value, 3) or 0.0:{sign}.1%}"
+
+
+def mib_text(value):
+    """Bytes in MiB without decimals, '–' for NaN."""
+    return "–" if math.isnan(value) else f"{value / 2**20:,.0f}"
+
+
+def span_text(ns):
+    """The measured numbers of envs as a span: '8–2,048 envs', or 'N = 8' for one."""
+    return f"N = {ns[0]:,}" if len(ns) == 1 else f"{ns[0]:,}–{ns[-1]:,} envs"
+
+
+def within_text(scaling):
+    """Where a variant comes within WITHIN_FASTEST× of the fastest, in words: measured stretches of N, interpolated
+    ends marked ≈, or 'not in the measured range'."""
+    ranges = within_ranges(scaling.ns, scaling.relative)
+    if (scaling.relative == 1).all():
+        return f"the fastest at every measured N ({span_text(scaling.ns)})"
+    if not ranges:
+        return f"not in the measured range ({span_text(scaling.ns)})"
+    if ranges == [((scaling.ns[0], False), (scaling.ns[-1], False))]:
+        return f"at every measured N ({span_text(scaling.ns)})"
+    end = lambda point: f"≈{point[0]:,.0f}" if point[1] else f"{point[0]:,}"
+    parts = [f"N = {end(low)}" if low == high else f"{end(low)}–{end(high)} envs" for low, high in ranges]
+    interpolated = any(point[1] for stretch in ranges for point in stretch)
+    return ", ".join(parts) + (" (≈: interpolated between measured N)" if interpolated else "")
+
+
+def gap_trend(scaling):
+    """How a variant's time relative to the fastest goes from its smallest to its largest N, as printed."""
+    first, last = (round(float(value), 2) for value in (scaling.relative[0], scaling.relative[-1]))
+    start, end = scaling.ns[0], scaling.ns[-1]
+    if len(scaling.ns) == 1:
+        return f"is {first:.2f}× at {start:,} envs, its only N"
+    if first == last:
+        return f"stays at {first:.2f}× from {start:,} to {end:,} envs"
+    return f"{'falls' if last < first else 'grows'} from {first:.2f}× at {start:,} envs to {last:.2f}× at {end:,}"
+
+
+def variant_scaling_sentence(scaling, reference):
+    """One exp5 variant's fixed and per-env cost against the reference's, its gap to the fastest and where it comes
+    within WITHIN_FASTEST× of it."""
+    if scaling.fit and reference.fit:
+        costs = (f"{scaling.label}'s fixed cost per iteration is {cost_text(scaling.fit, 'a', False)} against "
+                 f"{reference.label}'s {cost_text(reference.fit, 'a', False)}, its cost per env "
+                 f"{cost_text(scaling.fit, 'b', False)} against {cost_text(reference.fit, 'b', False)}")
+    else:
+        costs = f"{scaling.label}: no cost model to compare (a fit needs two N with a steady state on both sides)"
+    return f"{costs}; its gap to the fastest {gap_trend(scaling)}; within {WITHIN_FASTEST}× of the fastest: " \
+           f"{within_text(scaling)}."
+
+
+def scaling_conclusion(name, table):
+    """The generated paragraph of one exp5 cell: the fastest at the smallest and the largest N, then each other variant
+    against the fastest at the largest N."""
+    ns = sorted({int(n) for scaling in table for n in scaling.ns})
+    lead = f"**{name}** ({len(table)} variant{'s' * (len(table) > 1)}, {span_text(ns)}):"
+    if len(table) == 1:
+        return f"{lead} only {table[0].label} ran."
+    large = fastest_at(table, ns[-1])
+    others = [variant_scaling_sentence(scaling, large) for scaling in table if scaling is not large]
+    return " ".join([lead, shortest_sentence(table, ns[0], ns[-1])] + others)
+
+
+def shortest_sentence(table, first, last):
+    """Which variant has the shortest time per iteration at the smallest and at the largest N of an exp5 cell."""
+    ms = lambda scaling, n: f"{number_text(time_at(scaling, n) * 1e3)} ms"
+    small, large = fastest_at(table, first), fastest_at(table, last)
+    if first == last:
+        return f"{small.label} has the shortest time per iteration ({ms(small, first)})."
+    if small is large:
+        return (f"{small.label} has the shortest time per iteration at {first:,} and at {last:,} envs "
+                f"({ms(small, first)} and {ms(small, last)}).")
+    return (f"{small.label} has the shortest time per iteration at {first:,} envs ({ms(small, first)}), "
+            f"{large.label} at {last:,} envs ({ms(large, last)}).")
+
+
+def wall_text(value, extrapolated, form=None):
+    """A wall time in seconds (or an agents-per-hour figure, in the given format), marked '≈… (extrapolated)' where
+    extrapolated, '–' for NaN."""
+    if math.isnan(value):
+        return "–"
+    text = format(value, form) if form else seconds_text(value)
+    return f"≈{text} (extrapolated)" if extrapolated else text
+
+
+def faster_words(speedup):
+    """'2.50× faster than', '1.20× slower than' (as printed) or 'as fast as'."""
+    rounded = round(speedup, 2)
+    if rounded == 1:
+        return "as fast as"
+    return f"{speedup:.2f}× faster than" if rounded > 1 else f"{1 / speedup:.2f}× slower than"
+
+
+def agents_sentence(vmapped, processes, n):
+    """At N agents: the vmapped variant's wall time and agents per hour against each process variant's."""
+    wall = vmapped.measured[n]
+    parts = []
+    for times in processes:
+        other, extrapolated = wall_at(times, n)
+        if not math.isnan(other):
+            parts.append(f"{faster_words(other / wall)} {n:,} {times.label} processes {times.parallel} at a time "
+                         f"({'≈' * extrapolated}{seconds_text(other)} s{', extrapolated' * extrapolated})")
+    against = f": {listed(parts)}" if parts else ""
+    return f"At N = {n:,}, one {vmapped.label} process trains the {n:,} agents in {seconds_text(wall)} s " \
+           f"({n * 3600 / wall:,.0f} agents per hour){against}."
+
+
+def agents_conclusion(name, variants, prediction):
+    """The generated sentences of one exp6 cell: at the largest N every variant measured and at the largest N the
+    vmapped process measured, and the exp5 prediction (the sentence prediction_lines gives, or None) beside it."""
+    vmapped = [times for times in variants if times.vmapped]
+    processes = [times for times in variants if not times.vmapped]
+    if not vmapped:
+        return f"**{name}:** no variant trained several agents in one process; the table gives each one's wall time."
+    sentences = [f"**{name}:**"]
+    for times in vmapped:
+        common = [n for n in times.measured if all(n in other.measured for other in processes)]
+        counts = sorted({max(common)} if common else set()) + [max(times.measured)]
+        sentences += [agents_sentence(times, processes, n) for n in dict.fromkeys(counts)]
+    return " ".join(sentences + ([prediction] if prediction else []))
+
+
 # ---------------------------------- sections: the header, the answers, how to read, the details, a comparison
 
 
@@ -1349,22 +1853,33 @@ def condition_lines(sweep):
     return lines + [""] if lines else []
 
 
+def workload_key(row):
+    """What the header groups runs by: their workload; exp5's, which differ in the number of envs by design, by the
+    rest of it."""
+    work = row["config"].work
+    return ("exp5", ("", *work[1:])) if row["exp"] == "exp5" else ("", work)
+
+
 def workload_lines(sweep):
-    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart."""
+    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart; exp5's in one line."""
     lines = []
-    for work, rows in itertools.groupby(sorted(sweep.rows, key=lambda row: row["config"].work),
-                                        key=lambda row: row["config"].work):
+    for (exp, work), rows in itertools.groupby(sorted(sweep.rows, key=workload_key), key=workload_key):
         rows = list(rows)
         counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
         envs = ordered((row["env"] for row in rows), sweep.env_order)
+        if exp:
+            work = ("/".join(map(str, sorted({num_envs(row) or 0 for row in rows}))), *work[1:])
         settings = ", ".join(f"{name} {value}" for name, value in zip(WORK_FIELDS, work))
         compiled, eager = counts(False), counts(True)
-        lines.append(f"- **Workload:** {settings}; iterations {'/'.join(map(str, compiled)) or '–'}, eager iterations "
-                     f"{'/'.join(map(str, eager)) or '–'}; {len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
+        lines.append(f"- **Workload{f' ({exp})' if exp else ''}:** {settings}; iterations "
+                     f"{'/'.join(map(str, compiled)) or '–'}, eager iterations {'/'.join(map(str, eager)) or '–'}; "
+                     f"{len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
     for folder, workload in sweep.workload_files:
         lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
-    if len(lines) > 1 + len(sweep.workload_files):
-        lines.append("- Runs of different workloads are never compared with each other.")
+    exp5 = ("; exp5's runs, which differ in the number of envs by design, meet only in its cost model and its "
+            "comparisons at the same N") if rows_of(sweep.rows, "exp5") else ""
+    if len(lines) > 1 + len(sweep.workload_files) or exp5:
+        lines.append(f"- Runs of different workloads are never paired with each other{exp5}.")
     return lines + [""]
 
 
@@ -1440,6 +1955,187 @@ def section_ranking(sweep, out):
               "faster steady state repays iteration 0 (vs the shortest in total)"]
     lines += markdown_table(header, table_rows)
     return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def section_scaling(sweep, out):
+    """exp5's answer: per env, each variant's cost model t(N) = a + b·N with the N at which it comes within
+    WITHIN_FASTEST× of the fastest, two charts and generated conclusions; the sync runs' rollout and update; every run
+    with its peak memory. Its windows are named from exp5's runs alone."""
+    rows = rows_of(sweep.rows, "exp5")
+    if not rows:
+        return []
+    steady = window_names([row["run"] for row in rows])["iter8_99_median_s"]
+    lines = [heading(sweep, "How the cost grows with the number of envs (exp5)"), "",
+             f"Each run's steady time per iteration t is the median of its {steady}. Per variant and env, "
+             "t(N) = a + b·N is fitted over the measured numbers of envs N by least squares on relative error: "
+             "**a** is the fixed cost of an iteration whatever the batch (dispatch, host round trips, Python per "
+             "step), **b** the cost of one more env (its steps, their forward passes and its share of the update). "
+             f"The intervals are {FIT_LEVEL:.0%} intervals from the fit's standard errors and Student's t with "
+             "(runs − 2) degrees of freedom: with one seed per N the residuals are the only spread, so they say how "
+             f"well a line fits these points, not how runs vary. 'Within {WITHIN_FASTEST}× of the fastest' compares "
+             "the median at each measured N with the fastest variant's at that N; between measured N it is "
+             "interpolated log-log (marked ≈), beyond them never.", ""]
+    empty = empty_window_lines(rows, ("iter8_99_median_s",))
+    cells = named_cells(where(rows, timing="async"), per_env_workload, sweep.env_order)
+    tables = {name: table for name, table in ((name, scalings(cell)) for name, cell in cells.items()) if table}
+    if not tables:  # one line: the empty window, or that no async run has a steady state
+        lines += empty or [f"No cost model: no async exp5 run has a steady state ({steady}).", ""]
+        return lines + scaling_run_lines(rows, {}, sweep.env_order, steady)
+    steps = {name: num_steps(cell[0]) for name, cell in cells.items()}
+    lines += empty + scaling_model_lines(tables, steps, out, steady) + scaling_sync_lines(rows, sweep.env_order, steady)
+    fits = {(name, scaling.label): scaling.fit for name, table in tables.items() for scaling in table}
+    return lines + scaling_run_lines(rows, fits, sweep.env_order, steady)
+
+
+def scaling_model_lines(tables, steps, out, steady):
+    """The cost model of each exp5 cell: the two charts, the a/b table and the generated conclusions."""
+    lines = image(scaling_sps_chart(tables, steps, out, steady), "steady-state SPS against the number of envs")
+    lines += image(scaling_relative_chart(tables, out, steady),
+                   "time relative to the fastest against the number of envs")
+    table = [[name, scaling.label, len(scaling.points), "/".join(map(str, scaling.ns)), cost_text(scaling.fit, "a"),
+              cost_text(scaling.fit, "b"), percent_text(max_residual(scaling.fit), ""), within_text(scaling)]
+             for name, cells in tables.items() for scaling in cells]
+    header = ["env", "variant (mode)", "runs", "N measured", "a: fixed cost per iteration",
+              "b: cost per env per iteration", "largest relative residual", f"within {WITHIN_FASTEST}× of the fastest"]
+    lines += markdown_table(header, table)
+    conclusions = [scaling_conclusion(name, cells) for name, cells in tables.items()]
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def scaling_sync_lines(rows, env_order, steady):
+    """exp5's synchronised runs: rollout and update per variant and N, and a and b of each part."""
+    sync = where(rows, timing="sync")
+    if not sync:
+        return []
+    times, costs = [], []
+    for name, cell in named_cells(sync, per_env_workload, env_order).items():
+        rollouts, updates = ({scaling.label: scaling for scaling in scalings(cell, metric)} for metric in SYNC_METRICS)
+        for label in [label for label in rollouts if label in updates]:
+            rollout, update = rollouts[label], updates[label]
+            times += [[name, label, f"{n:,}", seconds_text(time_at(rollout, n)), seconds_text(time_at(update, n)),
+                       percent_text(time_at(rollout, n) / (time_at(rollout, n) + time_at(update, n)), "")]
+                      for n in rollout.ns if n in update.ns]
+            costs.append([name, label] + [cost_text(part.fit, cost) for part in (rollout, update) for cost in "ab"])
+    if not times:
+        return [f"No rollout and update split: no synchronised exp5 run has a steady state ({steady}).", ""]
+    lines = [f"**Rollout and update** (the synchronised runs; medians over seeds of each run's median of {steady}):",
+             ""]
+    lines += markdown_table(["env", "variant (mode)", "N", "rollout (s)", "update (s)", "rollout share"], times)
+    lines += ["a and b of each part, fitted as above over its synchronised N (through two N the line is exact: no "
+              "interval):", ""]
+    return lines + markdown_table(["env", "variant (mode)", "rollout a", "rollout b (per env)", "update a",
+                                   "update b (per env)"], costs)
+
+
+def scaling_run_lines(rows, fits, env_order, steady):
+    """Every exp5 run: its steady time against the cost model's, the steady SPS, its peak RSS and device peak."""
+    device = any(not math.isnan(row["peak_memory_bytes"]) for row in rows)
+    label_rank, table = rank(LABEL_COLORS), []
+    for name, cell in named_cells(rows, per_env_workload, env_order).items():
+        order = lambda row: (label_rank(row["label"]), num_envs(row) or 0, row["timing"], row["seed"])
+        for row in sorted(cell, key=order):
+            n, seconds = num_envs(row) or math.nan, row["iter8_99_median_s"]
+            fit = fits.get((name, row["label"])) if row["timing"] == "async" else None
+            model = fit.at(n) if fit else math.nan
+            sps = n * num_steps(row) / seconds
+            table.append([name, row["label"], f"{n:,.0f}", row["timing"], row["seed"], seconds_text(seconds),
+                          seconds_text(model), percent_text((model - seconds) / seconds),
+                          "–" if math.isnan(sps) else f"{sps:,.0f}", mib_text(row["peak_rss_bytes"])]
+                         + ([mib_text(row["peak_memory_bytes"])] if device else []))
+    header = ["env", "variant (mode)", "N", "timing", "seed", f"{steady} (s, median)", "cost model (s)",
+              "relative residual", "steady SPS", "peak RSS (MiB)"] + (["device peak (MiB)"] if device else [])
+    return ["**Every exp5 run** (the cost model's time and residual for the async runs it was fitted to; peak RSS: "
+            "`memory/peak_rss_bytes`" + (", device peak: `memory/peak_bytes`" if device else "") + "):", ""] \
+        + markdown_table(header, table)
+
+
+def group_cell_key(group):
+    """exp6's cell key of a group: env, model size, and the agents' workload and length."""
+    return group.config.env, group.config.size, (*group.config.work, group.num_iterations)
+
+
+def section_agents(sweep, out):
+    """exp6's answer: the wall time to train N agents per variant (chart and table with agents per hour and the vmapped
+    process's speedup over the processes), the exp5 prediction beside the measured gain, generated conclusions."""
+    if not rows_of(sweep.rows, "exp6"):
+        return []
+    lines = [heading(sweep, "Many agents: one vmapped process against many processes (exp6)"), ""]
+    if not sweep.groups:
+        return lines + ["No exp6 group is usable: the warnings name each group's reason.", ""]
+    lines += ["Each group trains N agents: one process for all of them (vmapped), or N fresh processes run `parallel` "
+              "at a time. Wall time: the launch of the first process to the exit of the last (group.json). A process "
+              "variant's time for an N it did not run is extrapolated from its largest measured N: ⌈N/P⌉ waves of P "
+              "processes, each taking one wave's time there; extrapolated figures are marked as such.", ""]
+    cells = named_cells(sweep.groups, group_cell_key, sweep.env_order)
+    times = {name: agent_times(groups) for name, groups in cells.items()}
+    lines += image(agents_chart(times, out), "wall time to train N agents")
+    conclusions = []
+    for name, groups in cells.items():
+        key = group_cell_key(groups[0])
+        prediction, sentence = prediction_lines(sweep.rows, times[name], (key[0], key[1], key[2][1:-1]),
+                                                num_envs(groups[0].rows[0]), groups[0].num_iterations)
+        lines += ([f"**{name}**", ""] if len(cells) > 1 else []) + agents_table(times[name]) + prediction
+        conclusions.append(agents_conclusion(name, times[name], sentence))
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def agents_table(variants):
+    """Table: per N, each variant's wall time and agents per hour, and each vmapped variant's speedup over each process
+    variant; extrapolated values marked."""
+    every_n = sorted({n for times in variants for n in (*times.measured, *times.extrapolated)})
+    pairs = [(vmapped, other) for vmapped in variants if vmapped.vmapped for other in variants if not other.vmapped]
+    table = []
+    for n in every_n:
+        row = [f"{n:,}"]
+        for times in variants:
+            wall, extrapolated = wall_at(times, n)
+            row += [wall_text(wall, extrapolated), wall_text(n * 3600 / wall, extrapolated, ",.0f")]
+        for vmapped, other in pairs:
+            (wall, extrapolated), (other_wall, other_extrapolated) = wall_at(vmapped, n), wall_at(other, n)
+            speedup = speedup_text(other_wall / wall)
+            row.append(speedup + (" (extrapolated)" if extrapolated or other_extrapolated else ""))
+        table.append(row)
+    header = ["N agents"] + [f"{times.label}: {what}" for times in variants for what in ("wall (s)", "agents per hour")]
+    header += [f"speedup of {vmapped.label} over {other.label} processes" for vmapped, other in pairs]
+    return markdown_table(header, table)
+
+
+def prediction_lines(rows, variants, cell_key, width, iterations):
+    """The gain the exp5 cost model of PREDICTION_LABEL in the cell predicts for the vmapped variant over its processes
+    (agents of width envs and the given iterations), beside the measured one; and the conclusion's sentence (None
+    without a prediction)."""
+    vmapped = next((times for times in variants if times.vmapped), None)
+    processes = [times for times in variants if not times.vmapped]
+    fit = exp5_fit(rows, PREDICTION_LABEL, cell_key)
+    if vmapped is None or not processes or fit is None:
+        why = ("no exp5 fit of " + PREDICTION_LABEL + f" on {cell_key[0]} with the agents' per-env workload to predict "
+               "from" if fit is None else "no vmapped variant and process variant to compare")
+        return [f"No predicted gain: {why}.", ""], None
+    linen = next((times for times in processes if times.label == PREDICTION_LABEL), None)
+    parallel = (linen or processes[0]).parallel
+    process_rows = [row for group in (linen.groups if linen else []) for row in group.rows]
+    table, compared = [], [n for n in vmapped.measured if linen and n in linen.measured] or list(vmapped.measured)
+    for n in sorted(vmapped.measured):
+        vmapped_rows = [row for group in vmapped.groups if group.agents == n for row in group.rows]
+        per_iteration, per_run = predicted_gains(fit, n, width, parallel, iterations, process_rows, vmapped_rows)
+        measured, extrapolated = wall_at(linen, n) if linen else (math.nan, False)
+        table.append([f"{n:,}", speedup_text(per_iteration), speedup_text(per_run),
+                      speedup_text(measured / vmapped.measured[n]) + (" (extrapolated)" if extrapolated else "")])
+    largest, said = max(vmapped.measured), sorted(vmapped.measured).index(max(compared))
+    lines = [f"**Predicted from exp5** (a prediction, not a measurement): {PREDICTION_LABEL}'s cost model on "
+             f"{cell_key[0]}, a = {cost_text(fit, 'a', False)} and b = {cost_text(fit, 'b', False)} per env, with "
+             f"n = {width} envs per agent and P = {parallel} processes at a time: per iteration, N processes cost "
+             "⌈N/P⌉·(a + b·n) against a + b·N·n for one process with an N times wider batch; per run, each side "
+             "also pays its start-up and iteration 0 as measured in these groups.", ""]
+    lines += markdown_table(["N agents", "predicted gain per iteration", "predicted gain per run",
+                             f"measured gain over {PREDICTION_LABEL} processes"], table)
+    gpu = (f"On a GPU, where b is far smaller, the gain per iteration tends to ⌈N/P⌉ (b → 0): "
+           f"{math.ceil(largest / parallel)}× at N = {largest:,} with P = {parallel} — a prediction of the model, "
+           "not measured here.")
+    sentence = (f"exp5's cost model of {PREDICTION_LABEL} predicts a gain of {table[said][1]} per iteration at N = "
+                f"{table[said][0]} ({table[said][2]} per run with the measured start-up and iteration 0); measured: "
+                f"{table[said][3]}. {gpu}")
+    return lines + [gpu, ""], sentence
 
 
 def section_env_backend(sweep, out):
@@ -1519,10 +2215,10 @@ def section_compile_modes(sweep, out):
 
 
 def definitions_section(sweep):
-    """How to read the numbers: speedup, windows, statistics, repeats."""
-    repeats = defaultdict(int)
-    for row in sweep.rows:
-        repeats[row["label"], row["config"], row["num_iterations"]] += 1
+    """How to read the numbers: speedup, windows, statistics, repeats (of exp6: groups of one variant and N agents)."""
+    repeats = Counter((row["label"], row["config"], row["num_iterations"])
+                      for row in sweep.rows if row["exp"] != "exp6")
+    repeats.update((group.label, group_cell_key(group), group.agents) for group in sweep.groups)
     counts = sorted(set(repeats.values()))
     steady = sweep.names["iter8_99_median_s"]
     return [
@@ -1687,8 +2383,12 @@ def section_sync(sweep, out, exp, category_field):
 
 
 def section_memory(sweep, out):
-    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs logged it."""
-    rows = [row for row in sweep.rows if not math.isnan(row["peak_memory_bytes"])]
+    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs of exp1 to exp4
+    logged it (exp5's runs, which differ in their number of envs, give it per run in its section; exp6's not at all)."""
+    rows = [row for row in sweep.rows if row["exp"] not in ("exp5", "exp6")]
+    if not rows:
+        return []
+    rows = [row for row in rows if not math.isnan(row["peak_memory_bytes"])]
     lines = [heading(sweep, "Peak device memory"), ""]
     if not rows:
         return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
@@ -1696,7 +2396,7 @@ def section_memory(sweep, out):
         row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — all experiments ({scope(rows)})\n"
+    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — exp1 to exp4 ({scope(rows)})\n"
                               "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
     values = values_by(rows, "size", sizes, labels, "peak_memory_mib")
     draw_points(axes[0], sizes, labels, values)
@@ -1708,32 +2408,55 @@ def section_memory(sweep, out):
     return lines + markdown_table(["variant (mode)", "model size", "runs", "peak memory (MiB, median)"], table)
 
 
+def learning_rows(rows, exp):
+    """The rows of an experiment whose returns the learning evidence shows: exp5's async runs (its sync runs repeat
+    their seeds), exp6's agents of usable groups."""
+    rows = rows_of(rows, exp)
+    if exp == "exp5":
+        return where(rows, timing="async")
+    return [row for row in rows if not math.isnan(row["agents"])] if exp == "exp6" else rows
+
+
+def final_return_table(rows, env_order, split):
+    """The labels of the rows and a table row [env, split value, each label's final returns] per env (by complexity)
+    and value of the split field (sizes small to large, counts ascending)."""
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    env_rank = rank(env_order)
+    value_rank = rank(SIZES) if split == "size" else lambda value: (float(value), "")
+    keys = sorted({(row["env"], row[split]) for row in rows}, key=lambda key: (env_rank(key[0]), value_rank(key[1])))
+    return labels, [[env, value] + [mean_and_spread(metric_values(where(rows, env=env, label=label, **{split: value}),
+                                                                  "final_return")) for label in labels]
+                    for env, value in keys]
+
+
 def section_final_returns(sweep):
-    """Heading of the learning evidence; the final return per variant/mode and env (and size) for each experiment."""
+    """Heading of the learning evidence; the final return per variant/mode and env, and model size (exp5: number of
+    envs, async runs; exp6: number of agents, the agents of usable groups), for each experiment."""
     lines = [heading(sweep, "Learning: final returns and learning curves"), "",
              f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
-             "mean ± sample standard deviation over seeds.", ""]
+             "mean ± sample standard deviation over seeds (exp6: over the agents of the groups of N agents).", ""]
     for exp in EXPERIMENTS:
-        rows = rows_of(sweep.rows, exp)
-        labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-        table = []
-        for env, size in ordered_configs(rows, sweep.env_order):
-            cells = [metric_values(where(rows, env=env, size=size, label=label), "final_return") for label in labels]
-            table.append([env, size] + [mean_and_spread(values) for values in cells])
+        rows = learning_rows(sweep.rows, exp)
+        split, name = FINAL_RETURN_SPLITS.get(exp, ("size", "model size"))
+        labels, table = final_return_table(rows, sweep.env_order, split)
         if table:
-            lines += [f"**{exp}**", ""] + markdown_table(["env", "model size"] + labels, table)
+            lines += [f"**{exp}**", ""] + markdown_table(["env", name] + labels, table)
     return lines
 
 
 def learning_curve_groups(sweep):
-    """(exp, size) of each learning-curve figure pair: exp1 per model size, exp2, exp3 and exp4 whole (size None)."""
+    """(exp, size) of each learning-curve figure pair: exp1 per model size, exp2, exp3, exp4 and exp6 whole (size None).
+
+    exp5 has none: its runs of 12 iterations at numbers of envs 256 times apart are no repeats of one curve (its final
+    returns are per number of envs).
+    """
     groups = [("exp1", size) for size in ordered((row["size"] for row in rows_of(sweep.rows, "exp1")), SIZES)]
-    return groups + [(exp, None) for exp in ("exp2", "exp3", "exp4") if rows_of(sweep.rows, exp)]
+    return groups + [(exp, None) for exp in ("exp2", "exp3", "exp4", "exp6") if learning_rows(sweep.rows, exp)]
 
 
 def section_learning_curves(sweep, out, exp, size):
     """Charts: one experiment's (and model size's) learning curves against env steps and against training time."""
-    rows = rows_of(sweep.rows, exp)
+    rows = learning_rows(sweep.rows, exp)
     rows = where(rows, size=size) if size else rows
     what = f"{exp}, {size}" if size else exp
     lines = [heading(sweep, f"Learning curves: {what}", "###"), ""]
@@ -1837,7 +2560,8 @@ def machine_parts(sweep, folder):
     """(sweep, ChartFolder) per machine kind: the sweep and the folder itself when every run ran on one kind."""
     if len(sweep.machines) < 2:
         return [(sweep, ChartFolder(folder))]
-    return [(replace(sweep, rows=where(sweep.rows, machine=kind), machine=f"machine {number}: {kind}"),
+    return [(replace(sweep, rows=where(sweep.rows, machine=kind), machine=f"machine {number}: {kind}",
+                     groups=[group for group in sweep.groups if group.rows[0]["machine"] == kind]),
              ChartFolder(folder, f"_machine{number}", f"machine {number}: {kind}"))
             for number, kind in enumerate(sweep.machines, 1)]
 
@@ -1861,13 +2585,13 @@ def detail_tasks(sweep, out):
 def report_tasks(sweep, folder):
     """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
 
-    The answers of the experiments come first (ranking, env backend, compile modes); a section whose experiment the
-    sweep does not hold returns no lines. A sweep of several machine kinds gets each answer once per kind, then the
-    details kind by kind: runs are ranked and paired only within one kind.
+    The answers of the experiments come first (ranking, env backend, compile modes, scaling, many agents); a section
+    whose experiment the sweep does not hold returns no lines. A sweep of several machine kinds gets each answer once
+    per kind, then the details kind by kind: runs are ranked and paired only within one kind.
     """
     parts = machine_parts(sweep, folder)
-    answers = [(section, part, out) for section in (section_ranking, section_env_backend, section_compile_modes)
-               for part, out in parts]
+    answers = [(section, part, out) for section in (section_ranking, section_env_backend, section_compile_modes,
+                                                    section_scaling, section_agents) for part, out in parts]
     details = [task for part, out in parts for task in detail_tasks(part, out)]
     return [*answers, (definitions_section, sweep), (env_section, sweep), *details]
 

@@ -1,9 +1,12 @@
 """What benchmark.sh records besides the runs: the machine, and how costly each env is to step.
 
     python sweep_info.py OUT [--envs ENV ...] [--command CMD]   writes OUT/system.json and OUT/env_timing.json
-    python sweep_info.py --finished RUN_DIR                      exit 0 if the run's event file holds time/total
+    python sweep_info.py --finished RUN_DIR ...                  exit 0 if every run's event file holds time/total,
+                                                                 else 1, printing the other run folders, one a line
     python sweep_info.py --list-envs                             the grid's 12 envs in grid order, one a line with
                                                                  its observation size
+    python sweep_info.py --cores                                 "<usable> <total>": the cores this process may use
+                                                                 and the machine's (os.cpu_count())
     python sweep_info.py --check-imports SCRIPT ...              exit 0 if every package the scripts import imports
 
 env_timing.json measures every env in the benchmark's own regime: `num_envs` environments
@@ -116,6 +119,11 @@ def git_state() -> dict:
     return {"git_commit": commit.stdout.strip(), "git_dirty": bool(git("status", "--porcelain", "--", ".", ":!results").stdout.strip())}
 
 
+def cpus_usable() -> int:
+    """The cores this process may run on (its affinity mask: what a batch scheduler gave it), else all."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def system_info(command: str | None) -> dict:
     return {
         "hostname": socket.gethostname(),
@@ -123,7 +131,7 @@ def system_info(command: str | None) -> dict:
         "command": command,
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpus_usable": cpus_usable(),
         "gpu": gpu_info(),
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -237,14 +245,21 @@ def main(argv=None) -> int:
     parser.add_argument("--envs", nargs="+", default=list(GRID_ENVS), help="envs to time (default: the 12 of the grid)")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per env; the median is kept")
     parser.add_argument("--command", help="the benchmark command line, stored in system.json")
-    parser.add_argument("--finished", metavar="RUN_DIR", help="only check whether RUN_DIR holds a finished run")
+    parser.add_argument("--finished", nargs="+", metavar="RUN_DIR",
+                        help="only check that every RUN_DIR holds a finished run; print those that do not")
     parser.add_argument("--list-envs", action="store_true", help="only print the grid's envs and their observation sizes")
+    parser.add_argument("--cores", action="store_true", help="only print the cores usable here and the machine's")
     parser.add_argument("--check-imports", nargs="+", metavar="SCRIPT", help="only check that the scripts' packages import")
     args = parser.parse_args(argv)
     if args.finished:
-        return 0 if run_finished(args.finished) else 1
+        unfinished = [run_dir for run_dir in args.finished if not run_finished(run_dir)]
+        print("\n".join(unfinished), end="\n" if unfinished else "")
+        return 1 if unfinished else 0
     if args.list_envs:
         print("\n".join(f"{env_id} {OBS_SIZES[env_id]}" for env_id in GRID_ENVS))
+        return 0
+    if args.cores:
+        print(cpus_usable(), os.cpu_count())
         return 0
     if args.check_imports:
         problems = import_problems(args.check_imports)
@@ -253,7 +268,7 @@ def main(argv=None) -> int:
             return 1
         return 0
     if not args.out:
-        parser.error("give the sweep folder OUT (or --finished RUN_DIR)")
+        parser.error("give the sweep folder OUT (or --finished RUN_DIR, --list-envs, --cores, --check-imports)")
     if args.repeats < 1:
         parser.error("--repeats must be positive")
 

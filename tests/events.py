@@ -1,5 +1,6 @@
 """Writes synthetic TensorBoard runs and sweep folders in the exact format of the ppo_*.py scripts."""
 
+import itertools
 import json
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def write_run(
     rollout_fraction=0.25,
     returns=None,
     peak_bytes=1 << 20,
+    peak_rss_bytes=300 << 20,
     finished=True,
     num_envs=32,
     num_steps=256,
@@ -67,7 +69,8 @@ def write_run(
 
     iteration_seconds gives time/iteration per iteration; time/total is their sum. With sync_timing,
     time/rollout and time/update split each iteration by rollout_fraction. returns[i] is the episodic
-    return logged at iteration i (None: no episode ended). finished=False leaves out time/total.
+    return logged at iteration i (None: no episode ended). finished=False leaves out time/total; peak_bytes or
+    peak_rss_bytes None leaves out memory/peak_bytes or memory/peak_rss_bytes.
     """
     num_iterations = len(iteration_seconds)
     batch = num_envs * num_steps
@@ -102,6 +105,8 @@ def write_run(
     if finished:
         if peak_bytes is not None:
             events.append(scalar("memory/peak_bytes", peak_bytes, num_iterations))
+        if peak_rss_bytes is not None:
+            events.append(scalar("memory/peak_rss_bytes", peak_rss_bytes, num_iterations))
         events.append(scalar("time/total", sum(iteration_seconds), num_iterations))
     writer = EventFileWriter(str(run_dir))
     for event in events:
@@ -160,3 +165,45 @@ def write_json(path, data):
     """Writes data as indented JSON."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2))
+
+
+def exp5_run_name(variant, mode, env, num_envs, seed, sync=False):
+    """benchmark.sh's name of an exp5 run: exp5__<script>__<mode>__<env>__small__n<N>[__sync]__<seed>."""
+    return f"exp5__{variant}__{mode}__{env}__small__n{num_envs}{'__sync' if sync else ''}__{seed}"
+
+
+def write_exp5_runs(root, costs, envs=("CartPole-v1",), num_envs=(8, 32, 128, 512, 2048), sync_num_envs=(),
+                    num_iterations=12, seeds=(1,), peak_bytes=None):
+    """Writes exp5 runs under root/runs/exp5/ whose steady iterations take exactly a + b·N seconds.
+
+    costs: {(variant, mode): (a, b)}. Iteration 0 takes 100 × that, iterations 1–7 1.5 ×; the runs at sync_num_envs
+    are written again with sync timing (a quarter of each iteration in the rollout). Peak RSS: 300 MiB + N KiB.
+    """
+    for (variant, mode), (a, b) in costs.items():
+        for env, n, seed in itertools.product(envs, num_envs, seeds):
+            steady = a + b * n
+            seconds = [100 * steady] + [1.5 * steady] * 7 + [steady] * (num_iterations - 8)
+            for sync in (False, True) if n in sync_num_envs else (False,):
+                write_run(Path(root) / "runs" / "exp5" / exp5_run_name(variant, mode, env, n, seed, sync),
+                          seconds[:num_iterations], variant=variant, compile_mode=mode, env_id=env, seed=seed,
+                          num_envs=n, sync_timing=sync, peak_bytes=peak_bytes, peak_rss_bytes=(300 << 20) + (n << 10))
+
+
+def write_exp6_group(root, variant, mode, agents, wall, processes, parallel, env="CartPole-v1", iteration_seconds=None,
+                     seed=1, finished_agents=None, group_json=True):
+    """Writes one exp6 group under root/runs/exp6/: a run folder per agent (seeds seed, seed + 1, …) and group.json.
+
+    finished_agents leaves the other agents' runs unfinished; group_json=False writes no group.json, a dict writes
+    that instead of the group's own. Returns the group folder.
+    """
+    group = Path(root) / "runs" / "exp6" / f"exp6__{variant}__{mode}__{env}__small__a{agents}__{seed}"
+    seconds = iteration_seconds or [5.0] + [0.1] * 11
+    finished = agents if finished_agents is None else finished_agents
+    for agent in range(agents):
+        write_run(group / f"agent{agent}", seconds, variant=variant, compile_mode=mode, env_id=env, seed=seed + agent,
+                  finished=agent < finished, returns=[10.0 * (i + 1) + agent for i in range(len(seconds))])
+    data = {"script": variant, "mode": mode, "env_id": env, "agents": agents, "processes": processes,
+            "parallel": parallel, "wall_seconds": wall, "cores": 2}
+    if group_json:
+        write_json(group / "group.json", group_json if isinstance(group_json, dict) else data)
+    return group

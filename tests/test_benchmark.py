@@ -64,6 +64,13 @@ EXP5_N = [8, 32, 128, 512, 2048]
 QUICK_EXP5_VARIANTS = [("ppo_linen", "jit"), ("ppo_torch", "env-jit"), ("ppo_torch_gymnasium", "eager"),
                        ("ppo_linen_gymnasium", "jit-vector")]
 QUICK_EXP5_N = [8, 32, 128]
+# exp6, many agents: one scan process for N agents against N processes of each process variant, on these envs
+EXP6_SCAN = ("ppo_linen_scan", "scan")
+EXP6_PROCESS_VARIANTS = [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]
+EXP6_SCAN_N = [1, 2, 4, 8, 16, 32]
+EXP6_PROCESS_N = [1, 2, 4, 8]
+EXP6_ENVS = ["CartPole-v1", "Breakout-MinAtar"]
+CORES = len(os.sched_getaffinity(0))  # what benchmark.sh, started from here, may use: its processes at a time
 
 
 def benchmark(*args, repo=REPO, env=None, shell="bash", **kwargs):
@@ -77,15 +84,25 @@ def benchmark(*args, repo=REPO, env=None, shell="bash", **kwargs):
 
 
 def dry_run(*args, repo=REPO):
-    """The runs of `benchmark.sh --dry-run ARGS` as dicts: index, exp, argv and the fields of the command."""
+    """The runs of `benchmark.sh --dry-run ARGS` as dicts: index, exp, argv and the fields of the command. An exp6
+    group's run_name is the group's (its --log-dir's folder), with its agents, processes, how many run at a time
+    (parallel), its --seed and --run-name as written (a group of processes: ranges) and its first seed."""
     result = benchmark("--dry-run", *args, repo=repo)
     assert result.returncode == 0, result.stderr
+    return parse_dry_run(result.stdout)
+
+
+def parse_dry_run(stdout):
     runs = []
-    for line in result.stdout.splitlines():
+    for line in stdout.splitlines():
         index, exp, *argv = shlex.split(line)
+        processes = parallel = 1
+        if argv[1] == "x":  # an exp6 group of processes: "<N> x <command>, <P> at a time"
+            processes, parallel, argv = int(argv[0]), int(argv[-4]), argv[2:-4]
+            argv[-1] = argv[-1].removesuffix(",")
         options = {word: argv[i + 1] for i, word in enumerate(argv[:-1]) if word.startswith("--")}
         flags = [word for word in argv if word in FLAGS]
-        run_name = options["--run-name"]
+        run_name = Path(options["--log-dir"]).name if exp == "exp6" else options["--run-name"]
         mode = run_name.split("__")[2]
         runs.append(
             {
@@ -98,7 +115,7 @@ def dry_run(*args, repo=REPO):
                 "flags": flags,
                 "env": options["--env-id"],
                 "size": options["--model-size"],
-                "seed": int(options["--seed"]),
+                "seed": int(options["--seed"].split("..")[0]),
                 "sync": "--sync-timing" in argv,
                 "iterations": int(options["--num-iterations"]),
                 "workload": {key: options[key] for key in REFERENCE_WORKLOAD},
@@ -106,6 +123,11 @@ def dry_run(*args, repo=REPO):
                 "vectorization": options.get("--vectorization"),
                 "log_dir": options["--log-dir"],
                 "run_name": run_name,
+                "agents": int(options.get("--num-seeds", processes)),
+                "processes": processes,
+                "parallel": parallel,
+                "seed_option": options["--seed"],
+                "run_name_option": options["--run-name"],
             }
         )
     return runs
@@ -278,12 +300,12 @@ def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
     per_env = {key: value for key, value in QUICK_WORKLOAD.items() if key != "--num-envs"}
     assert all(r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])} for r in exp5)
     assert {r["iterations"] for r in exp5} == {12}
-    assert len(runs) == 49 + 20
+    assert len([r for r in runs if r["exp"] != "exp6"]) == 49 + 20
 
 
-def estimate_seconds(*args, env=None):
+def estimate_seconds(*args, env=None, repo=REPO):
     """The number of runs and the estimated seconds that `benchmark.sh --dry-run ARGS` prints."""
-    result = benchmark("--dry-run", *args, env=env)
+    result = benchmark("--dry-run", *args, env=env, repo=repo)
     match = re.search(r"^(\d+) runs.*; estimated time on a 2-core CPU: about (.+) \(rough", result.stderr, re.M)
     assert match, result.stderr
     units = {"days": 86400, "h": 3600, "min": 60, "s": 1}
@@ -298,11 +320,129 @@ def test_the_estimate_grows_with_each_runs_number_of_envs_and_exp5_takes_at_most
     assert estimate_seconds("--only", "exp5", "--filter", "^exp5__") == (100, pytest.approx(75 * 60, abs=15 * 60))
 
 
+# EXP6: groups of N agents
+def exp6_groups(runs):
+    return Counter((r["script"], r["mode"], r["env"], r["agents"]) for r in runs if r["exp"] == "exp6")
+
+
+def expected_exp6(scan_counts, process_counts, envs):
+    groups = [(*EXP6_SCAN, env, n) for env in envs for n in scan_counts]
+    groups += [(s, m, env, n) for env in envs for n in process_counts for s, m in EXP6_PROCESS_VARIANTS]
+    return Counter(groups)
+
+
+def exp6_name(script, mode, env, agents, seed=1):
+    return f"exp6__{script}__{mode}__{env}__small__a{agents}__{seed}"
+
+
+def test_exp6_joins_the_default_grid_last_once_ppo_linen_scan_py_exists(tmp_path):
+    out = ["--out", str(tmp_path / "sweep")]
+    runs = dry_run(*out, repo=study_repo(tmp_path / "with", "ppo_linen_scan"))
+    assert exp6_groups(runs) == expected_exp6(EXP6_SCAN_N, EXP6_PROCESS_N, EXP6_ENVS)
+    assert sum(exp6_groups(runs).values()) == 28
+    without = dry_run(*out, repo=study_repo(tmp_path / "without"))
+    assert [r["line"] for r in runs if r["exp"] != "exp6"] == [r["line"] for r in without]
+    assert [r["exp"] for r in runs][-28:] == ["exp6"] * 28
+    # per env, N ascending, the variants side by side at each N
+    order = [(r["env"], r["agents"]) for r in runs if r["exp"] == "exp6"]
+    assert order == sorted(order, key=lambda key: (EXP6_ENVS.index(key[0]), key[1]))
+    assert "exp6" not in {r["exp"] for r in dry_run("--grid", "study", repo=study_repo(tmp_path / "study", "ppo_linen_scan"))}
+
+
+def test_exp6_groups_name_their_agents_seeds_and_folders_and_run_as_many_processes_at_a_time_as_cores(tmp_path):
+    out = tmp_path / "sweep"
+    runs = dry_run("--only", "exp6", "--repeats", "2", "--iterations", "7", "--out", str(out),
+                   repo=study_repo(tmp_path, "ppo_linen_scan"))
+    groups = [r for r in runs if r["exp"] == "exp6"]
+    assert [r["seed"] for r in groups] == [1] * 28 + [1001] * 28  # repeats train disjoint seeds
+    for r in groups:
+        n, seed = r["agents"], r["seed"]
+        assert r["run_name"] == exp6_name(r["script"], r["mode"], r["env"], n, seed)
+        assert r["log_dir"] == str(out / "runs" / "exp6" / r["run_name"])
+        assert (r["iterations"], r["workload"], r["size"], r["sync"]) == (7, REFERENCE_WORKLOAD, "small", False)
+        seeds = f"{seed}..{seed + n - 1}" if n > 1 else str(seed)
+        if (r["script"], r["mode"]) == EXP6_SCAN:  # one process: --num-seeds N, a run folder per agent
+            assert (r["processes"], r["seed_option"]) == (1, str(seed))
+            assert r["run_name_option"] == ("agent" if n > 1 else f"agent__seed{seed}"), r["line"]
+        else:
+            assert (r["processes"], r["parallel"]) == (n, min(n, CORES)), r["line"]
+            assert (r["seed_option"], r["run_name_option"]) == (seeds, f"agent__seed{seeds}"), r["line"]
+            assert r["line"].split()[2:4] == [str(n), "x"] and "--num-seeds" not in r["line"]
+
+
+def test_quick_holds_exp6_on_cartpole_with_one_and_two_agents_of_the_quick_workload(tmp_path):
+    runs = [r for r in dry_run("--quick", repo=study_repo(tmp_path, "ppo_linen_scan")) if r["exp"] == "exp6"]
+    assert exp6_groups(runs) == expected_exp6([1, 2], [1, 2], ["CartPole-v1"])
+    assert all(r["workload"] == QUICK_WORKLOAD and r["iterations"] == 10 for r in runs)
+
+
+def test_only_exp6_keeps_its_groups_and_the_warmup_runs_and_filter_matches_group_names(tmp_path):
+    repo = study_repo(tmp_path, "ppo_linen_scan")
+    assert Counter(r["exp"] for r in dry_run("--only", "exp6", repo=repo)) == {"warmup": 3, "exp6": 28}
+    eight = dry_run("--filter", "__a8__", repo=repo)
+    assert {r["exp"] for r in eight} == {"exp6"}
+    assert exp6_groups(eight) == expected_exp6([8], [8], EXP6_ENVS)
+
+
+def test_shards_and_so_slurm_tasks_take_each_exp6_group_whole_and_once(tmp_path):
+    repo = study_repo(tmp_path, "ppo_linen_scan")
+    whole = [r["line"] for r in dry_run("--only", "exp6", "--filter", "^exp6__", repo=repo)]
+    shards = [[r["line"] for r in dry_run("--only", "exp6", "--filter", "^exp6__", "--shard", f"{k}/3", repo=repo)]
+              for k in (1, 2, 3)]
+    assert [shard == whole[k::3] for k, shard in enumerate(shards)] == [True] * 3
+
+
+def test_the_estimate_prices_a_scan_group_as_one_wider_process_and_a_process_group_as_waves_of_runs(tmp_path):
+    repo = study_repo(tmp_path, "ppo_linen_scan")
+    ten = ["--iterations", "10"]  # short runs: the estimate stays in seconds, unrounded
+
+    def seconds(regex):
+        return estimate_seconds(*ten, "--filter", regex, repo=repo)[1]
+
+    for script, mode in EXP6_PROCESS_VARIANTS:  # exp2 runs the same script and workload, one run
+        one_run = seconds(f"^exp2__{script}__{mode}__CartPole-v1__small__1$")
+        for n in (1, 8):
+            waves = -(-n // CORES)
+            assert waves * one_run <= seconds(f"^{exp6_name(script, mode, 'CartPole-v1', n)}$") <= waves * (one_run + 1)
+    scan = [seconds(f"^{exp6_name(*EXP6_SCAN, 'CartPole-v1', n)}$") for n in (1, 8)]
+    assert scan[0] < scan[1] < 8 * scan[0]  # one start-up for all 8 agents, 8 times the batch
+
+
 # PEAK MEMORY: refused up front
 def refusals(stderr):
     """{run name: (estimated MiB, available MiB)} of the "refusing" lines."""
     lines = re.findall(r"^benchmark.sh: refusing (\S+): estimated peak memory (\d+) MiB, (\d+) MiB available$", stderr, re.M)
     return {name: (int(peak), int(available)) for name, peak, available in lines}
+
+
+def test_exp6_groups_that_would_not_fit_are_refused_beyond_the_largest_number_of_agents_that_fits(tmp_path):
+    repo = study_repo(tmp_path, "ppo_linen_scan")
+    selection = ["--only", "exp6", "--filter", "^exp6__"]
+    nothing = {"BENCHMARK_MEM_AVAILABLE_KB": "1"}
+    peaks = {name: peak for name, (peak, _) in refusals(benchmark("--dry-run", *selection, repo=repo, env=nothing).stderr).items()}
+    assert len(peaks) == 28
+    runs = "^exp2__ppo_(linen__jit|torch__env-jit)__(CartPole-v1|Breakout-MinAtar)__small__1$"  # one process each
+    one_run = {name: peak for name, (peak, _) in refusals(benchmark("--dry-run", "--filter", runs, env=nothing).stderr).items()}
+    for env in EXP6_ENVS:
+        for script, mode in EXP6_PROCESS_VARIANTS:  # the processes that run at once
+            run = one_run[f"exp2__{script}__{mode}__{env}__small__1"]
+            for n in EXP6_PROCESS_N:
+                assert peaks[exp6_name(script, mode, env, n)] == pytest.approx(min(n, CORES) * run, abs=min(n, CORES))
+        scan = [peaks[exp6_name(*EXP6_SCAN, env, n)] for n in EXP6_SCAN_N]  # one process, an N times wider batch
+        assert scan[0] == one_run[f"exp2__ppo_linen__jit__{env}__small__1"] and scan == sorted(set(scan))
+    limit = peaks[exp6_name(*EXP6_SCAN, "Breakout-MinAtar", 16)]  # MiB; a peak printed as `limit` MiB is below limit + 1
+    result = benchmark("--dry-run", *selection, repo=repo, env={"BENCHMARK_MEM_AVAILABLE_KB": str((limit + 1) * 1024 - 1)})
+    assert result.returncode == 0, result.stderr
+    refused = refusals(result.stderr)
+    assert set(refused) == {name for name, peak in peaks.items() if peak > limit}
+    assert exp6_name(*EXP6_SCAN, "Breakout-MinAtar", 32) in refused
+    assert len(result.stderr.splitlines()) == len(refused) + 1  # one line per refused group, and the estimate
+    for name in refused:  # every larger group of the variant and env is refused too
+        larger = name.split("__a")[0] + "__a{}__1"
+        n = int(name.split("__a")[1].split("__")[0])
+        assert all(larger.format(m) in refused for m in EXP6_SCAN_N if m > n and larger.format(m) in peaks)
+    listed = {r["run_name"] for r in parse_dry_run(result.stdout)}
+    assert listed == set(peaks) - set(refused)
 
 
 def test_runs_above_the_available_memory_are_refused_up_front_one_line_each_and_not_listed():
@@ -492,9 +632,10 @@ def test_dry_run_estimates_the_duration_weighting_eager_runs_above_compiled_ones
         ["--shard", "3/2"],
         ["--shard", "0/2"],
         ["--shard", "1"],
-        ["--only", "exp6"],
+        ["--only", "exp7"],
         ["--only", "exp4", "--grid", "study"],
         ["--only", "exp5", "--grid", "study"],
+        ["--only", "exp6", "--grid", "study"],
         ["--exp5-iterations", "0"],
         ["--grid", "study", "--filter", "__medium__|^warmup", "--shard", "60/60"],
         ["--grid", "all"],
@@ -519,6 +660,7 @@ def test_help_documents_every_option_both_grids_the_method_and_estimates():
                    "--eager-iterations", "--exp5-iterations", "--quick", "--shard", "--timeout"]:
         assert option in result.stdout
     for text in ["study", "231 runs", "ppo_nnx_tree.py", "ppo_equinox.py", "exp4", "exp5", "__n<N>__sync__<seed>",
+                 "exp6", "ppo_linen_scan.py --num-seeds N", "__a<N>__<seed>", "group.json", "1+1000r",
                  "BENCHMARK_MEM_AVAILABLE_KB", "docs/method.md", "ESTIMATES", "GPU"]:
         assert text in result.stdout
     assert "SPEC" not in result.stdout
@@ -1003,3 +1145,212 @@ def test_ctrl_c_stops_the_running_child_and_records_nothing(tmp_path):
     assert not running(child)
     assert read_lines(out / "finished.txt") == []
     assert read_lines(out / "failed.txt") == []
+
+
+# EXP6 SWEEPS: a group of N agents, its processes two at a time (on two cores), resumed whole
+# A fake ppo_linen_scan.py: one run folder per agent, as the script names them, each with time/total.
+FAKE_SCAN = """
+import sys
+from tensorboard.compat.proto.event_pb2 import Event
+from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+option = lambda name: sys.argv[sys.argv.index(name) + 1]
+agents, seed = int(option("--num-seeds")), int(option("--seed"))
+for agent in range(seed, seed + agents):
+    writer = EventFileWriter(option("--log-dir") + "/" + option("--run-name") + (f"__seed{agent}" if agents > 1 else ""))
+    writer.add_event(Event(step=1, summary=Summary(value=[Summary.Value(tag="time/total", simple_value=1.0)])))
+    writer.close()
+"""
+# A fake process of a group: appends "<group> start|end <seed> <time>" to $EXP6_TIMES as it starts and as it has
+# written its time/total, a second apart.
+TIMED_AGENT = f"""import os, sys, time
+def record(event):
+    group, seed = os.path.basename(sys.argv[sys.argv.index("--log-dir") + 1]), sys.argv[sys.argv.index("--seed") + 1]
+    with open(os.environ["EXP6_TIMES"], "a") as times:
+        times.write(f"{{group}} {{event}} {{seed}} {{time.time()}}\\n")
+record("start")
+time.sleep(1)
+{FINISH}
+record("end")
+"""
+TWO_CORES = sorted(os.sched_getaffinity(0))[:2]
+needs_two_cores = pytest.mark.skipif(len(TWO_CORES) < 2, reason="two processes at a time need two cores")
+EXP6_QUICK = ["--quick", "--only", "exp6", "--filter"]
+
+
+def on_two_cores():
+    """preexec_fn of a sweep that may use two cores (whatever this machine has): its groups run 2 processes at a time."""
+    os.sched_setaffinity(0, TWO_CORES)
+
+
+def exp6_repo(tmp_path, agent_script):
+    """A sweep with the fake scan script and `agent_script` as ppo_linen.py and ppo_torch.py, whose --quick exp6
+    trains groups of 1 and 4 agents (not 1 and 2), so that a group of processes waits for free cores."""
+    repo = fake_repo(tmp_path, {"ppo_linen_scan.py": FAKE_SCAN, "ppo_linen.py": agent_script, "ppo_torch.py": agent_script})
+    source = (repo / "benchmark.sh").read_text()
+    (repo / "benchmark.sh").write_text(source.replace("\nQUICK_EXP6_AGENTS=(1 2)\n", "\nQUICK_EXP6_AGENTS=(1 4)\n", 1))
+    return repo
+
+
+def agent_times(path):
+    """{group: {"start"|"end": {seed: time}}} of the records of TIMED_AGENT."""
+    times = {}
+    for line in read_lines(path):
+        group, event, seed, when = line.split()
+        times.setdefault(group, {"start": {}, "end": {}})[event][int(seed)] = float(when)
+    return times
+
+
+EXP6_GROUPS = [exp6_name(script, mode, "CartPole-v1", n) for n in (1, 4) for script, mode in [EXP6_SCAN, *EXP6_PROCESS_VARIANTS]]
+
+
+@pytest.fixture(scope="module")
+def exp6_sweep(tmp_path_factory):
+    """The quick exp6 (groups of 1 and 4 agents) with fake scripts, on two cores."""
+    tmp_path = tmp_path_factory.mktemp("exp6")
+    repo = exp6_repo(tmp_path, TIMED_AGENT)
+    out, times = tmp_path / "sweep", tmp_path / "times"
+    result = benchmark(*EXP6_QUICK, "^exp6__", "--out", str(out), repo=repo, env={"EXP6_TIMES": str(times)},
+                       preexec_fn=on_two_cores)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result, repo, out, times
+
+
+@pytest.mark.slow
+@needs_two_cores
+def test_an_exp6_group_of_processes_runs_two_at_a_time_on_two_cores_and_records_its_wall_time(exp6_sweep):
+    result, _, out, times = exp6_sweep
+    assert read_lines(out / "finished.txt") == EXP6_GROUPS
+    for script, mode in EXP6_PROCESS_VARIANTS:
+        group = exp6_name(script, mode, "CartPole-v1", 4)
+        starts, ends = agent_times(times)[group].values()
+        assert sorted(starts) == sorted(ends) == [1, 2, 3, 4]
+        running = [sum(starts[other] <= starts[seed] < ends[other] for other in starts) for seed in starts]
+        assert max(running) == 2  # two at once, never three
+        for seed in (3, 4):  # each waits for a process to end, and starts soon after
+            ended = [end for end in ends.values() if end <= starts[seed]]
+            assert ended and starts[seed] - max(ended) < 3
+        record = json.loads((out / "runs" / "exp6" / group / "group.json").read_text())
+        span = max(ends.values()) - min(starts.values())
+        assert span <= record.pop("wall_seconds") <= span + 5
+        assert record == {"script": script, "mode": mode, "env_id": "CartPole-v1", "agents": 4, "processes": 4,
+                          "parallel": 2, "cores": os.cpu_count()}
+        assert sorted(path.name for path in (out / "logs" / "exp6" / group).iterdir()) == \
+            [f"agent__seed{seed}.log" for seed in (1, 2, 3, 4)]
+        assert f"exp6 {script} {mode} CartPole-v1 small 4 agents (4 processes, 2 at a time) seed 1..4, 10 iterations" \
+            in result.stdout
+
+
+@pytest.mark.slow
+@needs_two_cores
+def test_an_exp6_scan_group_is_one_process_with_a_run_folder_per_agent(exp6_sweep):
+    result, _, out, times = exp6_sweep
+    assert not any(group.startswith("exp6__ppo_linen_scan") for group in agent_times(times))
+    for n in (1, 4):
+        group = exp6_name(*EXP6_SCAN, "CartPole-v1", n)
+        folder = out / "runs" / "exp6" / group
+        assert sorted(path.name for path in folder.iterdir()) == sorted(["group.json"] + [f"agent__seed{s}" for s in range(1, n + 1)])
+        assert all(len(list((folder / f"agent__seed{s}").glob("events.out.tfevents.*"))) == 1 for s in range(1, n + 1))
+        record = json.loads((folder / "group.json").read_text())
+        assert (record["agents"], record["processes"], record["parallel"]) == (n, 1, 1)
+        assert record["wall_seconds"] > 0
+        assert (out / "logs" / "exp6" / f"{group}.log").exists()
+    assert "exp6 ppo_linen_scan scan CartPole-v1 small 4 agents (1 process) seed 1..4, 10 iterations" in result.stdout
+    assert "exp6 ppo_linen jit CartPole-v1 small 1 agent (1 process) seed 1, 10 iterations" in result.stdout
+
+
+@pytest.mark.slow
+@needs_two_cores
+def test_an_exp6_resume_skips_the_finished_groups_and_reruns_an_unfinished_one_whole(exp6_sweep, tmp_path):
+    _, repo, out, times = exp6_sweep
+    out = copy_sweep(out, tmp_path)
+    times = Path(shutil.copy(times, tmp_path / "times"))
+    group = exp6_name("ppo_linen", "jit", "CartPole-v1", 4)
+    folder = out / "runs" / "exp6" / group
+    # what an interrupted attempt leaves: no group.json, some agents finished, one not, not in finished.txt
+    (folder / "group.json").unlink()
+    shutil.rmtree(folder / "agent__seed3")
+    (folder / "agent__seed3").mkdir()
+    (out / "finished.txt").write_text("".join(f"{name}\n" for name in EXP6_GROUPS if name != group))
+    others = {path: path.stat().st_mtime for path in out.glob("runs/exp6/*/*/events.out.tfevents.*") if group not in str(path)}
+    result = benchmark(*EXP6_QUICK, "^exp6__", "--out", str(out), repo=repo, env={"EXP6_TIMES": str(times)},
+                       preexec_fn=on_two_cores)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "6 runs selected, 5 already finished, 1 to run" in result.stdout
+    assert "from the runs already timed in" in result.stdout  # the groups' durations were read back
+    starts = Counter(line.split()[0] for line in read_lines(times) if line.split()[1] == "start")
+    assert starts == {exp6_name("ppo_linen", "jit", "CartPole-v1", 1): 1, exp6_name("ppo_torch", "env-jit", "CartPole-v1", 1): 1,
+                      group: 8, exp6_name("ppo_torch", "env-jit", "CartPole-v1", 4): 4}  # only it ran again, all of it
+    assert json.loads((folder / "group.json").read_text())["agents"] == 4
+    assert all(len(list((folder / f"agent__seed{seed}").glob("events.out.tfevents.*"))) == 1 for seed in (1, 2, 3, 4))
+    assert {path: path.stat().st_mtime for path in others} == others
+
+
+# A fake process of a group: in the group of 4, agent 2 fails at once and the others would sleep a minute; in the
+# group of 1, the agent exits 0 without time/total.
+FAILING_AGENT = f"""import os, sys, time
+print(os.getpid(), flush=True)
+log_dir, seed = sys.argv[sys.argv.index("--log-dir") + 1], sys.argv[sys.argv.index("--seed") + 1]
+if "__a1__" in log_dir:
+    sys.exit(0)
+if seed == "2":
+    sys.exit("fake failure")
+time.sleep(60)
+{FINISH}
+"""
+
+
+@pytest.mark.slow
+@needs_two_cores
+def test_a_failing_process_fails_its_group_stops_the_others_and_leaves_no_group_json(tmp_path):
+    repo = exp6_repo(tmp_path, FAILING_AGENT)
+    out = tmp_path / "sweep"
+    start = time.monotonic()
+    result = benchmark(*EXP6_QUICK, r"^exp6__ppo_linen__jit__CartPole-v1__small__a[14]__1$", "--out", str(out),
+                       repo=repo, preexec_fn=on_two_cores)
+    assert time.monotonic() - start < 50  # the group of 4 did not wait for its sleeping agents
+    assert result.returncode == 1, result.stdout + result.stderr
+    one, four = exp6_name("ppo_linen", "jit", "CartPole-v1", 1), exp6_name("ppo_linen", "jit", "CartPole-v1", 4)
+    assert failed_lines(out) == [[one, "incomplete", f"logs/exp6/{one}/agent__seed1.log"],
+                                 [four, "1", f"logs/exp6/{four}/agent__seed2.log"]]
+    assert "no time/total scalar" in (out / "logs" / "exp6" / one / "agent__seed1.log").read_text()
+    assert "fake failure" in (out / "logs" / "exp6" / four / "agent__seed2.log").read_text()
+    assert read_lines(out / "finished.txt") == []
+    assert not list(out.glob("runs/exp6/*/group.json"))
+    logs = out / "logs" / "exp6" / four
+    assert sorted(path.name for path in logs.iterdir()) == ["agent__seed1.log", "agent__seed2.log"]  # none started after
+    assert not running(int(read_lines(logs / "agent__seed1.log")[0]))  # stopped
+    assert "0 runs finished, 2 failed" in result.stdout
+
+
+@pytest.mark.slow
+@needs_two_cores
+def test_ctrl_c_during_a_group_stops_every_process_of_it_and_records_nothing(tmp_path):
+    repo = exp6_repo(tmp_path, "import os, sys, time\nprint(os.getpid(), flush=True)\ntime.sleep(120)\n")
+    out = tmp_path / "sweep"
+    group = exp6_name("ppo_linen", "jit", "CartPole-v1", 4)
+    logs = [out / "logs" / "exp6" / group / f"agent__seed{seed}.log" for seed in (1, 2)]
+    sweep = subprocess.Popen(
+        ["bash", str(repo / "benchmark.sh"), *EXP6_QUICK, f"^{group}$", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=on_two_cores,
+        env={**os.environ, "PYTHON": sys.executable, "BENCHMARK_MEM_AVAILABLE_KB": str(2**30)},
+    )
+    deadline = time.monotonic() + 120
+    while not all(log.exists() and log.read_text().strip() for log in logs):
+        assert time.monotonic() < deadline and sweep.poll() is None, "the fake processes never started"
+        time.sleep(0.2)
+    children = [int(log.read_text()) for log in logs]
+    sweep.send_signal(signal.SIGINT)
+    try:
+        _, stderr = sweep.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        state = process_state(tmp_path, [sweep.pid, *children])
+        sweep.kill()
+        pytest.fail(f"the sweep did not stop within 60 s of SIGINT:\n{state}")
+    assert sweep.returncode == 130
+    assert f"interrupted during {group} (not recorded)" in stderr
+    assert not any(running(child) for child in children)
+    assert process_state(tmp_path, []) == ""  # no process of this test left: no agent, no timeout
+    assert read_lines(out / "finished.txt") == [] and read_lines(out / "failed.txt") == []
+    assert not (out / "runs" / "exp6" / group / "group.json").exists()
+    assert sorted(path.name for path in logs[0].parent.iterdir()) == ["agent__seed1.log", "agent__seed2.log"]

@@ -120,7 +120,7 @@ def test_parity_one_minibatch_update_loss_grad_clip_adam_matches_optax(module, c
     old = linen_grads(params, "actor")[0][0]
     np.testing.assert_allclose(
         torch_linears(torch_agent, "actor")[0].weight.detach().numpy() - old,
-        linen_grads(state.params, "actor")[0][0] - old, rtol=RTOL, atol=1e-7,
+        linen_grads(state.params, "actor")[0][0] - old, rtol=RTOL, atol=5e-7,  # a step of ~2.5e-4: float32 of ~0.5
     )
 
 

@@ -1,9 +1,10 @@
 """What torch.compile can save in ppo_torch_compile.py, per call and per iteration, and what it costs to compile.
 
-ppo_torch_compile.py compiles one function, `update_minibatch` (loss, gradients, clip and Adam in one functional
-graph), and leaves the per-step policy eager. This tool times the compiled function and the policy step eager and
-compiled (caches off, as the script runs), on the default workload's shapes (minibatch 1024 rows, 32 envs per rollout
-step), for each model size:
+ppo_torch_compile.py compiles one function, `update_minibatch` (loss, gradients, clip and Adam, functional, in one
+graph), and leaves the per-step policy eager. This tool times, on the default workload's shapes (minibatch 1024 rows,
+32 envs per rollout step), for each model size: the minibatch update as ppo_torch.py runs it (eager: backward, clip,
+fused Adam) against ppo_torch_compile.py's compiled one, and the policy step eager against compiled (caches off, as
+the script runs):
 
   - the first compiled call (the cold compile) and the host time per call after it, eager against compiled,
     alternating blocks of calls (each block as many calls as one iteration makes: 80 minibatch updates, 256 policy
@@ -27,15 +28,15 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "ppo_torch_compile.py")
 OBS_DIM, ACTIONS = 4, 2  # CartPole-v1
 NUM_ENVS, NUM_STEPS, MINIBATCH, MINIBATCHES = 32, 256, 1024, 80  # the default workload: 10 epochs x 8 minibatches
 # calls per timed block: one iteration's worth, except the large update (over a second per call on 2 CPU cores)
 BLOCK_CALLS = {"small": {}, "medium": {}, "large": {"update_minibatch": 8}}
+LOSS_KWARGS = dict(clip_coef=0.2, clip_vloss=True, norm_adv=True, ent_coef=0.01, vf_coef=0.5)
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("ppo_torch_compile", SCRIPT)
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -51,32 +52,34 @@ def block_seconds(call, count):
 
 def measure(size: str, blocks: int) -> dict:
     """One fresh process: eager and compiled blocks of each function, alternating."""
-    m = load_script()
+    eager_m, m = load_script("ppo_torch"), load_script("ppo_torch_compile")
     torch = m.torch
     torch.compiler.config.force_disable_caches = True
     torch.set_float32_matmul_precision("highest")
     torch.manual_seed(1)
-    batch_size, cpu = NUM_ENVS * NUM_STEPS, torch.device("cpu")
-    agent = m.make_agent(OBS_DIM, ACTIONS, size, cpu)
-    optimizer = m.make_optimizer(agent, m.Args(model_size=size))
+    args, batch_size = m.Args(model_size=size), NUM_ENVS * NUM_STEPS
     batch = m.Batch(
         torch.randn(batch_size, OBS_DIM), torch.randint(0, ACTIONS, (batch_size,), dtype=torch.int32),
         -torch.rand(batch_size), torch.randn(batch_size), torch.randn(batch_size), torch.randn(batch_size),
     )
     inds = torch.randperm(batch_size)[:MINIBATCH]
-    loss_fn = functools.partial(m.ppo_loss, clip_coef=0.2, clip_vloss=True, norm_adv=True, ent_coef=0.01, vf_coef=0.5)
-    minibatch = functools.partial(m.update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn, max_grad_norm=0.5)
-    obs, gumbel = torch.randn(NUM_ENVS, OBS_DIM), m.gumbel_noise(1, NUM_ENVS, ACTIONS, cpu)[0]
-    policy = functools.partial(m.policy_step, actor=agent.actor)
-    compiled_update, compiled_policy = torch.compile(m.update_minibatch), torch.compile(m.policy_step)
+    updates = {}  # eager (ppo_torch.py) and compiled (ppo_torch_compile.py): each its own agent and optimizer
+    for name, module, update_minibatch in (
+        ("eager", eager_m, eager_m.update_minibatch), ("compiled", m, torch.compile(m.update_minibatch, fullgraph=True))
+    ):
+        agent = module.make_agent(OBS_DIM, ACTIONS, size, torch.device("cpu"))
+        updates[name] = functools.partial(
+            update_minibatch, inds, batch, agent=agent, optimizer=module.make_optimizer(agent, args),
+            loss_fn=functools.partial(module.ppo_loss, **LOSS_KWARGS), max_grad_norm=0.5,
+        )
+    agent = m.make_agent(OBS_DIM, ACTIONS, size, torch.device("cpu"))
+    obs, gumbel = torch.randn(NUM_ENVS, OBS_DIM), m.gumbel_noise(1, NUM_ENVS, ACTIONS, torch.device("cpu"))[0]
+    compiled_policy = torch.compile(m.policy_step)
     functions = {  # name: (eager call, compiled call, calls per iteration, with gradients)
-        "update_minibatch": (
-            lambda: minibatch(inds, batch),
-            lambda: compiled_update(inds, batch, agent=agent, optimizer=optimizer, loss_fn=loss_fn, max_grad_norm=0.5),
-            MINIBATCHES, True,
-        ),
+        "update_minibatch": (updates["eager"], updates["compiled"], MINIBATCHES, True),
         "policy_step": (
-            lambda: policy(obs, gumbel), lambda: compiled_policy(obs, gumbel, actor=agent.actor), NUM_STEPS, False,
+            lambda: m.policy_step(obs, gumbel, actor=agent.actor),
+            lambda: compiled_policy(obs, gumbel, actor=agent.actor), NUM_STEPS, False,
         ),
     }
     result = {}
