@@ -11,7 +11,8 @@ import pytest
 
 from helpers import (
     ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, GYMNASIUM_SCRIPTS, JAX_EAGER_SCRIPTS,
-    JAX_SCRIPTS, LEARNING_ITERATIONS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS, assert_clean_error, final_return, run_script, table,
+    JAX_SCRIPTS, LEARNED_RETURN, LEARNING_ITERATIONS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS, assert_clean_error,
+    final_return, run_script, table,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -140,7 +141,7 @@ def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_pat
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_default_config_learns_cartpole_with_the_lr_annealed_to_zero(script, shared_runs):
     scalars = shared_runs.learning(script).scalars
-    assert final_return(scalars) >= 400
+    assert final_return(scalars) >= LEARNED_RETURN
     learning_rates = [value for _, value in scalars["charts/learning_rate"]]
     assert len(learning_rates) == LEARNING_ITERATIONS and learning_rates == sorted(learning_rates, reverse=True)
     assert learning_rates[-1] <= learning_rates[0] / LEARNING_ITERATIONS * 1.0001
