@@ -22,7 +22,7 @@ import math
 import sys
 import time
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -123,8 +123,8 @@ BOOTSTRAP_SEED = 0
 # Fewer envs than this: an interval is the min–max range over envs, labelled so (docs/method.md, Statistics, says why).
 MIN_ENVS_FOR_CI = 8
 DPI = 110
-# Reading and drawing run in this many processes: enough to use the 2 cores the full grid must plot on in
-# under 10 s, few enough not to crowd a shared machine.
+# Reading and drawing run in this many processes by default (--workers): enough to use the 2 cores the full grid
+# must plot on in under 10 s, few enough not to crowd a shared machine.
 WORKERS = 2
 
 
@@ -243,6 +243,18 @@ def warn(message):
 def fail(message):
     """Stops with one error line on stderr and exit status 1."""
     sys.exit(f"plot.py: error: {message}")
+
+
+class InProcess(Executor):
+    """An executor that runs each call at once in this process (--workers 0)."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as error:  # kept in the future, raised by .result() as a worker's would be
+            future.set_exception(error)
+        return future
 
 
 def in_parallel(pool, calls):
@@ -2535,9 +2547,13 @@ def parse_args(argv):
                         help="side A of a comparison of two sweeps (e.g. two machines); several folders = the shards "
                              "of one sweep. `--compare DIR_A DIR_B` alone compares two single folders")
     parser.add_argument("--vs", nargs="+", type=Path, metavar="DIR_B", help="side B of --compare")
+    parser.add_argument("--workers", type=int, default=WORKERS,
+                        help=f"processes that read and draw (default {WORKERS}); 0 does everything in this process")
     args = parser.parse_args(argv)
     if not args.dirs and not args.compare:
         fail("give at least one DIR or --compare DIR_A [...] --vs DIR_B [...]")
+    if args.workers < 0:
+        fail(f"--workers must be 0 or more, not {args.workers}")
     if args.vs and not args.compare:
         fail("--vs needs --compare")
     if args.compare and not args.vs:
@@ -2626,7 +2642,7 @@ def main(argv=None):
     args = parse_args(argv)
     errors = []
     out = args.out or args.dirs[0]
-    with ProcessPoolExecutor(max_workers=WORKERS) as pool:
+    with ProcessPoolExecutor(max_workers=args.workers) if args.workers else InProcess() as pool:
         if args.compare:
             sides = (args.compare, args.vs)
             sweeps = [load_sweep(folders, pool) for folders in sides]

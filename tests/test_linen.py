@@ -53,7 +53,7 @@ def test_ppo_loss_matches_numpy_reference_on_tiny_batch():
         assert float(value) == pytest.approx(expected[name], rel=1e-4, abs=1e-6), name
 
 
-@pytest.mark.parametrize("model_size", ["small", "medium"])
+@pytest.mark.parametrize("model_size", ["small", pytest.param("medium", marks=pytest.mark.slow)])
 def test_init_is_seeded_orthogonal_with_ppo_gains_and_zero_biases(model_size):
     _, params = ppo_linen.make_agent(jax.random.PRNGKey(0), obs_dim=400, action_dim=5, model_size=model_size)
     heads = {head: linen_layers(params, head) for head in ("actor", "critic")}

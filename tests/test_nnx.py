@@ -99,7 +99,9 @@ print("PROBE", json.dumps({"jitted": jitted, "bound": bound, "calls": calls, "fe
 """
 
 
-@pytest.mark.parametrize("script", list(PINNED_MODE))
+@pytest.mark.parametrize("script", [  # the fast subset: tree mode, the one that differs from graph mode's default
+    pytest.param(script, marks=[] if script == "ppo_nnx_tree.py" else [pytest.mark.slow]) for script in PINNED_MODE
+])
 def test_script_pins_its_nnx_mode_whatever_the_flax_default(script):
     pinned = PINNED_MODE[script]
     code = MODE_PIN_PROBE.format(module=script[: -len(".py")], flipped=not pinned)

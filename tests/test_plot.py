@@ -1,10 +1,13 @@
 """Tests of plot.py on synthetic event files: exact numbers, skipped files, clean errors, every chart, --compare."""
 
+import contextlib
 import csv
+import io
 import json
 import math
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +31,27 @@ KNOWN_SECONDS = [4.0, 0.5, 1.0, 1.5, 0.5, 1.0, 1.5, 1.0, 0.25, 0.5, 0.75, 0.5]
 TORCH_SLOWDOWN = {"CartPole-v1": 2.0, "Acrobot-v1": 8.0}
 
 
-def run_plot(*args, cwd=None):
-    """Runs plot.py with args; returns the completed process (text output captured)."""
+def run_plot_process(*args, cwd=None):
+    """Runs plot.py with args in a fresh process, as a user does; returns the completed process (output captured)."""
     return subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True, timeout=300,
                           cwd=cwd)
+
+
+def run_plot(*args, cwd=None):
+    """Runs plot.py's main with args and --workers 0 in this process (no interpreter start-up, no pool); returns
+    what run_plot_process would: the exit status and the text on stdout and stderr, a traceback included."""
+    stdout, stderr, returncode = io.StringIO(), io.StringIO(), 0
+    with contextlib.chdir(cwd or Path.cwd()), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            plot.main([*map(str, args), "--workers", "0"])
+        except SystemExit as stop:
+            returncode = stop.code if isinstance(stop.code, int) else 1
+            if isinstance(stop.code, str):
+                print(stop.code, file=sys.stderr)
+        except Exception:  # a crash, as the interpreter would report it
+            traceback.print_exc()
+            returncode = 1
+    return subprocess.CompletedProcess(args, returncode, stdout.getvalue(), stderr.getvalue())
 
 
 def read_summary(folder):
@@ -80,7 +100,7 @@ def reference_sweep(tmp_path_factory):
     """A synthetic sweep with every experiment, variant/mode and size (2 envs, 2 seeds), and plot.py's result."""
     root = tmp_path_factory.mktemp("reference")
     write_sweep(root, envs=("CartPole-v1", "Acrobot-v1"), seeds=(1, 2), num_iterations=12)
-    return root, run_plot(root, "--out", root / "report")
+    return root, run_plot_process(root, "--out", root / "report")
 
 
 def test_summary_csv_holds_the_exact_window_values_of_known_iteration_times(known_sweep):
@@ -141,7 +161,7 @@ def test_unfinished_corrupt_and_cut_runs_are_skipped_with_one_warning_each(known
 
 @pytest.mark.parametrize("make_folder", [lambda tmp: tmp, lambda tmp: tmp / "missing"], ids=["empty", "missing"])
 def test_empty_or_missing_folder_fails_with_one_error_line(tmp_path, make_folder):
-    result = run_plot(make_folder(tmp_path))
+    result = run_plot_process(make_folder(tmp_path))
     assert result.returncode != 0
     assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("plot.py: error:")
     assert "Traceback" not in result.stderr

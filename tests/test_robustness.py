@@ -43,6 +43,7 @@ LOSS_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losse
 # the fast subset runs the divergence and signal tests on one script per framework family (their loop code is the
 # same line for line); the other scripts, and torch.compile's cold compile, run in the full suite
 FAST = {"ppo_linen.py", "ppo_torch.py"}
+FAST_SIGNALS = {("ppo_linen.py", "SIGINT"), ("ppo_torch.py", "SIGTERM")}
 DIVERGING = [
     "--num-envs", "4", "--num-steps", "16", "--num-minibatches", "1", "--update-epochs", "1", "--learning-rate", "1e30",
 ]
@@ -191,10 +192,10 @@ def test_diverged_run_exits_3_naming_the_iteration_and_keeps_the_iterations_befo
     assert not all(math.isfinite(scalars[tag][-1][1]) for tag in LOSS_TAGS)
 
 
-@pytest.mark.parametrize(
-    "script,signame",
-    slow_unless_fast([(script, "SIGTERM") for script in SCRIPTS] + [(SCRIPTS[0], "SIGINT")]),
-)
+@pytest.mark.parametrize("script,signame", [  # the fast subset: one signal in each framework family
+    pytest.param(script, signame, marks=[] if (script, signame) in FAST_SIGNALS else [pytest.mark.slow])
+    for script, signame in [(script, "SIGTERM") for script in SCRIPTS] + [(SCRIPTS[0], "SIGINT")]
+])
 def test_signal_closes_the_event_file_and_exits_128_plus_signal(script, signame, tmp_path):
     signum = signal.Signals[signame]
     run_dir = str(tmp_path / "runs" / "cut")

@@ -118,6 +118,7 @@ def test_eager_mode_compilations_do_not_grow_with_iterations(script, shared_runs
 
 
 # the first in the fast subset; each costs a process that imports its framework
+FAMILY_FIRSTS = {scripts[0] for scripts in FAMILIES.values()}
 BAD_INPUTS = [
     (["--env-id", "NoSuchEnv-v0"], "unknown env"),
     pytest.param(["--env-id", "Pendulum-v1"], "continuous action space", marks=pytest.mark.slow),
@@ -126,7 +127,10 @@ BAD_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", [  # the fast subset: the first script of each family in a fresh process (the
+    # robustness probe runs every script's bad command lines in its own process)
+    pytest.param(script, marks=[] if script in FAMILY_FIRSTS else [pytest.mark.slow]) for script in SCRIPTS
+])
 @pytest.mark.parametrize("bad_args,expected", BAD_INPUTS)
 def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_path):
     if script in GYMNASIUM_SCRIPTS and bad_args[0] == "--env-id":  # a gymnax env without a Gymnasium counterpart

@@ -77,7 +77,7 @@ def test_cudagraphs_on_a_cpu_exits_with_one_clear_line(tmp_path):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
-@pytest.mark.parametrize("script", ["ppo_torch.py", "ppo_torch_compile.py"])
+@pytest.mark.parametrize("script", ["ppo_torch.py", pytest.param("ppo_torch_compile.py", marks=pytest.mark.slow)])
 def test_device_gpu_without_a_gpu_exits_with_one_clear_line(script, tmp_path):
     log_dir = str(tmp_path / "runs")
     result = run_script(script, "--device", "gpu", "--log-dir", log_dir)
