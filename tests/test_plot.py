@@ -3,14 +3,12 @@
 import contextlib
 import csv
 import io
-import json
 import math
 import subprocess
 import sys
 import traceback
 from pathlib import Path
 
-import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
