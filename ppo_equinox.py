@@ -108,23 +108,19 @@ def select_device(choice: str) -> jax.Device:
 
 
 # MODEL
-def orthogonal_linear(in_dim: int, out_dim: int, gain: float, key: jax.Array) -> eqx.nn.Linear:
-    """An `eqx.nn.Linear` whose default init is replaced: orthogonal weight (out, in) times `gain`, zero bias."""
-    weight = jax.nn.initializers.orthogonal(gain, column_axis=0)(key, (out_dim, in_dim))
-    layer = eqx.nn.Linear(in_dim, out_dim, key=key)
-    return eqx.tree_at(lambda linear: (linear.weight, linear.bias), layer, (weight, jnp.zeros(out_dim)))
-
-
 class MLP(eqx.Module):
-    """`eqx.nn.Linear` layers with tanh between them, on one unbatched input."""
+    """`eqx.nn.Linear` layers with tanh between them, on one unbatched input; init: orthogonal weights, zero biases."""
 
     layers: list[eqx.nn.Linear]
 
     def __init__(self, in_dim: int, hidden_sizes: Sequence[int], out_dim: int, out_gain: float, key: jax.Array):
         sizes = [in_dim, *hidden_sizes, out_dim]
         gains = [np.sqrt(2)] * len(hidden_sizes) + [out_gain]
-        keys = jax.random.split(key, len(gains))
-        self.layers = [orthogonal_linear(*dims, gain, k) for dims, gain, k in zip(zip(sizes, sizes[1:]), gains, keys)]
+        self.layers = []
+        for n_in, n_out, gain, layer_key in zip(sizes, sizes[1:], gains, jax.random.split(key, len(gains))):
+            weight = jax.nn.initializers.orthogonal(gain, column_axis=0)(layer_key, (n_out, n_in))
+            layer = eqx.nn.Linear(n_in, n_out, key=layer_key)
+            self.layers.append(eqx.tree_at(lambda m: (m.weight, m.bias), layer, (weight, jnp.zeros(n_out))))
 
     def __call__(self, x):
         for layer in self.layers[:-1]:
@@ -138,11 +134,6 @@ class Agent(eqx.Module):
     actor: MLP
     critic: MLP
 
-    def __init__(self, obs_dim: int, hidden_sizes: Sequence[int], action_dim: int, key: jax.Array):
-        actor_key, critic_key = jax.random.split(key)
-        self.actor = MLP(obs_dim, hidden_sizes, action_dim, 0.01, actor_key)
-        self.critic = MLP(obs_dim, hidden_sizes, 1, 1.0, critic_key)
-
     def __call__(self, x):
         return jax.vmap(self.actor)(x), self.value(x)
 
@@ -152,7 +143,9 @@ class Agent(eqx.Module):
 
 def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str) -> Agent:
     """Build the agent with its seeded parameters."""
-    return Agent(obs_dim, MODEL_SIZES[model_size], action_dim, key)
+    actor_key, critic_key = jax.random.split(key)
+    sizes = MODEL_SIZES[model_size]
+    return Agent(MLP(obs_dim, sizes, action_dim, 0.01, actor_key), MLP(obs_dim, sizes, 1, 1.0, critic_key))
 
 
 def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:

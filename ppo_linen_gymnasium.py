@@ -97,21 +97,15 @@ def make_envs(env_id: str, num_envs: int, vectorization: str):
     vector: Gymnasium's NumPy CartPole, every env in one array operation per step."""
     if vectorization == "vector":
         return SameStepCartPole(num_envs)
-    return gym.make_vec(
-        GYMNASIUM_ENVS[env_id],
-        num_envs=num_envs,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
-    )
+    same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    return gym.make_vec(GYMNASIUM_ENVS[env_id], num_envs=num_envs, vectorization_mode="sync", vector_kwargs=same_step)
 
 
 class SameStepCartPole:
-    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions.
-
-    That env resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that
-    ended are reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
-    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env.
-    """
+    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions. That env
+    resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that ended are
+    reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
+    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env."""
 
     def __init__(self, num_envs: int):
         self.envs = gym.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
@@ -156,11 +150,9 @@ def env_reset(envs: gym.vector.VectorEnv, seed: int) -> np.ndarray:
 
 def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
     """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy): next obs,
-    reward, terminated, truncated and final obs side by side on the last axis (see unpack_step).
-
-    An env whose episode ended this step is already reset (its next obs starts the new episode); its last
-    observation is in info["final_obs"], and every other env's final obs is its next obs, as in gymnax.
-    """
+    reward, terminated, truncated and final obs side by side on the last axis (see unpack_step). An env whose episode
+    ended this step is already reset (its next obs starts the new episode); its last observation is in
+    info["final_obs"], and every other env's final obs is its next obs, as in gymnax."""
     obs, reward, terminated, truncated, info = envs.step(action)
     final_obs = obs.copy()
     if "_final_obs" in info:
@@ -475,8 +467,7 @@ def main(args: Args, run: "Run"):
         # donated: the rollout carry, its episode stats and key, which each call replaces, and the train state, which
         # the update does (XLA reuses their buffers)
         start_fn, act_fn = jax.jit(start_fn, donate_argnums=1), jax.jit(act_fn, donate_argnums=(1, 2))
-        stack_fn = jax.jit(stack_fn)
-        gae_fn, update_fn = jax.jit(gae_fn), jax.jit(update_fn, donate_argnums=0)
+        stack_fn, gae_fn, update_fn = jax.jit(stack_fn), jax.jit(gae_fn), jax.jit(update_fn, donate_argnums=0)
     else:
         jax.config.update("jax_disable_jit", True)
     env_step_fn = functools.partial(env_step, envs=envs)

@@ -196,10 +196,8 @@ def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.dev
 
 
 def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
-    """Adam, fused: one kernel steps every parameter (the global-norm clip is in update_minibatch)."""
-    return torch.optim.Adam(
-        agent.parameters(), lr=args.learning_rate, betas=(0.9, 0.999), eps=args.adam_eps, fused=True
-    )
+    """Adam (betas 0.9, 0.999: torch's defaults), fused: one kernel steps every parameter (clip: update_minibatch)."""
+    return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=args.adam_eps, fused=True)
 
 
 class Storage(NamedTuple):
@@ -254,8 +252,7 @@ def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, to_env, n
     # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
     values, last_value = agent.value(obs_seen), agent.value(obs)
     final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
-    terminated, truncated = terminated.bool(), truncated.bool()
-    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated, truncated, final_values)
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
     return RolloutCarry(env_carry, obs), storage, last_value
 
 
@@ -272,12 +269,9 @@ def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, b
     not_done = 1.0 - dones.float()
     deltas = rewards + gamma * next_values * not_done - storage.values
 
-    lastgaelam = torch.zeros_like(last_value)
-    advantages = []
-    for delta, nonterminal in zip(deltas.flip(0), not_done.flip(0)):
-        lastgaelam = delta + gamma * gae_lambda * nonterminal * lastgaelam
-        advantages.append(lastgaelam)
-    advantages = torch.stack(advantages).flip(0)
+    advantages, lastgaelam = torch.zeros_like(deltas), torch.zeros_like(last_value)
+    for t in reversed(range(len(deltas))):
+        advantages[t] = lastgaelam = deltas[t] + gamma * gae_lambda * not_done[t] * lastgaelam
     return advantages, advantages + storage.values
 
 
@@ -366,9 +360,8 @@ def main(args: Args, run: "Run"):
     torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as in JAX
 
     # SEEDING: JAX keys for the envs; torch's generator for parameters, actions and minibatch order
-    key = jax.random.PRNGKey(args.seed)
+    key, env_key = jax.random.split(jax.random.PRNGKey(args.seed))
     torch.manual_seed(args.seed)
-    key, env_key = jax.random.split(key)
     env, env_params = gymnax.make(args.env_id)
     step, env_state = env_reset(env_key, env, env_params, args.num_envs)
     obs = unpack_step(torch.from_dlpack(step))[0]
@@ -384,9 +377,6 @@ def main(args: Args, run: "Run"):
     policy_fn = functools.partial(policy_step, actor=agent.actor)
     env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
     to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
-    gae_fn = functools.partial(
-        compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
-    )
     loss_fn = functools.partial(
         ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef,
@@ -402,7 +392,6 @@ def main(args: Args, run: "Run"):
         rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, to_env=to_env, num_steps=args.num_steps,
         num_actions=env.action_space(env_params).n, bootstrap_truncated=args.bootstrap_truncated,
     )
-    update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
     global_step = 0
     for iteration in range(args.num_iterations):
@@ -412,21 +401,18 @@ def main(args: Args, run: "Run"):
 
         # ROLLOUT + GAE
         carry, storage, last_value = rollout_fn(carry)
-        advantages, returns = gae_fn(storage, last_value)
+        advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
         run.end_phase("rollout", synchronize, torch_device, carry.env)
         global_step += args.num_envs * args.num_steps
 
         # UPDATE
-        b = flatten_batch(storage, advantages, returns)
-        losses, explained_var = update_fn(b)
+        losses, explained_var = update(flatten_batch(storage, advantages, returns), minibatch_fn, args)
         run.end_phase("update", synchronize, torch_device, ())
 
         # LOGGING: the one host fetch of this iteration
-        *loss_values, explained_var, finished_return_sum, finished_length_sum, finished_count = torch.stack(
-            [*losses, explained_var, *map(torch.from_dlpack, carry.env.stats[2:])]
-        ).tolist()
-        losses = dict(zip(LossInfo._fields, loss_values), explained_variance=explained_var)
-        run.log_iteration(global_step, lr, losses, finished_return_sum, finished_length_sum, finished_count)
+        fetched = torch.stack([*losses, explained_var, *map(torch.from_dlpack, carry.env.stats[2:])]).tolist()
+        losses = dict(zip([*LossInfo._fields, "explained_variance"], fetched))
+        run.log_iteration(global_step, lr, losses, *fetched[-3:])  # the finished episodes' sums and count
     run.finish(peak_device_bytes(device, torch_device))
 
 
@@ -539,8 +525,7 @@ def peak_device_bytes(device: jax.Device, torch_device: torch.device) -> int | N
     peaks = [(device.memory_stats() or {}).get("peak_bytes_in_use")]
     if torch_device.type == "cuda":
         peaks.append(torch.cuda.max_memory_allocated(torch_device))
-    peaks = [peak for peak in peaks if peak is not None]
-    return sum(peaks) if peaks else None
+    return sum(filter(None, peaks)) or None
 
 
 def peak_rss_bytes() -> int:

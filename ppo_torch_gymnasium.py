@@ -90,21 +90,15 @@ def make_envs(env_id: str, num_envs: int, vectorization: str):
     vector: Gymnasium's NumPy CartPole, every env in one array operation per step."""
     if vectorization == "vector":
         return SameStepCartPole(num_envs)
-    return gym.make_vec(
-        GYMNASIUM_ENVS[env_id],
-        num_envs=num_envs,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
-    )
+    same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    return gym.make_vec(GYMNASIUM_ENVS[env_id], num_envs=num_envs, vectorization_mode="sync", vector_kwargs=same_step)
 
 
 class SameStepCartPole:
-    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions.
-
-    That env resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that
-    ended are reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
-    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env.
-    """
+    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions. That env
+    resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that ended are
+    reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
+    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env."""
 
     def __init__(self, num_envs: int):
         self.envs = gym.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
@@ -149,11 +143,9 @@ def env_reset(envs: gym.vector.VectorEnv, seed: int) -> np.ndarray:
 
 def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
     """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy): next obs,
-    reward, terminated, truncated and final obs side by side on the last axis (see unpack_step).
-
-    An env whose episode ended this step is already reset (its next obs starts the new episode); its last
-    observation is in info["final_obs"], and every other env's final obs is its next obs, as in gymnax.
-    """
+    reward, terminated, truncated and final obs side by side on the last axis (see unpack_step). An env whose episode
+    ended this step is already reset (its next obs starts the new episode); its last observation is in
+    info["final_obs"], and every other env's final obs is its next obs, as in gymnax."""
     obs, reward, terminated, truncated, info = envs.step(action)
     final_obs = obs.copy()
     if "_final_obs" in info:
@@ -240,10 +232,8 @@ def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.dev
 
 
 def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
-    """Adam, fused: one kernel steps every parameter (the global-norm clip is in update_minibatch)."""
-    return torch.optim.Adam(
-        agent.parameters(), lr=args.learning_rate, betas=(0.9, 0.999), eps=args.adam_eps, fused=True
-    )
+    """Adam (betas 0.9, 0.999: torch's defaults), fused: one kernel steps every parameter (clip: update_minibatch)."""
+    return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=args.adam_eps, fused=True)
 
 
 class Storage(NamedTuple):
@@ -300,8 +290,7 @@ def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, num_steps
     # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
     values, last_value = agent.value(obs_seen), agent.value(obs)
     final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
-    terminated, truncated = terminated.bool(), truncated.bool()
-    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated, truncated, final_values)
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
     return RolloutCarry(obs, stats), storage, last_value
 
 
@@ -318,12 +307,9 @@ def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, b
     not_done = 1.0 - dones.float()
     deltas = rewards + gamma * next_values * not_done - storage.values
 
-    lastgaelam = torch.zeros_like(last_value)
-    advantages = []
-    for delta, nonterminal in zip(deltas.flip(0), not_done.flip(0)):
-        lastgaelam = delta + gamma * gae_lambda * nonterminal * lastgaelam
-        advantages.append(lastgaelam)
-    advantages = torch.stack(advantages).flip(0)
+    advantages, lastgaelam = torch.zeros_like(deltas), torch.zeros_like(last_value)
+    for t in reversed(range(len(deltas))):
+        advantages[t] = lastgaelam = deltas[t] + gamma * gae_lambda * not_done[t] * lastgaelam
     return advantages, advantages + storage.values
 
 
@@ -413,8 +399,7 @@ def main(args: Args, run: "Run"):
     # SEEDING: --seed for the envs (env i gets seed + i); torch's generator for parameters, actions and minibatch order
     torch.manual_seed(args.seed)
     envs = make_envs(args.env_id, args.num_envs, args.vectorization)
-    step = env_reset(envs, args.seed)
-    obs = unpack_step(torch.from_numpy(step).to(torch_device))[0]
+    obs = unpack_step(torch.from_numpy(env_reset(envs, args.seed)).to(torch_device))[0]
     agent = make_agent(obs.shape[1], envs.single_action_space.n, args.model_size, torch_device)
     optimizer = make_optimizer(agent, args)
     stats = EpisodeStats(np.zeros(args.num_envs, np.float32), np.zeros(args.num_envs, np.int64), 0.0, 0.0, 0.0)
@@ -423,9 +408,6 @@ def main(args: Args, run: "Run"):
     # EXECUTABLES: the same top-level functions, run eagerly; the env steps in NumPy
     policy_fn = functools.partial(policy_step, actor=agent.actor)
     env_step_fn = functools.partial(env_step, envs=envs)
-    gae_fn = functools.partial(
-        compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
-    )
     loss_fn = functools.partial(
         ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef,
@@ -437,7 +419,6 @@ def main(args: Args, run: "Run"):
         rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, num_steps=args.num_steps,
         num_actions=envs.single_action_space.n, bootstrap_truncated=args.bootstrap_truncated,
     )
-    update_fn = functools.partial(update, minibatch_fn=minibatch_fn, args=args)
 
     global_step = 0
     for iteration in range(args.num_iterations):
@@ -447,20 +428,18 @@ def main(args: Args, run: "Run"):
 
         # ROLLOUT + GAE
         carry, storage, last_value = rollout_fn(carry)
-        advantages, returns = gae_fn(storage, last_value)
+        advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
         run.end_phase("rollout", synchronize, torch_device)
         global_step += args.num_envs * args.num_steps
 
         # UPDATE
-        b = flatten_batch(storage, advantages, returns)
-        losses, explained_var = update_fn(b)
+        losses, explained_var = update(flatten_batch(storage, advantages, returns), minibatch_fn, args)
         run.end_phase("update", synchronize, torch_device)
 
         # LOGGING: the one host fetch of this iteration
-        *loss_values, explained_var = torch.stack([*losses, explained_var]).tolist()
-        finished_return_sum, finished_length_sum, finished_count = carry.stats[2:]  # on the host already
-        losses = dict(zip(LossInfo._fields, loss_values), explained_variance=explained_var)
-        run.log_iteration(global_step, lr, losses, finished_return_sum, finished_length_sum, finished_count)
+        fetched = torch.stack([*losses, explained_var]).tolist()
+        losses = dict(zip([*LossInfo._fields, "explained_variance"], fetched))
+        run.log_iteration(global_step, lr, losses, *carry.stats[2:])  # the finished episodes' sums and count (host)
     envs.close()
     run.finish(peak_device_bytes(torch_device))
 
