@@ -387,7 +387,7 @@ def train_iteration(state: tuple, agent: Agent, env: Any, env_params: Any, args:
 
 def train_chunk(state: tuple, length: int, iteration_fn, report):
     """`length` iterations of every agent (state leaves: a leading agent axis); an ordered io_callback (which cannot be
-    vmapped) hands `report` each iteration's metrics of every agent as it ends; without `report` they come back stacked."""
+    vmapped) hands `report` each iteration's metrics of every agent as it ends; without `report`, they return stacked."""
 
     def step(state, _):
         state, metrics = jax.vmap(iteration_fn)(state)
@@ -529,8 +529,9 @@ def memory_refusal(args: Args, obs_size: int) -> str | None:
         return f"BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not '{available_kib}'"
     samples = args.num_seeds * args.num_envs * args.num_steps
     estimate_mib = 640 + samples * (256 + 8 * obs_size) // 2**20
-    if estimate_mib > int(available_kib) // 1024:
-        return f"--num-seeds {args.num_seeds}: estimated peak memory {estimate_mib} MiB, {int(available_kib) // 1024} MiB available"
+    available_mib = int(available_kib) // 1024
+    if estimate_mib > available_mib:
+        return f"--num-seeds {args.num_seeds}: estimated peak memory {estimate_mib} MiB, {available_mib} MiB available"
     return None
 
 
@@ -719,7 +720,8 @@ class AgentRuns:
         """Every agent's iteration, in agent order: `losses` and `finished` hold one value per agent. A NaN or inf loss
         stops the run at the first agent that has one (exit 3, naming its run folder)."""
         for i, run in enumerate(self.runs):
-            run.log_iteration(global_step, lr, {name: value[i] for name, value in losses.items()}, *(f[i] for f in finished))
+            agent_losses = {name: value[i] for name, value in losses.items()}
+            run.log_iteration(global_step, lr, agent_losses, *(sums[i] for sums in finished))
 
     def finish(self, peak_bytes: int | None):
         for run in self.runs:

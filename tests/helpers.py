@@ -47,7 +47,10 @@ SCRIPTS = list(EAGER_FLAG)
 # compiled call per chunk of iterations, no --sync-timing (rollout and update are one call); they train --num-seeds
 # agents in one process, each in its own run folder ({run_name}__seed{s} when there are several)
 FUSED_SCRIPTS = ["ppo_linen_scan.py"]
-LEARNING_AGENTS = 4  # the agents of a fused script's learning run
+# a fused script's learning run: LEARNING_AGENTS agents (seeds 1 onwards) over the default 100 iterations. Each agent
+# leaves ppo_linen.py's trajectory of its seed at float32 rounding (from iteration 8 on, seed 1), so its final return is
+# another sample: at 80 iterations seed 1's agent ended at 378 (ppo_linen.py's at 497), at 100 every agent above 420
+LEARNING_AGENTS, FUSED_LEARNING_ITERATIONS = 4, 100
 # the scripts on Gymnasium (NumPy, CPU) envs: CartPole-v1, Acrobot-v1 and MountainCar-v0 only
 GYMNASIUM_SCRIPTS = ["ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py"]
 # the scripts that never import torch
@@ -69,6 +72,10 @@ PROBE = os.path.join(ROOT, "tests", "probe.py")
 LEARNING_ITERATIONS = 80
 EAGER_ITERATIONS = 5  # the probed eager run: compilations must stop growing after iteration 2
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
+
+
+def learning_iterations(script: str) -> int:
+    return FUSED_LEARNING_ITERATIONS if script in FUSED_SCRIPTS else LEARNING_ITERATIONS
 
 
 def start_script(script: str, *args: str, env: dict | None = None) -> subprocess.Popen:
@@ -177,9 +184,9 @@ class SharedRuns:
 
     def learning(self, script: str, background: bool = False) -> Run | None:
         """The learning run: the default config with LEARNING_ITERATIONS, seed 1 (a fused script: LEARNING_AGENTS agents,
-        seeds 1 onwards, in one process)."""
+        seeds 1 onwards, in one process, FUSED_LEARNING_ITERATIONS)."""
         agents = ("--num-seeds", str(LEARNING_AGENTS)) if script in FUSED_SCRIPTS else ()
-        args = ("--seed", "1", "--num-iterations", str(LEARNING_ITERATIONS), *agents)
+        args = ("--seed", "1", "--num-iterations", str(learning_iterations(script)), *agents)
         return self.get(script, *args, background=background)
 
 

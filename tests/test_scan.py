@@ -59,7 +59,9 @@ def chunk_jaxpr(report):
     agent, tx = seeded[0][0], ppo_linen_scan.make_optimizer(args)
     states = [(TrainState.create(apply_fn=agent.apply, params=params, tx=tx), carry) for _, params, carry in seeded]
     state = jax.tree.map(lambda *leaves: np.stack(leaves), *states)
-    iteration_fn = functools.partial(ppo_linen_scan.train_iteration, agent=agent, env=env, env_params=env_params, args=args)
+    iteration_fn = functools.partial(
+        ppo_linen_scan.train_iteration, agent=agent, env=env, env_params=env_params, args=args
+    )
     chunk = functools.partial(ppo_linen_scan.train_chunk, iteration_fn=iteration_fn, report=report)
     return jax.make_jaxpr(chunk, static_argnums=1)(state, 2)
 
@@ -98,7 +100,8 @@ def test_the_memory_check_refuses_agents_whose_batches_would_not_fit(monkeypatch
     reason = ppo_linen_scan.check_args(ppo_linen_scan.Args(num_seeds=fits + 1))
     assert re.fullmatch(rf"--num-seeds {fits + 1}: estimated peak memory (\d+) MiB, 2048 MiB available", reason)
     monkeypatch.setenv("BENCHMARK_MEM_AVAILABLE_KB", "lots")
-    assert "BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB" in ppo_linen_scan.check_args(ppo_linen_scan.Args())
+    reason = ppo_linen_scan.check_args(ppo_linen_scan.Args())
+    assert reason == "BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not 'lots'"
 
 
 @pytest.mark.slow
@@ -114,7 +117,7 @@ def test_four_agents_write_a_run_folder_each_and_compute_what_ppo_linen_computes
 
 @pytest.mark.slow
 def test_chunks_of_2_iterations_read_after_each_call_compute_what_one_call_with_the_callback_computes(shared_runs):
-    """3 iterations as chunks of 2 and 1, compiled ahead (both, in iteration 0), metrics fetched when a chunk returns."""
+    """3 iterations as chunks of 2 and 1, both compiled ahead in iteration 0, the metrics fetched as a chunk returns."""
     run = shared_runs.tiny(SCAN, "--chunk-iterations", "2", "--no-iteration-callback")
     assert_same_curves(run.scalars, shared_runs.smoke(SCAN).scalars)
     assert [step for step, _ in run.scalars["time/iteration"]] == [0, 1, 2] and "time/total" in run.scalars
@@ -139,6 +142,7 @@ def test_a_diverged_agent_stops_the_run_with_exit_3_naming_its_folder_after_the_
 @pytest.mark.slow
 def test_agents_that_would_not_fit_in_memory_are_refused_with_one_line_before_anything_is_created(tmp_path):
     log_dir = str(tmp_path / "runs")
-    result = run_script(SCAN, *TINY, "--num-seeds", "2", "--log-dir", log_dir, env={"BENCHMARK_MEM_AVAILABLE_KB": "1024"})
+    little = {"BENCHMARK_MEM_AVAILABLE_KB": "1024"}  # 1 MiB
+    result = run_script(SCAN, *TINY, "--num-seeds", "2", "--log-dir", log_dir, env=little)
     assert result.returncode == 2
     assert_clean_error(result, log_dir, "--num-seeds 2: estimated peak memory 640 MiB, 1 MiB available")

@@ -11,8 +11,8 @@ import pytest
 
 from helpers import (
     ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, FUSED_SCRIPTS, GYMNASIUM_SCRIPTS,
-    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNING_AGENTS, LEARNING_ITERATIONS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
-    agent_runs, assert_clean_error, final_return, profiled, run_script, table,
+    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNING_AGENTS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
+    agent_runs, assert_clean_error, final_return, learning_iterations, profiled, run_script, table,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -100,7 +100,7 @@ def test_jax_script_does_not_import_torch(script, shared_runs):
 
 
 @pytest.mark.background("smoke")
-@pytest.mark.parametrize("script", [script for script in SCRIPTS if script not in ["ppo_torch_gymnasium.py", *FUSED_SCRIPTS]])
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s not in ["ppo_torch_gymnasium.py", *FUSED_SCRIPTS]])
 def test_default_mode_compiles_nothing_in_jax_after_iteration_0(script, shared_runs):
     """JAX's compile log at each iteration's end (the probed smoke run, 3 iterations): iteration 0 compiles, the rest
     reuse it (an argument that changes its sharding, committed or not, or its weak type would compile again)."""
@@ -141,14 +141,14 @@ def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_pat
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_default_config_learns_cartpole_with_the_lr_annealed_to_zero(script, shared_runs):
     """Every agent of the run: a fused script's learning run trains LEARNING_AGENTS, seeds 1 onwards, each must learn."""
-    runs = agent_runs(shared_runs.learning(script).run_dir)
+    runs, iterations = agent_runs(shared_runs.learning(script).run_dir), learning_iterations(script)
     assert len(runs) == (LEARNING_AGENTS if script in FUSED_SCRIPTS else 1)
     for seed, (scalars, texts) in enumerate(runs, start=1):
         assert table(texts["hyperparameters"])["seed"] == str(seed)
         assert final_return(scalars) >= 400, seed
         learning_rates = [value for _, value in scalars["charts/learning_rate"]]
-        assert len(learning_rates) == LEARNING_ITERATIONS and learning_rates == sorted(learning_rates, reverse=True)
-        assert learning_rates[-1] <= learning_rates[0] / LEARNING_ITERATIONS * 1.0001
+        assert len(learning_rates) == iterations and learning_rates == sorted(learning_rates, reverse=True)
+        assert learning_rates[-1] <= learning_rates[0] / iterations * 1.0001
         assert ALWAYS_TAGS <= set(scalars)
 
 
