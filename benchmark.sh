@@ -53,7 +53,9 @@ STUDY_PAIRS=("ppo_linen none" "ppo_linen jit" "ppo_nnx none" "ppo_nnx jit" "ppo_
 STUDY_COMPILED=("ppo_linen jit" "ppo_nnx_cached cached" "ppo_torch_compile compile")
 # Added since, each in the default grid once its script is in the repository:
 NEW_PAIRS=("ppo_nnx_tree tree" "ppo_equinox none" "ppo_equinox jit")
-NEW_COMPILED=("ppo_nnx_tree tree" "ppo_equinox jit")
+# exp1's fully compiled variants; the scan variant (the whole training one compiled call) in exp1 alone: it cannot time
+# rollout and update apart (exp2), and its one agent per run is exp1's workload
+NEW_COMPILED=("ppo_nnx_tree tree" "ppo_equinox jit" "ppo_linen_scan scan")
 # The env-backend experiment exp4 (when both Gymnasium scripts are in the repository): the
 # gymnax and Gymnasium scripts of torch and Linen on the envs both backends have.
 BACKEND_VARIANTS=("ppo_torch env-jit" "ppo_linen jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit")

@@ -23,6 +23,12 @@ SYNC_TAGS = {"time/rollout", "time/update"}
 # the flags of each script's shared sync-timing run, which --profile also traces (and must leave the results alone)
 SYNC_PROFILED = ("--sync-timing", "--profile")
 
+
+def profiled(script: str) -> tuple:
+    """The flags of the script's shared profiled run: SYNC_PROFILED, or --profile alone where the loop is fused."""
+    return ("--profile",) if script in FUSED_SCRIPTS else SYNC_PROFILED
+
+
 # every variant and the flag that turns its compilation off (None: the script always compiles, or never does)
 EAGER_FLAG = {
     "ppo_linen.py": "--no-jit",
@@ -34,13 +40,22 @@ EAGER_FLAG = {
     "ppo_torch_compile.py": None,
     "ppo_torch_gymnasium.py": None,
     "ppo_linen_gymnasium.py": "--no-jit",
+    "ppo_linen_scan.py": None,
 }
 SCRIPTS = list(EAGER_FLAG)
+# the scripts that compile the whole training (lax.scan over iterations): no host fetch per iteration in main(), one
+# compiled call per chunk of iterations, no --sync-timing (rollout and update are one call); they train --num-seeds
+# agents in one process, each in its own run folder ({run_name}__seed{s} when there are several)
+FUSED_SCRIPTS = ["ppo_linen_scan.py"]
+# a fused script's learning run: LEARNING_AGENTS agents (seeds 1 onwards) over the default 100 iterations. Each agent
+# leaves ppo_linen.py's trajectory of its seed at float32 rounding (from iteration 8 on, seed 1), so its final return is
+# another sample: at 80 iterations seed 1's agent ended at 378 (ppo_linen.py's at 497), at 100 every agent above 420
+LEARNING_AGENTS, FUSED_LEARNING_ITERATIONS = 4, 100
 # the scripts on Gymnasium (NumPy, CPU) envs: CartPole-v1, Acrobot-v1 and MountainCar-v0 only
 GYMNASIUM_SCRIPTS = ["ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py"]
 # the scripts that never import torch
 JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py",
-               "ppo_linen_gymnasium.py"]
+               "ppo_linen_gymnasium.py", "ppo_linen_scan.py"]
 JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
 EAGER_SCRIPTS = [script for script in SCRIPTS if EAGER_FLAG[script]]
 # the scripts of a family share their env code (make_envs, env_reset, env_step, flatten_obs, unpack_step) line for
@@ -60,6 +75,10 @@ LEARNING_ITERATIONS = 80
 LEARNED_RETURN = 300
 EAGER_ITERATIONS = 5  # the probed eager run: compilations must stop growing after iteration 2
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
+
+
+def learning_iterations(script: str) -> int:
+    return FUSED_LEARNING_ITERATIONS if script in FUSED_SCRIPTS else LEARNING_ITERATIONS
 
 
 def start_script(script: str, *args: str, env: dict | None = None) -> subprocess.Popen:
@@ -167,8 +186,11 @@ class SharedRuns:
         return self.tiny(script, EAGER_FLAG[script], iterations=EAGER_ITERATIONS, probe=True)
 
     def learning(self, script: str, background: bool = False) -> Run | None:
-        """The learning run: the default config with LEARNING_ITERATIONS, seed 1."""
-        return self.get(script, "--seed", "1", "--num-iterations", str(LEARNING_ITERATIONS), background=background)
+        """The learning run: the default config with LEARNING_ITERATIONS, seed 1 (a fused script: LEARNING_AGENTS agents,
+        seeds 1 onwards, in one process, FUSED_LEARNING_ITERATIONS)."""
+        agents = ("--num-seeds", str(LEARNING_AGENTS)) if script in FUSED_SCRIPTS else ()
+        args = ("--seed", "1", "--num-iterations", str(learning_iterations(script)), *agents)
+        return self.get(script, *args, background=background)
 
 
 def read_run(run_dir: str) -> tuple[dict, dict]:
@@ -182,6 +204,13 @@ def read_run(run_dir: str) -> tuple[dict, dict]:
                 else:  # the loader migrates simple_value into a float tensor
                     scalars.setdefault(value.tag, []).append((event.step, value.tensor.float_val[0]))
     return scalars, texts
+
+
+def agent_runs(run_dir: str) -> list[tuple[dict, dict]]:
+    """(scalars, texts) of each agent of a run: its own folder, or, for several agents in one process, each agent's
+    {run_dir}__seed{s} in seed order."""
+    folders = sorted(glob.glob(f"{glob.escape(run_dir)}__seed*"), key=lambda folder: int(folder.rsplit("__seed", 1)[1]))
+    return [read_run(folder) for folder in folders or [run_dir]]
 
 
 def table(markdown: str) -> dict:

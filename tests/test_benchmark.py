@@ -52,6 +52,7 @@ EAGER = {("ppo_linen", "none"), ("ppo_nnx", "none"), ("ppo_torch", "none")}
 # added since the study: in the default grid once their scripts are in the repository
 NEW_PAIRS = [("ppo_nnx_tree", "tree"), ("ppo_equinox", "none"), ("ppo_equinox", "jit")]
 NEW_COMPILED = [("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit")]
+SCAN_COMPILED = ("ppo_linen_scan", "scan")  # in exp1 alone, once its script is in the repository
 BACKEND_VARIANTS = [("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_gymnasium", "eager"), ("ppo_linen_gymnasium", "jit")]
 REFERENCE_WORKLOAD = {"--num-envs": "32", "--num-steps": "256", "--update-epochs": "10", "--num-minibatches": "8"}
 QUICK_WORKLOAD = {"--num-envs": "32", "--num-steps": "32", "--update-epochs": "2", "--num-minibatches": "4"}
@@ -268,8 +269,8 @@ def test_exp5_runs_every_variant_at_every_number_of_envs_with_the_flags_its_name
         assert r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])}, r["line"]
         assert (r["flags"], r["size"], r["iterations"]) == ([], "small", 12), r["line"]
     assert len({r["run_name"] for r in exp5}) == len(exp5)
-    # the default grid holds the same runs, after exp1 to exp4
-    default = dry_run()
+    # the default grid holds the same runs, after exp1 to exp4 (and before exp6, the scan script's groups)
+    default = [r for r in dry_run() if r["exp"] != "exp6"]
     assert [r["line"] for r in default if r["exp"] == "exp5"] == [r["line"] for r in exp5]
     assert [r["exp"] for r in default][-len(exp5):] == ["exp5"] * len(exp5)
 
@@ -300,7 +301,7 @@ def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
     per_env = {key: value for key, value in QUICK_WORKLOAD.items() if key != "--num-envs"}
     assert all(r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])} for r in exp5)
     assert {r["iterations"] for r in exp5} == {12}
-    assert len([r for r in runs if r["exp"] != "exp6"]) == 49 + 20
+    assert len([r for r in runs if r["exp"] != "exp6"]) == 52 + 20  # exp1 to exp4 (the scan variant's 3 in exp1), exp5
 
 
 def estimate_seconds(*args, env=None, repo=REPO):
@@ -341,12 +342,21 @@ def test_exp6_joins_the_default_grid_last_once_ppo_linen_scan_py_exists(tmp_path
     assert exp6_groups(runs) == expected_exp6(EXP6_SCAN_N, EXP6_PROCESS_N, EXP6_ENVS)
     assert sum(exp6_groups(runs).values()) == 28
     without = dry_run(*out, repo=study_repo(tmp_path / "without"))
-    assert [r["line"] for r in runs if r["exp"] != "exp6"] == [r["line"] for r in without]
+    others = [r for r in runs if r["exp"] != "exp6" and (r["script"], r["mode"]) != SCAN_COMPILED]
+    assert [r["line"].split(" ", 1)[1] for r in others] == [r["line"].split(" ", 1)[1] for r in without]  # no index
     assert [r["exp"] for r in runs][-28:] == ["exp6"] * 28
     # per env, N ascending, the variants side by side at each N
     order = [(r["env"], r["agents"]) for r in runs if r["exp"] == "exp6"]
     assert order == sorted(order, key=lambda key: (EXP6_ENVS.index(key[0]), key[1]))
     assert "exp6" not in {r["exp"] for r in dry_run("--grid", "study", repo=study_repo(tmp_path / "study", "ppo_linen_scan"))}
+
+
+def test_the_scan_variant_joins_exp1_alone_as_a_fully_compiled_variant_of_one_agent(tmp_path):
+    runs = [r for r in dry_run(repo=study_repo(tmp_path, "ppo_linen_scan")) if r["exp"] != "exp6"]
+    scan = [r for r in runs if (r["script"], r["mode"]) == SCAN_COMPILED]
+    assert configs(scan, "exp1") == Counter((*SCAN_COMPILED, e, z) for e, z in itertools.product(ENVS, SIZES))
+    assert {r["exp"] for r in scan} == {"exp1"} and all(r["agents"] == 1 and r["flags"] == [] for r in scan)
+    assert all("--num-seeds 1 " in r["line"] and "--sync-timing" not in r["line"] for r in scan)
 
 
 def test_exp6_groups_name_their_agents_seeds_and_folders_and_run_as_many_processes_at_a_time_as_cores(tmp_path):

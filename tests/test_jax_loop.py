@@ -16,9 +16,10 @@ from flax import nnx
 import ppo_equinox
 import ppo_linen
 import ppo_linen_gymnasium
+import ppo_linen_scan
 import ppo_nnx
 import ppo_nnx_cached
-from helpers import GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SYNC_PROFILED, TINY
+from helpers import FUSED_SCRIPTS, GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SYNC_PROFILED, TINY
 from test_parity_nnx import new_stats
 from test_parity_nnx_tree import ppo_nnx_tree
 
@@ -75,6 +76,7 @@ def gymnasium_step_jaxpr(module, bootstrap):
 # obs) after the last; the Gymnasium script's step call: V(final obs) of the step taken, V(next obs))
 ROLLOUTS = {
     "ppo_linen.py": (functools.partial(linen_rollout_jaxpr, ppo_linen), 3),
+    "ppo_linen_scan.py": (functools.partial(linen_rollout_jaxpr, ppo_linen_scan), 3),
     "ppo_nnx.py": (functools.partial(nnx_rollout_jaxpr, ppo_nnx), 3),
     "ppo_nnx_cached.py": (functools.partial(nnx_rollout_jaxpr, ppo_nnx_cached), 3),
     "ppo_nnx_tree.py": (functools.partial(nnx_rollout_jaxpr, ppo_nnx_tree), 3),
@@ -112,8 +114,12 @@ def compiled_calls_per_iteration(script):
     return int(TINY[TINY.index("--num-steps") + 1]) + 4 if script in GYMNASIUM_SCRIPTS else 3
 
 
+# the per-iteration loop's checks; a fused script has none (one compiled call per chunk, no fetch in main(): test_scan)
+LOOP_SCRIPTS = [script for script in JAX_SCRIPTS if script not in FUSED_SCRIPTS]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("script", JAX_SCRIPTS)
+@pytest.mark.parametrize("script", LOOP_SCRIPTS)
 def test_a_steady_state_iteration_executes_its_compiled_calls_and_nothing_else(script, shared_runs):
     """The profiler trace of the shared sync-timing run (its last iteration): every XLA execution is one of the loop's
     compiled calls. An op dispatched between them (a key split, a reshape, zeros) would be an execution of its own."""
@@ -126,7 +132,7 @@ def test_a_steady_state_iteration_executes_its_compiled_calls_and_nothing_else(s
 
 
 @pytest.mark.background("smoke")
-@pytest.mark.parametrize("script", [script for script in JAX_SCRIPTS if script not in GYMNASIUM_SCRIPTS])
+@pytest.mark.parametrize("script", [script for script in LOOP_SCRIPTS if script not in GYMNASIUM_SCRIPTS])
 def test_the_host_waits_once_per_iteration_for_the_logged_metrics(script, shared_runs):
     """The probed smoke run (TINY, 3 iterations): the only host reads are the script's one jax.device_get per iteration
     (and the leaf reads inside it); no compiled call waits for its result (eqx.filter_jit would, at every call)."""
@@ -148,7 +154,7 @@ DONATED = {
 
 
 @pytest.mark.background("smoke")
-@pytest.mark.parametrize("script", JAX_SCRIPTS)
+@pytest.mark.parametrize("script", LOOP_SCRIPTS)
 def test_each_iteration_donates_the_train_state_and_the_rollout_state_it_replaces(script, shared_runs):
     """The probed smoke run: the arrays that the train state (or agent and optimizer) and the rollout state held at the
     end of an iteration are deleted by the end of the next, donated to the calls that replace them (XLA reuses their

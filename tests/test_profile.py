@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from helpers import JAX_SCRIPTS, SCRIPTS, SYNC_PROFILED, TINY, run_script
+from helpers import JAX_SCRIPTS, SCRIPTS, TINY, profiled, run_script
 
 # two iterations: iteration 1 is traced (the last of a run shorter than 11), iteration 0 and its compilation are not
 ITERATIONS = ["--num-iterations", "2"]
@@ -51,7 +51,7 @@ def test_profile_torch_writes_a_chrome_trace_with_the_policy_action_hand_over_dl
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_profile_in_every_script_writes_a_readable_trace_of_the_policy_and_update(script, shared_runs):
-    run_dir = shared_runs.tiny(script, *SYNC_PROFILED).run_dir
+    run_dir = shared_runs.tiny(script, *profiled(script)).run_dir
     if script in JAX_SCRIPTS:
         (session,) = glob.glob(os.path.join(run_dir, "plugins", "profile", "*"))
         assert [os.path.getsize(path) > 0 for path in glob.glob(os.path.join(session, "*.xplane.pb"))] == [True]

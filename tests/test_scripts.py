@@ -10,9 +10,9 @@ import re
 import pytest
 
 from helpers import (
-    ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, GYMNASIUM_SCRIPTS, JAX_EAGER_SCRIPTS,
-    JAX_SCRIPTS, LEARNED_RETURN, LEARNING_ITERATIONS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS, assert_clean_error,
-    final_return, run_script, table,
+    ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, FUSED_SCRIPTS, GYMNASIUM_SCRIPTS,
+    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
+    agent_runs, assert_clean_error, final_return, learning_iterations, profiled, run_script, table,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -50,7 +50,7 @@ def test_smoke_run_logs_every_spec_tag(script, shared_runs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", [script for script in SCRIPTS if script not in FUSED_SCRIPTS])
 def test_sync_timing_run_logs_the_rollout_and_update_times_too(script, shared_runs):
     run = shared_runs.tiny(script, *SYNC_PROFILED)
     assert_every_spec_tag(run, script, "CartPole-v1", eager=False, sync=True, iterations=3)
@@ -100,7 +100,7 @@ def test_jax_script_does_not_import_torch(script, shared_runs):
 
 
 @pytest.mark.background("smoke")
-@pytest.mark.parametrize("script", [script for script in SCRIPTS if script != "ppo_torch_gymnasium.py"])
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s not in ["ppo_torch_gymnasium.py", *FUSED_SCRIPTS]])
 def test_default_mode_compiles_nothing_in_jax_after_iteration_0(script, shared_runs):
     """JAX's compile log at each iteration's end (the probed smoke run, 3 iterations): iteration 0 compiles, the rest
     reuse it (an argument that changes its sharding, committed or not, or its weak type would compile again)."""
@@ -144,12 +144,16 @@ def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_pat
 @pytest.mark.background("learning")
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_default_config_learns_cartpole_with_the_lr_annealed_to_zero(script, shared_runs):
-    scalars = shared_runs.learning(script).scalars
-    assert final_return(scalars) >= LEARNED_RETURN
-    learning_rates = [value for _, value in scalars["charts/learning_rate"]]
-    assert len(learning_rates) == LEARNING_ITERATIONS and learning_rates == sorted(learning_rates, reverse=True)
-    assert learning_rates[-1] <= learning_rates[0] / LEARNING_ITERATIONS * 1.0001
-    assert ALWAYS_TAGS <= set(scalars)
+    """Every agent of the run: a fused script's learning run trains LEARNING_AGENTS, seeds 1 onwards, each must learn."""
+    runs, iterations = agent_runs(shared_runs.learning(script).run_dir), learning_iterations(script)
+    assert len(runs) == (LEARNING_AGENTS if script in FUSED_SCRIPTS else 1)
+    for seed, (scalars, texts) in enumerate(runs, start=1):
+        assert table(texts["hyperparameters"])["seed"] == str(seed)
+        assert final_return(scalars) >= LEARNED_RETURN, seed
+        learning_rates = [value for _, value in scalars["charts/learning_rate"]]
+        assert len(learning_rates) == iterations and learning_rates == sorted(learning_rates, reverse=True)
+        assert learning_rates[-1] <= learning_rates[0] / iterations * 1.0001
+        assert ALWAYS_TAGS <= set(scalars)
 
 
 def curve(run):
@@ -161,5 +165,5 @@ def curve(run):
 def test_same_seed_same_curve_with_or_without_sync_timing_and_profiling_other_seed_differs(script, shared_runs):
     first = curve(shared_runs.smoke(script))
     assert table(shared_runs.smoke(script).texts["hyperparameters"])["seed"] == "1"
-    assert curve(shared_runs.tiny(script, *SYNC_PROFILED)) == first  # neither changes what is computed
+    assert curve(shared_runs.tiny(script, *profiled(script))) == first  # neither changes what is computed
     assert curve(shared_runs.tiny(script, "--seed", "2")) != first

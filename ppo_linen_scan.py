@@ -1,0 +1,747 @@
+"""PPO (CleanRL-style, single file) in Flax Linen + optax on a gymnax environment, the whole training compiled:
+ppo_linen.py's agent, GAE, loss and update in a `jax.lax.scan` over iterations of the `--num-seeds` agents under
+`jax.vmap` (agent i seeded with --seed + i, as `ppo_linen.py --seed (seed + i)`), `--chunk-iterations` per compiled
+call, run in a thread of its own; an ordered io_callback hands each iteration's metrics to the host as it ends
+(`--no-iteration-callback`: when the chunk returns). What a fused loop cannot do: time rollout and update apart
+(--sync-timing is refused), profile single iterations (--profile traces the chunks running in iterations 8-10), stop
+inside a chunk (a signal or a NaN loss stops the logging at once, the exit waits for the running chunk), run eagerly."""
+import time
+
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
+
+import os
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: allocate as needed (peak memory is logged)
+
+import concurrent.futures
+import functools
+import queue
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Sequence
+
+import flax.linen as nn
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import tyro
+from flax.training.train_state import TrainState
+from jax.experimental import io_callback
+
+MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+
+
+@dataclass
+class Args:
+    # experiment
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (variant), used in the run name"""
+    seed: int = 1
+    """seed of parameters, environments, actions and minibatch order"""
+    env_id: str = "CartPole-v1"
+    """any gymnax environment with a discrete action space"""
+    model_size: Literal["small", "medium", "large"] = "small"
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    num_seeds: int = 1
+    """the number of agents trained together (vmapped), agent i with seed --seed + i"""
+    chunk_iterations: int = 10
+    """the iterations one compiled call runs (0, or at least --num-iterations: the whole training in one call)"""
+    iteration_callback: bool = True
+    """hand each iteration's metrics to the host as it ends (off: a chunk's metrics when the chunk returns)"""
+    sync_timing: bool = False
+    """synchronise around rollout and update to time them separately"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    """where to run: auto (GPU if present), cpu or gpu"""
+    log_dir: str = "runs"
+    """TensorBoard root folder"""
+    run_name: str = ""
+    """run folder name (default: {env_id}__{exp_name}__{model_size}__{seed}__{unix time})"""
+
+    # algorithm
+    num_envs: int = 32
+    """the number of parallel environments"""
+    num_steps: int = 256
+    """the number of steps per environment per rollout"""
+    num_iterations: int = 100
+    """the number of iterations (one rollout + one update each)"""
+    num_minibatches: int = 8
+    """the number of minibatches per epoch"""
+    update_epochs: int = 10
+    """the number of passes over the batch per update"""
+    learning_rate: float = 2.5e-4
+    """the learning rate of the Adam optimizer"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the iterations"""
+    gamma: float = 0.99
+    """the discount factor"""
+    gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    ent_coef: float = 0.01
+    """the entropy coefficient"""
+    vf_coef: float = 0.5
+    """the value-function coefficient"""
+    max_grad_norm: float = 0.5
+    """the maximum global gradient norm"""
+    adam_eps: float = 1e-5
+    """the epsilon of Adam"""
+    bootstrap_truncated: bool = True
+    """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
+
+
+# ENV HELPERS
+def flatten_obs(obs: jax.Array) -> jax.Array:
+    """Flatten each env's observation into a float32 vector (MinAtar 10x10xC -> 100*C)."""
+    return obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+
+
+def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
+    obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
+    return flatten_obs(obs), env_state
+
+
+def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
+    keys = jax.random.split(key, action.shape[0])
+    obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+        keys, env_state, action, env_params
+    )
+    return flatten_obs(obs), env_state, reward, terminated, truncated, flatten_obs(info["final_observation"])
+
+
+def select_device(choice: str) -> jax.Device:
+    """The device asked for (auto: JAX's default, the GPU if present); a RuntimeError if there is none."""
+    return jax.devices()[0] if choice == "auto" else jax.devices(choice)[0]
+
+
+# MODEL
+class MLP(nn.Module):
+    """Dense layers with tanh between them; orthogonal kernels (gain sqrt(2), then `out_gain` on the head)."""
+
+    hidden_sizes: Sequence[int]
+    out_dim: int
+    out_gain: float
+
+    @nn.compact
+    def __call__(self, x):
+        for size in self.hidden_sizes:
+            x = nn.tanh(nn.Dense(size, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
+        return nn.Dense(self.out_dim, kernel_init=nn.initializers.orthogonal(self.out_gain))(x)
+
+
+class Agent(nn.Module):
+    """Separate actor and critic MLPs with tanh (orthogonal init, biases 0)."""
+
+    hidden_sizes: Sequence[int]
+    action_dim: int
+
+    def setup(self):
+        self.actor = MLP(self.hidden_sizes, self.action_dim, 0.01)
+        self.critic = MLP(self.hidden_sizes, 1, 1.0)
+
+    def __call__(self, x):
+        return self.actor(x), self.value(x)
+
+    def value(self, x):
+        return self.critic(x).squeeze(-1)
+
+
+def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str):
+    """Build the agent and its seeded parameters."""
+    agent = Agent(MODEL_SIZES[model_size], action_dim)
+    return agent, agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
+
+
+def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
+    """`optax.scale_by_adam` with a float32 step count, same maths. optax keeps an int32 count, and eagerly `b ** count`
+    with a concrete integer becomes `lax.integer_pow` with a static exponent: a compilation per step under --no-jit."""
+
+    def init(params):
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return optax.ScaleByAdamState(jnp.zeros([], jnp.float32), mu, nu)
+
+    def update(grads, state, params=None):
+        mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
+        nu = jax.tree.map(lambda v, g: (1 - b2) * g * g + b2 * v, state.nu, grads)
+        count = state.count + 1
+        updates = jax.tree.map(lambda m, v: (m / (1 - b1**count)) / (jnp.sqrt(v / (1 - b2**count)) + eps), mu, nu)
+        return updates, optax.ScaleByAdamState(count, mu, nu)
+
+    return optax.GradientTransformation(init, update)
+
+
+def make_optimizer(args: Args) -> optax.GradientTransformation:
+    """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between."""
+    updates_per_iteration = args.update_epochs * args.num_minibatches
+
+    def learning_rate(count):  # the iteration's LR for each of its optimiser steps
+        if not args.anneal_lr:
+            return args.learning_rate
+        return args.learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
+
+    adam = scale_by_adam(eps=args.adam_eps)
+    return optax.chain(optax.clip_by_global_norm(args.max_grad_norm), adam, optax.scale_by_learning_rate(learning_rate))
+
+
+class Storage(NamedTuple):
+    obs: jax.Array
+    actions: jax.Array
+    logprobs: jax.Array
+    values: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_values: jax.Array
+
+
+class EpisodeStats(NamedTuple):
+    returns: jax.Array
+    lengths: jax.Array
+    finished_return_sum: jax.Array
+    finished_length_sum: jax.Array
+    finished_count: jax.Array
+
+
+class RolloutCarry(NamedTuple):
+    env_state: Any
+    obs: jax.Array
+    key: jax.Array
+    stats: EpisodeStats
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    return EpisodeStats(stats.returns, stats.lengths, jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+
+
+def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, on device."""
+    returns = stats.returns + reward
+    lengths = stats.lengths + 1
+    return EpisodeStats(
+        returns=jnp.where(done, 0.0, returns),
+        lengths=jnp.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
+        finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
+        finished_count=stats.finished_count + jnp.sum(done),
+    )
+
+
+# ROLLOUT
+def rollout_step(
+    carry: RolloutCarry, _, params: Any, agent: Agent, env: Any, env_params: Any, bootstrap_truncated: bool
+):
+    key, action_key, step_key = jax.random.split(carry.key, 3)
+    logits, value = agent.apply(params, carry.obs)
+    action = jax.random.categorical(action_key, logits)
+    logprob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1).squeeze(1)
+    next_obs, env_state, reward, terminated, truncated, final_obs = env_step(
+        step_key, carry.env_state, action, env, env_params
+    )
+    # static: off, V(final obs) is never computed (GAE then ignores final_values)
+    final_value = agent.apply(params, final_obs, method=Agent.value) if bootstrap_truncated else jnp.zeros_like(value)
+    stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
+    transition = Storage(carry.obs, action, logprob, value, reward, terminated, truncated, final_value)
+    return RolloutCarry(env_state, next_obs, key, stats), transition
+
+
+def rollout(
+    params: Any, carry: RolloutCarry, agent: Agent, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
+):
+    """Collect `num_steps` vectorised steps with the policy `params` (closed over by the scan, not carried); returns the
+    new carry, the storage, V(last obs) and the key of the update that follows."""
+    key, update_key = jax.random.split(carry.key)
+    carry = carry._replace(key=key, stats=new_iteration_stats(carry.stats))
+    step = functools.partial(
+        rollout_step, params=params, agent=agent, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated
+    )
+    carry, storage = jax.lax.scan(step, carry, length=num_steps)
+    last_value = agent.apply(params, carry.obs, method=Agent.value)
+    return carry, storage, last_value, update_key
+
+
+# GAE
+def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
+    dones = jnp.logical_or(storage.terminated, storage.truncated)
+    rewards = storage.rewards
+    if bootstrap_truncated:
+        bootstrap = jnp.logical_and(storage.truncated, jnp.logical_not(storage.terminated))
+        rewards = rewards + gamma * storage.final_values * bootstrap
+    next_values = jnp.concatenate([storage.values[1:], last_value[None]], axis=0)
+    not_done = 1.0 - dones.astype(jnp.float32)
+    deltas = rewards + gamma * next_values * not_done - storage.values
+
+    def backward(lastgaelam, step):
+        delta, nonterminal = step
+        lastgaelam = delta + gamma * gae_lambda * nonterminal * lastgaelam
+        return lastgaelam, lastgaelam
+
+    _, advantages = jax.lax.scan(backward, jnp.zeros_like(last_value), (deltas, not_done), reverse=True)
+    return advantages, advantages + storage.values
+
+
+# LOSS
+class LossInfo(NamedTuple):
+    policy_loss: jax.Array
+    value_loss: jax.Array
+    entropy: jax.Array
+    approx_kl: jax.Array
+    old_approx_kl: jax.Array
+    clipfrac: jax.Array
+
+
+class Batch(NamedTuple):
+    obs: jax.Array
+    actions: jax.Array
+    logprobs: jax.Array
+    values: jax.Array
+    advantages: jax.Array
+    returns: jax.Array
+
+
+def ppo_loss(params, agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
+    """Clipped-surrogate PPO loss (https://arxiv.org/abs/1707.06347) with clipped value loss."""
+    logits, newvalue = agent.apply(params, mb.obs)
+    log_probs = jax.nn.log_softmax(logits)
+    newlogprob = jnp.take_along_axis(log_probs, mb.actions[:, None], axis=1).squeeze(1)
+    entropy = -jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1).mean()
+    logratio = newlogprob - mb.logprobs
+    ratio = jnp.exp(logratio)
+    old_approx_kl = (-logratio).mean()
+    approx_kl = ((ratio - 1) - logratio).mean()
+    clipfrac = (jnp.abs(ratio - 1.0) > clip_coef).astype(jnp.float32).mean()
+
+    mb_advantages = mb.advantages
+    if norm_adv:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * jnp.clip(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = jnp.maximum(pg_loss1, pg_loss2).mean()
+
+    v_loss_unclipped = (newvalue - mb.returns) ** 2
+    if clip_vloss:
+        v_clipped = mb.values + jnp.clip(newvalue - mb.values, -clip_coef, clip_coef)
+        v_loss = 0.5 * jnp.maximum(v_loss_unclipped, (v_clipped - mb.returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * v_loss_unclipped.mean()
+
+    loss = pg_loss - ent_coef * entropy + v_loss * vf_coef
+    return loss, LossInfo(pg_loss, v_loss, entropy, approx_kl, old_approx_kl, clipfrac)
+
+
+# UPDATE
+def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss_fn):
+    mb = jax.tree.map(lambda x: x[mb_inds], b)
+    (_, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(train_state.params, mb=mb)
+    return train_state.apply_gradients(grads=grads), info
+
+
+def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), b)
+    epoch_keys = jax.random.split(key, args.update_epochs)
+    b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, b.obs.shape[0])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
+    loss_fn = functools.partial(
+        ppo_loss, agent=agent, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+    )
+    step = functools.partial(update_minibatch, b=b, loss_fn=loss_fn)
+    train_state, infos = jax.lax.scan(step, train_state, mb_inds)
+    var_y = jnp.var(b.returns)
+    explained_var = jnp.where(var_y == 0, jnp.nan, 1 - jnp.var(b.returns - b.values) / var_y)
+    return train_state, jax.tree.map(jnp.mean, infos), explained_var
+
+
+# TRAINING: one iteration of one agent; a compiled call scans it over iterations with the agents vmapped
+def seed_agent(seed: int, env: Any, env_params: Any, args: Args):
+    """One agent's parameters and rollout carry, seeded as ppo_linen.py seeds its one agent with --seed `seed`."""
+    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(seed), 3)
+    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
+    agent, params = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
+    zeros = jnp.zeros(args.num_envs)
+    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+    return agent, params, RolloutCarry(env_state, obs, key, stats)
+
+
+def train_iteration(state: tuple, agent: Agent, env: Any, env_params: Any, args: Args):
+    """Rollout, GAE and update of one agent (ppo_linen.py's three calls); the new state and the logged metrics."""
+    train_state, carry = state
+    carry, storage, last_value, update_key = rollout(
+        train_state.params, carry, agent, env, env_params, args.num_steps, args.bootstrap_truncated
+    )
+    advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
+    train_state, losses, explained_var = update(train_state, storage, advantages, returns, update_key, agent, args)
+    return (train_state, carry), (losses, explained_var, carry.stats[2:])
+
+
+def train_chunk(state: tuple, length: int, iteration_fn, report):
+    """`length` iterations of every agent (state leaves: a leading agent axis); an ordered io_callback (which cannot be
+    vmapped) hands `report` each iteration's metrics of every agent as it ends; without `report`, they return stacked."""
+
+    def step(state, _):
+        state, metrics = jax.vmap(iteration_fn)(state)
+        if report is None:
+            return state, metrics
+        io_callback(report, None, metrics, ordered=True)
+        return state, None
+
+    return jax.lax.scan(step, state, length=length)
+
+
+def run_chunk(executable, state: tuple, length: int, host_metrics: queue.Queue):
+    """One compiled chunk, in the device thread; without the callback its metrics reach `host_metrics` here, as does an
+    error (the host never waits in vain). Returns the state the next chunk starts from."""
+    try:
+        state, stacked = executable(state)
+    except Exception as error:
+        host_metrics.put(error)
+        raise
+    if stacked is not None:
+        stacked = jax.device_get(stacked)
+        for i in range(length):
+            host_metrics.put(jax.tree.map(lambda leaf: leaf[i], stacked))
+    return state
+
+
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "AgentRuns"):
+    device = select_device(args.device)
+    jax.config.update("jax_default_device", device)
+    jax.config.update("jax_default_matmul_precision", "highest")  # full float32 matrix products, as in torch
+
+    # SEEDING: agent i as `ppo_linen.py --seed (args.seed + i)`; every state leaf stacked with a leading agent axis
+    env, env_params = gymnax.make(args.env_id)
+    seeded = [seed_agent(seed, env, env_params, args) for seed in range(args.seed, args.seed + args.num_seeds)]
+    agent, tx = seeded[0][0], make_optimizer(args)  # one module and one optimizer: the agents differ only by arrays
+    states = [(TrainState.create(apply_fn=agent.apply, params=params, tx=tx), carry) for _, params, carry in seeded]
+    state = jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+
+    # EXECUTABLES: chunks of `chunk` iterations (the last maybe shorter), compiled ahead in iteration 0; the state is
+    # donated: each call replaces it (XLA reuses its buffers)
+    chunk = args.chunk_iterations if 0 < args.chunk_iterations < args.num_iterations else args.num_iterations
+    lengths = [min(chunk, args.num_iterations - start) for start in range(0, args.num_iterations, chunk)]
+    host_metrics = queue.Queue()  # every iteration's metrics of every agent, in order, as NumPy arrays
+    iteration_fn = functools.partial(train_iteration, agent=agent, env=env, env_params=env_params, args=args)
+    report = (lambda metrics: host_metrics.put(jax.device_get(metrics))) if args.iteration_callback else None
+    train_fn = jax.jit(
+        functools.partial(train_chunk, iteration_fn=iteration_fn, report=report), static_argnums=1, donate_argnums=0
+    )
+
+    global_step, call = 0, None
+    # the compiled calls run in the device thread while this one logs; leaving the block waits for the running call
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as device_thread:
+        for iteration in range(args.num_iterations):
+            run.start_iteration(iteration)
+            lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+            if iteration == 0:
+                executables = run.compile(lambda: {n: train_fn.lower(state, n).compile() for n in set(lengths)})
+            if iteration % chunk == 0:  # the next chunk starts from the state the last one returned
+                length = lengths[iteration // chunk]
+                state = call.result() if call else state
+                call = device_thread.submit(run_chunk, executables[length], state, length, host_metrics)
+            global_step += args.num_envs * args.num_steps
+
+            # LOGGING: the iteration's metrics of every agent, as the host receives them
+            metrics = host_metrics.get()
+            if isinstance(metrics, Exception):
+                raise metrics
+            losses, explained_var, finished = metrics
+            losses = dict(losses._asdict(), explained_variance=explained_var)
+            run.log_iteration(global_step, lr, losses, *finished)
+    run.finish(peak_device_bytes(device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not PPO itself: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict, replace
+
+from gymnax.environments import spaces
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs", "num_seeds")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef", "chunk_iterations")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if args.env_id not in gymnax.registered_envs:
+        return f"unknown env '{args.env_id}': not a registered gymnax environment"
+    env, env_params = gymnax.make(args.env_id)
+    if not isinstance(env.action_space(env_params), spaces.Discrete):
+        return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    if args.sync_timing:
+        return "--sync-timing: rollout, GAE and update run fused in one compiled call here; they cannot be timed apart"
+    try:
+        select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to jax"
+    return memory_refusal(args, math.prod(env.observation_space(env_params).shape))
+
+
+def memory_refusal(args: Args, obs_size: int) -> str | None:
+    """Why the agents would not fit in memory, or None: the estimated peak resident memory against MemAvailable
+    (/proc/meminfo; the environment variable BENCHMARK_MEM_AVAILABLE_KB, in KiB, overrides it; no check without
+    either). The estimate is the sweep's model for the gymnax JAX scripts (docs/method.md, Peak memory): 640 MiB, plus
+    per sample of the batch (num_envs x num_steps, of every agent) 256 bytes and 8 per observation element."""
+    available_kib = os.environ.get("BENCHMARK_MEM_AVAILABLE_KB")
+    with contextlib.suppress(OSError), open("/proc/meminfo") as f:
+        available_kib = available_kib or next((line.split()[1] for line in f if line.startswith("MemAvailable:")), None)
+    if available_kib is None:
+        return None
+    if not available_kib.isdigit() or int(available_kib) == 0:
+        return f"BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not '{available_kib}'"
+    samples = args.num_seeds * args.num_envs * args.num_steps
+    estimate_mib = 640 + samples * (256 + 8 * obs_size) // 2**20
+    available_mib = int(available_kib) // 1024
+    if estimate_mib > available_mib:
+        return f"--num-seeds {args.num_seeds}: estimated peak memory {estimate_mib} MiB, {available_mib} MiB available"
+    return None
+
+
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
+
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
+
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("jax", "jaxlib", "flax", "optax", "gymnax", "numpy", "tensorboard")
+    compile_mode, device = "scan", select_device(args.device)
+    device_name = f"{device.platform}: {device.device_kind}"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A jax.profiler trace, written under `run_dir`/plugins/profile on exit (TensorBoard's profile plugin, Perfetto)."""
+    return jax.profiler.trace(run_dir, create_perfetto_trace=True)
+
+
+def peak_device_bytes(device: jax.Device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): JAX's peak; None on the CPU."""
+    return (device.memory_stats() or {}).get("peak_bytes_in_use")
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
+    started this one), elsewhere ru_maxrss (bytes on macOS)."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        reason = check_args(args)
+        if reason:
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends = contextlib.ExitStack(), {}
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, lr, losses: dict, finished_return_sum, finished_length_sum, finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        add_scalar("charts/learning_rate", lr, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / max(finished_count, 1)
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.profiling.close()
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
+        if peak_bytes is not None:
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        name = signal.Signals(signum).name
+        print(f"interrupted by {name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.writer.writer.close()
+
+
+class AgentRuns:
+    """The runs of the --num-seeds agents, one Run (run folder, event file, clocks) per agent, driven as one: main()
+    reports every agent's iteration here. Agent i runs with seed --seed + i in {log_dir}/{run_name}, or with N > 1 in
+    {log_dir}/{run_name}__seed{s} (default run name: the usual one, with the agent's seed); --profile traces into the
+    first agent's folder. One signal handler names every partial run."""
+
+    def __init__(self, args: Args):
+        reason = check_args(args)
+        if reason:
+            fail(reason)
+        suffix, seeds = args.num_seeds > 1, range(args.seed, args.seed + args.num_seeds)
+        self.args, self.runs = args, [
+            Run(replace(args, seed=seed, run_name=args.run_name and args.run_name + f"__seed{seed}" * suffix,
+                        profile=args.profile and seed == args.seed))
+            for seed in seeds
+        ]
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        for run in self.runs:
+            run.start_iteration(iteration)
+
+    def compile(self, build):
+        """`build()`, timed: the ahead-of-time compilation, logged as time/compile (a part of iteration 0)."""
+        start = time.perf_counter()
+        executables = build()
+        for run in self.runs:
+            run.writer.add_scalar("time/compile", time.perf_counter() - start, 0)
+        return executables
+
+    def log_iteration(self, global_step, lr, losses: dict, *finished):
+        """Every agent's iteration, in agent order: `losses` and `finished` hold one value per agent. A NaN or inf loss
+        stops the run at the first agent that has one (exit 3, naming its run folder)."""
+        for i, run in enumerate(self.runs):
+            agent_losses = {name: value[i] for name, value in losses.items()}
+            run.log_iteration(global_step, lr, agent_losses, *(sums[i] for sums in finished))
+
+    def finish(self, peak_bytes: int | None):
+        for run in self.runs:
+            run.finish(peak_bytes)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        self.runs[0].ignore_signals()
+        partial = "partial runs" if len(self.runs) > 1 else "partial run"
+        folders = ", ".join(run.run_dir for run in self.runs)
+        print(f"interrupted by {signal.Signals(signum).name}: {partial} (no time/total) in {folders}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def close(self):
+        for run in self.runs:
+            run.close()
+
+
+if __name__ == "__main__":
+    runs = AgentRuns(tyro.cli(Args))
+    try:
+        main(runs.args, runs)
+    finally:
+        runs.close()

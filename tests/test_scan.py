@@ -1,0 +1,148 @@
+"""ppo_linen_scan.py: ppo_linen.py's training compiled whole (lax.scan over iterations), --num-seeds agents vmapped in
+one process. Its agents compute what ppo_linen.py computes with their seeds, each in its own run folder; the host
+receives every iteration as it ends; nothing compiles after iteration 0; the memory check refuses what cannot fit.
+
+The fast tests read the shared smoke runs of both scripts (TINY, 3 iterations) or trace in this process; the runs of
+several agents, of other chunkings and of a diverging pair of agents are slow. The learning run of 4 agents and the
+smoke, bad input, NaN and signal tests of every script run it through the registry (tests/helpers.py)."""
+import functools
+import os
+import re
+
+import gymnax
+import jax
+import numpy as np
+import pytest
+from flax.training.train_state import TrainState
+
+import ppo_linen_scan
+from helpers import ROOT, TINY, agent_runs, assert_clean_error, read_run, run_script, table
+
+SCAN, LINEN = "ppo_linen_scan.py", "ppo_linen.py"
+CURVE_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/old_approx_kl",
+              "losses/clipfrac", "losses/explained_variance", "charts/episodic_return", "charts/episodic_length"]
+
+
+def assert_same_curves(scalars, expected):
+    """Losses and returns of each iteration equal to float32 rounding: a vmapped, scanned call reduces in another order
+    than three separate calls (policy loss and KLs are means of terms of both signs: an absolute floor)."""
+    for tag in CURVE_TAGS:
+        steps, values = zip(*scalars[tag])
+        expected_steps, expected_values = zip(*expected[tag])
+        assert steps == expected_steps, tag
+        np.testing.assert_allclose(values, expected_values, rtol=1e-4, atol=1e-7, err_msg=tag)
+
+
+def test_one_agent_computes_the_losses_and_returns_of_ppo_linen_with_its_seed(shared_runs):
+    assert_same_curves(shared_runs.smoke(SCAN).scalars, shared_runs.smoke(LINEN).scalars)
+
+
+def test_the_host_receives_each_iteration_once_from_the_callback_and_nothing_compiles_after_iteration_0(shared_runs):
+    """The probed smoke run (3 iterations, one chunk): the only host reads are the callback's, one per iteration; the
+    chunk, compiled ahead in iteration 0, is JAX's last compilation. time/compile is a part of iteration 0."""
+    run = shared_runs.smoke(SCAN)
+    outermost = [(f["method"], f["file"], f["line"]) for f in run.record["fetches"] if not f["nested"]]
+    assert len(outermost) == 3 and set(outermost) == {("jax.device_get", os.path.join(ROOT, SCAN), outermost[0][2])}
+    compilations = run.record["jax_compilations"]
+    assert compilations[-1] == "jit(train_chunk)" and compilations.count("jit(train_chunk)") == 1
+    (compile_step, compile_seconds), = run.scalars["time/compile"]
+    assert compile_step == 0 and 0 < compile_seconds < run.scalars["time/iteration"][0][1]
+    assert table(run.texts["system"])["compile_mode"] == "scan"
+    assert table(run.texts["hyperparameters"])["num_seeds"] == "1"
+
+
+def chunk_jaxpr(report):
+    """The jaxpr of a TINY chunk of 2 iterations of 2 agents, built as main() builds it."""
+    args = ppo_linen_scan.Args(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, num_seeds=2)
+    env, env_params = gymnax.make(args.env_id)
+    seeded = [ppo_linen_scan.seed_agent(seed, env, env_params, args) for seed in (1, 2)]
+    agent, tx = seeded[0][0], ppo_linen_scan.make_optimizer(args)
+    states = [(TrainState.create(apply_fn=agent.apply, params=params, tx=tx), carry) for _, params, carry in seeded]
+    state = jax.tree.map(lambda *leaves: np.stack(leaves), *states)
+    iteration_fn = functools.partial(
+        ppo_linen_scan.train_iteration, agent=agent, env=env, env_params=env_params, args=args
+    )
+    chunk = functools.partial(ppo_linen_scan.train_chunk, iteration_fn=iteration_fn, report=report)
+    return jax.make_jaxpr(chunk, static_argnums=1)(state, 2)
+
+
+def callbacks(jaxpr) -> list:
+    """The io_callback equations of `jaxpr`, sub-jaxprs included, each with the primitive it is nested in."""
+    found = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "io_callback":
+            found.append(eqn)
+        for param in eqn.params.values():
+            inner = getattr(param, "jaxpr", param)
+            found += callbacks(inner) if hasattr(inner, "eqns") else []
+    return found
+
+
+def test_the_compiled_chunk_hands_each_iteration_to_the_host_from_inside_its_scan():
+    """One ordered io_callback per iteration, in the scan's body, with every agent's metrics (a leading axis of 2);
+    without the callback the scan returns them stacked (iterations x agents) instead."""
+    jaxpr = chunk_jaxpr(report=print).jaxpr
+    (scan,) = [eqn for eqn in jaxpr.eqns if eqn.primitive.name == "scan"]
+    assert not [eqn for eqn in jaxpr.eqns if eqn.primitive.name == "io_callback"]
+    (callback,) = callbacks(scan.params["jaxpr"].jaxpr)
+    assert callback.params["ordered"] and {var.aval.shape[:1] for var in callback.invars} == {(2,)}
+    plain = chunk_jaxpr(report=None)
+    assert not callbacks(plain.jaxpr) and {v.aval.shape[:2] for v in plain.jaxpr.outvars[-10:]} == {(2, 2)}
+
+
+def test_the_memory_check_refuses_agents_whose_batches_would_not_fit(monkeypatch):
+    """The sweep's model: 640 MiB plus, per sample of every agent's batch, 256 bytes and 8 per observation element
+    (CartPole: 4); BENCHMARK_MEM_AVAILABLE_KB stands in for MemAvailable."""
+    monkeypatch.setenv("BENCHMARK_MEM_AVAILABLE_KB", str(2 * 1024**2))  # 2 GiB
+    per_agent = 32 * 256 * (256 + 8 * 4)  # bytes: the default batch of 32 envs x 256 steps
+    fits = max(n for n in range(1, 2000) if 640 + n * per_agent // 2**20 <= 2048)  # the most agents the model lets by
+    assert ppo_linen_scan.check_args(ppo_linen_scan.Args(num_seeds=fits)) is None
+    reason = ppo_linen_scan.check_args(ppo_linen_scan.Args(num_seeds=fits + 1))
+    assert re.fullmatch(rf"--num-seeds {fits + 1}: estimated peak memory (\d+) MiB, 2048 MiB available", reason)
+    monkeypatch.setenv("BENCHMARK_MEM_AVAILABLE_KB", "lots")
+    reason = ppo_linen_scan.check_args(ppo_linen_scan.Args())
+    assert reason == "BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not 'lots'"
+
+
+@pytest.mark.slow
+def test_four_agents_write_a_run_folder_each_and_compute_what_ppo_linen_computes_with_their_seeds(shared_runs):
+    run = shared_runs.tiny(SCAN, "--num-seeds", "4")
+    assert sorted(os.listdir(os.path.dirname(run.run_dir))) == ["run__seed1", "run__seed2", "run__seed3", "run__seed4"]
+    for seed, (scalars, texts) in enumerate(agent_runs(run.run_dir), start=1):
+        hyperparameters = table(texts["hyperparameters"])
+        assert (hyperparameters["seed"], hyperparameters["run_name"]) == (str(seed), f"run__seed{seed}")
+        linen = shared_runs.smoke(LINEN) if seed == 1 else shared_runs.tiny(LINEN, "--seed", str(seed))
+        assert_same_curves(scalars, linen.scalars)
+
+
+@pytest.mark.slow
+def test_chunks_of_2_iterations_read_after_each_call_compute_what_one_call_with_the_callback_computes(shared_runs):
+    """3 iterations as chunks of 2 and 1, both compiled ahead in iteration 0, the metrics fetched as a chunk returns."""
+    run = shared_runs.tiny(SCAN, "--chunk-iterations", "2", "--no-iteration-callback")
+    assert_same_curves(run.scalars, shared_runs.smoke(SCAN).scalars)
+    assert [step for step, _ in run.scalars["time/iteration"]] == [0, 1, 2] and "time/total" in run.scalars
+
+
+@pytest.mark.slow
+def test_a_diverged_agent_stops_the_run_with_exit_3_naming_its_folder_after_the_iterations_before(tmp_path):
+    """Both agents diverge (the same absurd learning rate) at the same iteration; the first agent's stop comes first."""
+    diverging = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "1", "--update-epochs", "1",
+                 "--learning-rate", "1e30", "--num-iterations", "20", "--num-seeds", "2"]
+    log_dir = tmp_path / "runs"
+    result = run_script(SCAN, *diverging, "--log-dir", str(log_dir), "--run-name", "nan")
+    assert result.returncode == 3, result.stderr[-3000:]
+    match = re.fullmatch(r"error: loss is (NaN|inf) at iteration (\d+); partial run in (.*)\n", result.stderr)
+    assert match and match[3] == str(log_dir / "nan__seed1"), result.stderr[-3000:]
+    diverged = int(match[2])
+    for seed, logged in ((1, diverged), (2, diverged - 1)):  # the second agent had not logged the diverged iteration
+        scalars, texts = read_run(str(log_dir / f"nan__seed{seed}"))
+        assert [step for step, _ in scalars["time/iteration"]] == list(range(logged)) and "time/total" not in scalars
+
+
+@pytest.mark.slow
+def test_agents_that_would_not_fit_in_memory_are_refused_with_one_line_before_anything_is_created(tmp_path):
+    log_dir = str(tmp_path / "runs")
+    little = {"BENCHMARK_MEM_AVAILABLE_KB": "1024"}  # 1 MiB
+    result = run_script(SCAN, *TINY, "--num-seeds", "2", "--log-dir", log_dir, env=little)
+    assert result.returncode == 2
+    assert_clean_error(result, log_dir, "--num-seeds 2: estimated peak memory 640 MiB, 1 MiB available")
