@@ -1134,6 +1134,7 @@ def test_ctrl_c_stops_the_running_child_and_records_nothing(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHON": sys.executable},
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 120
     while not log.exists() or not log.read_text().strip():
@@ -1186,6 +1187,12 @@ record("end")
 TWO_CORES = sorted(os.sched_getaffinity(0))[:2]
 needs_two_cores = pytest.mark.skipif(len(TWO_CORES) < 2, reason="two processes at a time need two cores")
 EXP6_QUICK = ["--quick", "--only", "exp6", "--filter"]
+
+
+def default_sigint():
+    """Give the sweep SIGINT's default disposition: started from a suite that a shell ran in the background, it would
+    inherit an ignored SIGINT, which bash can neither trap nor reset, and Ctrl-C could not be tested."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def on_two_cores():
@@ -1342,7 +1349,8 @@ def test_ctrl_c_during_a_group_stops_every_process_of_it_and_records_nothing(tmp
     logs = [out / "logs" / "exp6" / group / f"agent__seed{seed}.log" for seed in (1, 2)]
     sweep = subprocess.Popen(
         ["bash", str(repo / "benchmark.sh"), *EXP6_QUICK, f"^{group}$", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=on_two_cores,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: (on_two_cores(), default_sigint()),
         env={**os.environ, "PYTHON": sys.executable, "BENCHMARK_MEM_AVAILABLE_KB": str(2**30)},
     )
     deadline = time.monotonic() + 120
