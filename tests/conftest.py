@@ -20,18 +20,22 @@ Rules that keep the suite inside the budget:
   timing on its own run (which also profiles, so --profile costs no run of its own).
 - Mark `@pytest.mark.slow` every learning run, eager run, cold torch.compile (in a script beyond
   its one fast smoke run, or in the test process) and real sweep; the fast subset keeps one probed
-  TINY run per script, the unit and eager parity tests, one bad input per script and the dry runs.
+  TINY run per script, the unit and eager parity tests, the CLI probe (every script's bad input in
+  one process) and the dry runs.
 - Never add a run that proves what another run already proves.
 - Every JAX process of the session shares one persistent compilation cache, empty when the session
   starts: the same function or primitive compiled twice (eager runs compile each primitive; runs
   that differ only by seed or sync timing compile the same functions) is compiled once. JAX logs
   "Compiling ..." when it lowers a function, before the cache lookup, so compilation counts still
   count every compilation a script asks for.
-- The runs that take longest per script start in the background, one at a time, as soon as the
-  tests are collected: a test marked `background("smoke")` or `background("learning")` starts its
-  script's smoke or learning run there (the learning tests run last). They use one core for most
-  of the session while the tests in this process use the other.
+- The fresh-process runs start in the background, one at a time, as soon as the tests are
+  collected: a test marked `background(kind)` starts the shared run of that kind (a SharedRuns
+  method: smoke, cli, profiled, diverged, interrupted, unknown_env, learning, in that order) with
+  its parameters (script, signame) there (the learning tests run last). They use one core for most
+  of the session while the tests in this process use the other; the tests that read no shared run
+  go first, those that read one after them, so that this process seldom waits for a run.
 """
+import inspect
 import os
 import shutil
 import tempfile
@@ -41,6 +45,8 @@ import pytest
 from helpers import SharedRuns
 
 SHARED = {}
+# the kinds of background runs (SharedRuns methods), in the order they start
+BACKGROUND = ["smoke", "cli", "profiled", "diverged", "interrupted", "unknown_env", "learning"]
 
 
 def shared():
@@ -65,18 +71,20 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(items):
-    """The learning tests last, so that their background runs overlap with every other test."""
-    items.sort(key=lambda item: background_kind(item) == "learning")
+    """The tests that read no shared run first, while the background runs start; then those that read one (by then
+    most have finished); the learning tests last, so that their background runs overlap with every other test."""
+    items.sort(key=lambda item: (background_kind(item) == "learning", "shared_runs" in item.fixturenames))
 
 
 def pytest_collection_finish(session):
-    """Start the shared runs that the selected tests marked `background` read, in the background, smoke runs first."""
+    """Start the shared runs that the selected tests marked `background` read, in the background, in BACKGROUND order."""
     if session.config.option.collectonly:
         return
     marked = [item for item in session.items if background_kind(item)]
-    for item in sorted(marked, key=lambda item: background_kind(item) != "smoke"):
-        kind, script = background_kind(item), item.callspec.params["script"]
-        getattr(shared(), kind)(script, background=True)
+    for item in sorted(marked, key=lambda item: BACKGROUND.index(background_kind(item))):
+        start = getattr(shared(), background_kind(item))
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        start(**{name: params[name] for name in inspect.signature(start).parameters if name in params}, background=True)
 
 
 def pytest_sessionfinish(session):

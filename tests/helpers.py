@@ -4,6 +4,7 @@ import functools
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 from typing import NamedTuple
@@ -66,6 +67,52 @@ FAMILIES = {
     "gymnasium": GYMNASIUM_SCRIPTS,
 }
 PROBE = os.path.join(ROOT, "tests", "probe.py")
+CLI_PROBE = os.path.join(ROOT, "tests", "cli_probe.py")
+# (argv, what the error names): every value check_args must refuse
+BAD_VALUES = [
+    (["--learning-rate", "0"], "--learning-rate must be positive"),
+    (["--learning-rate", "-1"], "--learning-rate must be positive"),
+    (["--learning-rate", "nan"], "--learning-rate must be positive"),
+    (["--gamma", "0"], "--gamma must be in (0, 1]"),
+    (["--gamma", "1.01"], "--gamma must be in (0, 1]"),
+    (["--gae-lambda", "-0.5"], "--gae-lambda must be in (0, 1]"),
+    (["--gae-lambda", "2"], "--gae-lambda must be in (0, 1]"),
+    (["--clip-coef", "0"], "--clip-coef must be positive"),
+    (["--ent-coef", "-0.01"], "--ent-coef must be >= 0"),
+    (["--vf-coef", "-0.5"], "--vf-coef must be >= 0"),
+    (["--max-grad-norm", "0"], "--max-grad-norm must be positive"),
+    (["--adam-eps", "-1e-5"], "--adam-eps must be positive"),
+    (["--num-envs", "2", "--num-steps", "2", "--num-minibatches", "8"], "minibatch size 0"),
+]
+# the edges of every range above, all allowed
+BOUNDARY_VALUES = ["--gamma", "1", "--gae-lambda", "1", "--ent-coef", "0", "--vf-coef", "0", "--learning-rate", "1e30"]
+# name: (argv, what the one error line names, the scripts it applies to or None for all): bad command lines, each run
+# as __main__ in the CLI probe's one process (tests/cli_probe.py); "{file}" is a regular file, "{log_dir}" a fresh
+# folder; /proc refuses mkdir though os.access lets root (who runs these tests) write there
+BAD_COMMAND_LINES = {
+    "bad value": (["--learning-rate", "-1", "--log-dir", "{log_dir}"], "--learning-rate must be positive", None),
+    "log dir under a file": (["--log-dir", "{file}/runs"], "cannot create the run folder {file}/runs/", None),
+    "log dir in proc": (
+        ["--log-dir", "/proc/benchback-no-such-folder"], "cannot create the run folder /proc/benchback-no-such-folder/",
+        None,
+    ),
+    "unknown env": (["--env-id", "NoSuchEnv-v0", "--log-dir", "{log_dir}"], "unknown env", None),
+    "continuous actions": (
+        ["--env-id", "Pendulum-v1", "--log-dir", "{log_dir}"], "continuous action space", None,
+    ),
+    "batch not divisible": (["--num-minibatches", "7", "--log-dir", "{log_dir}"], "not divisible", None),
+    "no envs": (["--num-envs", "0", "--log-dir", "{log_dir}"], "--num-envs must be positive", None),
+    "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
+    "cudagraphs on a cpu": (
+        ["--cudagraphs", "--device", "cpu", "--log-dir", "{log_dir}"], "--cudagraphs needs a CUDA GPU",
+        ["ppo_torch_compile.py"],
+    ),
+}
+# what the Gymnasium scripts name for a gymnax env id without a Gymnasium counterpart
+NO_GYMNASIUM_ENV = "not one of the gymnax envs with a Gymnasium counterpart"
+SKIPPED_ON_A_GPU = {"no gpu"}
+# the NNX scripts and the mode each pins: graph mode with graph updates, or tree mode
+PINNED_MODE = {"ppo_nnx.py": True, "ppo_nnx_cached.py": True, "ppo_nnx_tree.py": False}
 # the learning run: the default config in fewer iterations (the LR still anneals to 0 over them), seed 1, and the mean
 # of its last 5 episodic returns must reach LEARNED_RETURN (a random policy gets ~22). Measured on an Intel Xeon, seeds
 # 1-5 of every script (45 runs): at 80 iterations min 374, 10th percentile 432, median 496; at 100 min 381. Another
@@ -73,6 +120,10 @@ PROBE = os.path.join(ROOT, "tests", "probe.py")
 # lowest seen anywhere
 LEARNING_ITERATIONS = 80
 LEARNED_RETURN = 300
+# one update per iteration at an absurd learning rate: iteration 1 is finite, iteration 2 is not
+DIVERGING = [
+    "--num-envs", "4", "--num-steps", "16", "--num-minibatches", "1", "--update-epochs", "1", "--learning-rate", "1e30",
+]
 EAGER_ITERATIONS = 5  # the probed eager run: compilations must stop growing after iteration 2
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
 
@@ -122,11 +173,10 @@ class SharedRuns:
         self.root, self.runs, self.processes = str(root), {}, set()
         self.background = concurrent.futures.ThreadPoolExecutor(max_workers=1)
 
-    def future(self, script: str, args: tuple, probe: bool, env: dict | None, background: bool):
-        key = (script, args, probe, tuple(sorted((env or {}).items())))
+    def future(self, key: tuple, work, background: bool) -> concurrent.futures.Future:
+        """The future of `work(folder)` (a fresh folder), done once per `key`: now, or queued in the background."""
         if key not in self.runs:
-            folder = os.path.join(self.root, f"run{len(self.runs)}")
-            work = functools.partial(self.run, folder, script, args, probe, env)
+            work = functools.partial(work, os.path.join(self.root, f"run{len(self.runs)}"))
             if background:
                 self.runs[key] = self.background.submit(work)
             else:
@@ -138,15 +188,19 @@ class SharedRuns:
         return self.runs[key]
 
     def get(
-        self, script: str, *args: str, probe: bool = False, env: dict | None = None, background: bool = False
+        self, script: str, *args: str, probe: bool = False, env: dict | None = None, background: bool = False,
+        check: bool = True,
     ) -> Run | None:
-        """`python script args` (under tests/probe.py when `probe`), asserted to exit 0; with `background`, only start
-        it in the background thread (after the runs started there before), for a later `get` to return."""
-        future = self.future(script, args, probe, env, background)
+        """`python script args` (under tests/probe.py when `probe`), asserted to exit 0 when `check`; with
+        `background`, only start it in the background thread (after the runs started there before), for a later
+        `get` to return."""
+        key = (script, args, probe, tuple(sorted((env or {}).items())))
+        work = functools.partial(self.run, script=script, args=args, probe=probe, env=env)
+        future = self.future(key, work, background)
         if background:
             return None
         run = future.result()
-        assert run.result.returncode == 0, f"{script} {' '.join(args)}: {run.result.stderr[-3000:]}"
+        assert not check or run.result.returncode == 0, f"{script} {' '.join(args)}: {run.result.stderr[-3000:]}"
         return run
 
     def run(self, folder, script, args, probe, env):
@@ -167,6 +221,46 @@ class SharedRuns:
                 record = json.load(file)
         return Run(result, run_dir, scalars, texts, record)
 
+    def interrupt(self, folder, script, signame):
+        """`script` on TINY for 2000 iterations, sent `signame` once it prints its first iteration: the result's stdout
+        holds that line (empty if it never came), its stderr all the script wrote there."""
+        os.makedirs(folder)
+        with open(os.path.join(folder, "stderr"), "w+") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, os.path.join(ROOT, script), *TINY, "--num-iterations", "2000", "--log-dir", folder,
+                 "--run-name", "run"], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True,
+            )
+            self.processes.add(process)
+            try:
+                started = next((line for line in process.stdout if line.startswith("iteration ")), "")
+                process.send_signal(signal.Signals[signame])
+                process.communicate(timeout=300)
+            finally:
+                self.processes.discard(process)
+            stderr.seek(0)
+            result = subprocess.CompletedProcess(process.args, process.returncode, started, stderr.read())
+        return Run(result, os.path.join(folder, "run"), {}, {}, None)
+
+    def interrupted(self, script: str, signame: str, background: bool = False) -> Run | None:
+        """The run of `interrupt`, shared."""
+        work = functools.partial(self.interrupt, script=script, signame=signame)
+        future = self.future(("interrupted", script, signame), work, background)
+        return None if background else future.result()
+
+    def diverged(self, script: str, background: bool = False) -> Run | None:
+        """A run at an absurd learning rate (DIVERGING, 20 iterations at most), whatever its exit status."""
+        return self.get(script, *DIVERGING, "--num-iterations", "20", background=background, check=False)
+
+    def unknown_env(self, script: str, background: bool = False) -> Run | None:
+        """The script asked for an env that does not exist (NoSuchEnv-v0), whatever its exit status."""
+        return self.get(script, "--env-id", "NoSuchEnv-v0", background=background, check=False)
+
+    def cli(self, background: bool = False) -> dict | None:
+        """{script: CliProbe}: every script's bad values, memory helpers, bad command lines (BAD_COMMAND_LINES) and NNX
+        mode pin, probed in one process (tests/cli_probe.py), once in the session."""
+        future = self.future(("cli",), run_cli_probe, background)
+        return None if background else future.result()
+
     def close(self):
         """Cancel the runs not started yet and stop the running ones."""
         self.background.shutdown(wait=False, cancel_futures=True)
@@ -181,6 +275,10 @@ class SharedRuns:
         """Each script's one fast run: TINY, CartPole, its default mode, default seed (1), no sync timing, probed."""
         return self.tiny(script, probe=True, env=VERBOSE_IMPORTS, background=background)
 
+    def profiled(self, script: str, background: bool = False) -> Run | None:
+        """The profiled run (TINY, with the flags of `profiled(script)`), which also times the rollout and update apart."""
+        return self.tiny(script, *profiled(script), background=background)
+
     def eager(self, script: str) -> Run:
         """An eager script's probed eager run (TINY, EAGER_ITERATIONS)."""
         return self.tiny(script, EAGER_FLAG[script], iterations=EAGER_ITERATIONS, probe=True)
@@ -191,6 +289,51 @@ class SharedRuns:
         agents = ("--num-seeds", str(LEARNING_AGENTS)) if script in FUSED_SCRIPTS else ()
         args = ("--seed", "1", "--num-iterations", str(learning_iterations(script)), *agents)
         return self.get(script, *args, background=background)
+
+
+class CliProbe(NamedTuple):
+    report: dict  # what tests/cli_probe.py reported for the script
+    folder: str  # holds "file", a regular file; "runs", the log dir the command lines name, must stay uncreated
+
+    @property
+    def log_dir(self) -> str:
+        return os.path.join(self.folder, "runs")
+
+
+def frameworks(script: str) -> str:
+    """What the script runs on the device: JAX alone, torch alone (on Gymnasium envs) or both (torch on gymnax)."""
+    if script in JAX_SCRIPTS:
+        return "jax"
+    return "torch" if script in GYMNASIUM_SCRIPTS else "torch+jax"
+
+
+def bad_command_lines(script: str) -> list[str]:
+    """The names of the BAD_COMMAND_LINES that apply to the script."""
+    return [name for name, (_, _, scripts) in BAD_COMMAND_LINES.items() if scripts is None or script in scripts]
+
+
+def run_cli_probe(root: str) -> dict:
+    """tests/cli_probe.py over every script in one fresh process (the scripts' folders under `root`): {script: CliProbe}."""
+    cases, folders = {}, {}
+    for script in SCRIPTS:
+        folders[script] = folder = os.path.join(root, script[: -len(".py")])
+        os.makedirs(folder)
+        with open(os.path.join(folder, "file"), "w") as file:
+            file.write("a file, not a folder")
+        values = {"file": os.path.join(folder, "file"), "log_dir": os.path.join(folder, "runs")}
+        cases[os.path.join(ROOT, script)] = {
+            "frameworks": frameworks(script), "bad_argvs": [argv for argv, _ in BAD_VALUES],
+            "boundary_argv": BOUNDARY_VALUES, "pinned_mode": PINNED_MODE.get(script),
+            "command_lines": [
+                {"argv": [arg.format(**values) for arg in BAD_COMMAND_LINES[name][0]], "skip_on_gpu": name in SKIPPED_ON_A_GPU}
+                for name in bad_command_lines(script)
+            ],
+        }
+    result = subprocess.run([sys.executable, CLI_PROBE], input=json.dumps(cases), cwd=ROOT, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0 and result.stdout, result.stderr[-3000:]
+    reports = json.loads(result.stdout)
+    return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script]) for script in SCRIPTS}
 
 
 def read_run(run_dir: str) -> tuple[dict, dict]:

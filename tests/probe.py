@@ -11,9 +11,17 @@ every function it lowers) and, for torch, of dynamo compilations so far is recor
 the script's global names holds: at the next boundary, how many of them the iteration in between deleted (a donated
 array is deleted when the call it is donated to starts). OUT.json gets the fetches, both boundary lists, the
 donations, the name of every JAX compilation and, for torch, every dynamo compilation
-(`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. The script runs as `__main__`
-and writes its logs as in a plain run, so the same run serves every check of its output.
+(`torch._dynamo.utils.get_compilation_metrics()`) and dynamo's graph-break counter. It also records the
+compiled entry points: every jax.jit, eqx.filter_jit, nnx.jit and nnx.jit_partial given one of the script's functions
+(bound with functools.partial) as [function, "jax.jit" | "eqx.filter_jit" | NNX graph mode], the objects each
+nnx.cached_partial / nnx.jit_partial binds ("Agent+Optimizer") and how often each bound function is called, and the
+calls into NNX's graph machinery (flax/nnx/graphlib.py: graph traversal, flatten/unflatten, caches) made inside the
+NNX entry points' calls after iteration 0. The script runs as `__main__` and writes its logs as in a plain run, so the
+same run serves every check of its output.
 """
+import collections
+import cProfile
+import functools
 import json
 import logging
 import os
@@ -30,6 +38,7 @@ with open(script) as source:
 uses_torch = re.search(r"^import torch$", source_text, flags=re.M) is not None
 fetches, boundaries, jax_boundaries, jax_compilations, depth = [], [], [], [], [0]
 held, donations = [], []  # the arrays the training loop's names held at the last boundary; per later boundary, deleted
+jitted, bound, bound_calls, graph_profile, nnx_depth = [], [], collections.Counter(), cProfile.Profile(), [0]
 
 
 class CompileLog(logging.Handler):
@@ -87,6 +96,62 @@ def recording(owner, name, label):
     setattr(owner, name, wrapper)
 
 
+def entry_point(owner, name, label):
+    """Record the script's functions `owner.name` compiles: [function name, label] (label(kwargs) when callable)."""
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        fun = args[0] if args else kwargs.get("fun")
+        if isinstance(fun, functools.partial):
+            jitted.append([fun.func.__name__, label(kwargs) if callable(label) else label])
+        return original(*args, **kwargs)
+
+    setattr(owner, name, wrapper)
+
+
+def graph_profiled(fun):
+    """`fun`, its calls after iteration 0 profiled (not those it makes to itself)."""
+
+    def call(*args, **kwargs):
+        nnx_depth[0] += 1
+        if nnx_depth[0] == 1 and jax_boundaries:
+            graph_profile.enable()
+        try:
+            return fun(*args, **kwargs)
+        finally:
+            nnx_depth[0] -= 1
+            if nnx_depth[0] == 0:
+                graph_profile.disable()
+
+    return call
+
+
+def binding(owner, name):
+    """Record the objects `owner.name` (nnx.cached_partial, nnx.jit_partial) binds, and count the bound function's calls."""
+    original = getattr(owner, name)
+
+    def wrapper(fun, *objects, **kwargs):
+        key = "+".join(type(obj).__name__ for obj in objects)
+        bound.append(key)
+        bound_fun = original(fun, *objects, **kwargs)
+
+        def call(*args):
+            bound_calls[key] += 1
+            return bound_fun(*args)
+
+        return graph_profiled(call)
+
+    setattr(owner, name, wrapper)
+
+
+def graph_mode(kwargs):
+    return nnx.set_graph_mode.current_value() if kwargs.get("graph") is None else kwargs["graph"]
+
+
+def nnx_jit(fun, **kwargs):
+    return graph_profiled(real_nnx_jit(fun, **kwargs))
+
+
 jax.config.update("jax_log_compiles", True)
 logging.getLogger("jax").addHandler(CompileLog())
 if uses_torch:
@@ -98,13 +163,32 @@ if uses_torch:
 for name in ("__array__", "block_until_ready", "item", "tolist"):
     recording(ArrayImpl, name, f"jax.Array.{name}")
 recording(jax, "device_get", "jax.device_get")
+if re.search(r"^import equinox as eqx$", source_text, flags=re.M):
+    import equinox as eqx
+
+    entry_point(eqx, "filter_jit", "eqx.filter_jit")
+if re.search(r"^from flax import nnx$", source_text, flags=re.M):
+    from flax import nnx
+
+    real_nnx_jit = nnx.jit
+    nnx.jit = nnx_jit
+    entry_point(nnx, "jit", graph_mode)
+    binding(nnx, "cached_partial")
+    binding(nnx, "jit_partial")
+    entry_point(nnx, "jit_partial", graph_mode)
+entry_point(jax, "jit", "jax.jit")  # after Equinox and Flax are imported: what they bind at import is theirs
 
 sys.argv = sys.argv[2:]
 try:
     runpy.run_path(script, run_name="__main__")
 finally:
     record = {"fetches": fetches, "boundaries": boundaries, "jax_boundaries": jax_boundaries,
-              "donations": donations, "jax_compilations": jax_compilations}
+              "donations": donations, "jax_compilations": jax_compilations, "jitted": jitted, "bound": bound,
+              "bound_calls": bound_calls}
+    graph_profile.create_stats()
+    graphlib = os.path.join("flax", "nnx", "graphlib.py")
+    record["graph_calls_after_iteration_0"] = sum(
+        stat[1] for (path, _, _), stat in graph_profile.stats.items() if path.endswith(graphlib))
     if uses_torch:
         record["compilations"] = [
             {"compile_id": m.compile_id, "co_name": m.co_name, "co_filename": m.co_filename,

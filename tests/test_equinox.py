@@ -1,10 +1,5 @@
 """Equinox-specific checks: what --jit really compiles, and why with jax.jit rather than eqx.filter_jit."""
 import importlib.metadata
-import json
-import os
-import re
-import subprocess
-import sys
 
 import equinox as eqx
 import gymnax
@@ -12,44 +7,17 @@ import jax
 import jax.numpy as jnp
 
 import ppo_equinox
-from helpers import ROOT, TINY, read_run, table
+from helpers import table
 from test_parity_nnx import new_stats
 
-# Run ppo_equinox.py as __main__ with jax.jit and eqx.filter_jit wrapped to record which of the script's functions
-# (bound with functools.partial) each is given.
-ENTRY_POINT_PROBE = """
-import functools, json, runpy, sys
-import equinox as eqx
-import jax
 
-jitted, real_jit, real_filter_jit = [], jax.jit, eqx.filter_jit
-
-def recording(label, jit):
-    def wrapper(fun, **kwargs):
-        if isinstance(fun, functools.partial):
-            jitted.append([fun.func.__name__, label])
-        return jit(fun, **kwargs)
-    return wrapper
-
-jax.jit, eqx.filter_jit = recording("jax.jit", real_jit), recording("eqx.filter_jit", real_filter_jit)
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-print("PROBE", json.dumps(jitted))
-"""
-
-
-def test_jit_mode_compiles_rollout_gae_and_update_once_each_with_jax_jit_and_logs_equinox_version(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-c", ENTRY_POINT_PROBE, os.path.join(ROOT, "ppo_equinox.py"), *TINY,
-         "--num-iterations", "3", "--log-dir", str(tmp_path), "--run-name", "probe"],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "JAX_LOG_COMPILES": "1"},
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    jitted = json.loads(result.stdout.split("PROBE ", 1)[1])
-    assert sorted(jitted) == [["compute_gae", "jax.jit"], ["rollout", "jax.jit"], ["update", "jax.jit"]]
-    compiled = re.findall(r"Compiling jit\((rollout|compute_gae|update)\)", result.stderr)
-    assert sorted(compiled) == ["compute_gae", "rollout", "update"]
-    system = table(read_run(str(tmp_path / "probe"))[1]["system"])
+def test_jit_mode_compiles_rollout_gae_and_update_once_each_with_jax_jit_and_logs_equinox_version(shared_runs):
+    """The script's probed run records which jit each of its functions went through and what JAX compiled."""
+    run = shared_runs.smoke("ppo_equinox.py")
+    assert sorted(run.record["jitted"]) == [["compute_gae", "jax.jit"], ["rollout", "jax.jit"], ["update", "jax.jit"]]
+    compiled = [name for name in run.record["jax_compilations"] if name in ("jit(rollout)", "jit(compute_gae)", "jit(update)")]
+    assert sorted(compiled) == ["jit(compute_gae)", "jit(rollout)", "jit(update)"]
+    system = table(run.texts["system"])
     assert system["equinox"] == importlib.metadata.version("equinox") and system["compile_mode"] == "jit"
 
 

@@ -5,25 +5,23 @@ import glob
 import gzip
 import json
 import os
+from pathlib import Path
 
 import pytest
 
-from helpers import JAX_SCRIPTS, SCRIPTS, TINY, profiled, run_script
-
-# two iterations: iteration 1 is traced (the last of a run shorter than 11), iteration 0 and its compilation are not
-ITERATIONS = ["--num-iterations", "2"]
+from helpers import JAX_SCRIPTS, SCRIPTS
 
 
-def profiled_run(script, tmp_path):
-    run_dir = tmp_path / "runs" / "profiled"
-    result = run_script(script, *TINY, *ITERATIONS, "--profile", "--log-dir", str(tmp_path / "runs"), "--run-name", "profiled")
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert glob.glob(str(run_dir / "events.out.tfevents.*"))
-    return run_dir
+def profiled_run(script, shared_runs):
+    """The script's shared profiled run (TINY, 3 iterations: iteration 2 is traced, iteration 0 and its compilation
+    are not)."""
+    return Path(shared_runs.profiled(script).run_dir)
 
 
-def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_rollout_and_update(tmp_path):
-    run_dir = profiled_run("ppo_linen.py", tmp_path)
+@pytest.mark.background("profiled")
+@pytest.mark.parametrize("script", ["ppo_linen.py"])
+def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_rollout_and_update(script, shared_runs):
+    run_dir = profiled_run(script, shared_runs)
     # TensorBoard's profile plugin reads {run}/plugins/profile/{session}/*.xplane.pb
     (session,) = glob.glob(str(run_dir / "plugins" / "profile" / "*"))
     assert [os.path.getsize(path) > 0 for path in glob.glob(os.path.join(session, "*.xplane.pb"))] == [True]
@@ -33,8 +31,10 @@ def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_rollou
     assert any("rollout" in name for name in names) and any("update" in name for name in names), sorted(names)[:50]
 
 
-def test_profile_torch_writes_a_chrome_trace_with_the_policy_action_hand_over_dlpack_and_update_steps(tmp_path):
-    run_dir = profiled_run("ppo_torch.py", tmp_path)
+@pytest.mark.background("profiled")
+@pytest.mark.parametrize("script", ["ppo_torch.py"])
+def test_profile_torch_writes_a_chrome_trace_with_the_policy_action_hand_over_dlpack_and_update_steps(script, shared_runs):
+    run_dir = profiled_run(script, shared_runs)
     (path,) = glob.glob(str(run_dir / "*.pt.trace.json.gz"))
     with gzip.open(path) as f:
         events = json.load(f)["traceEvents"]
@@ -51,7 +51,7 @@ def test_profile_torch_writes_a_chrome_trace_with_the_policy_action_hand_over_dl
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_profile_in_every_script_writes_a_readable_trace_of_the_policy_and_update(script, shared_runs):
-    run_dir = shared_runs.tiny(script, *profiled(script)).run_dir
+    run_dir = str(profiled_run(script, shared_runs))
     if script in JAX_SCRIPTS:
         (session,) = glob.glob(os.path.join(run_dir, "plugins", "profile", "*"))
         assert [os.path.getsize(path) > 0 for path in glob.glob(os.path.join(session, "*.xplane.pb"))] == [True]

@@ -11,8 +11,8 @@ import pytest
 
 from helpers import (
     ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, FUSED_SCRIPTS, GYMNASIUM_SCRIPTS,
-    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
-    agent_runs, assert_clean_error, final_return, learning_iterations, profiled, run_script, table,
+    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NO_GYMNASIUM_ENV, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
+    agent_runs, assert_clean_error, final_return, learning_iterations, profiled, table,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -119,25 +119,18 @@ def test_eager_mode_compilations_do_not_grow_with_iterations(script, shared_runs
 
 # the first in the fast subset; each costs a process that imports its framework
 FAMILY_FIRSTS = {scripts[0] for scripts in FAMILIES.values()}
-BAD_INPUTS = [
-    (["--env-id", "NoSuchEnv-v0"], "unknown env"),
-    pytest.param(["--env-id", "Pendulum-v1"], "continuous action space", marks=pytest.mark.slow),
-    pytest.param(["--num-minibatches", "7"], "not divisible", marks=pytest.mark.slow),
-    pytest.param(["--num-envs", "0"], "--num-envs must be positive", marks=pytest.mark.slow),
-]
 
 
-@pytest.mark.parametrize("script", [  # the fast subset: the first script of each family in a fresh process (the
-    # robustness probe runs every script's bad command lines in its own process)
+@pytest.mark.background("unknown_env")
+@pytest.mark.parametrize("script", [
     pytest.param(script, marks=[] if script in FAMILY_FIRSTS else [pytest.mark.slow]) for script in SCRIPTS
 ])
-@pytest.mark.parametrize("bad_args,expected", BAD_INPUTS)
-def test_bad_input_exits_with_one_clear_line(script, bad_args, expected, tmp_path):
-    if script in GYMNASIUM_SCRIPTS and bad_args[0] == "--env-id":  # a gymnax env without a Gymnasium counterpart
-        expected = "not one of the gymnax envs with a Gymnasium counterpart"
-    log_dir = str(tmp_path / "runs")
-    result = run_script(script, *bad_args, "--log-dir", log_dir)
-    assert_clean_error(result, log_dir, expected)
+def test_bad_input_in_a_fresh_process_writes_its_one_error_line_and_nothing_else(script, shared_runs):
+    """The CLI probe (tests/test_robustness.py) runs every bad command line of every script in its one process, where
+    each script's imports happened once before; here the script's own process, imports included, says only why."""
+    run = shared_runs.unknown_env(script)
+    expected = NO_GYMNASIUM_ENV if script in GYMNASIUM_SCRIPTS else "unknown env"
+    assert_clean_error(run.result, os.path.dirname(run.run_dir), expected)
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """Torch-specific behaviour: torch.compile really compiles (and never recompiles), the eager loop fetches to the host
-once per iteration, --no-jit-env stays eager, sampling, the rollout's bootstrap values, GPU-only flags on a CPU."""
+once per iteration, --no-jit-env stays eager, sampling, the rollout's bootstrap values (GPU-only flags on a CPU: the
+CLI probe, tests/test_robustness.py)."""
 import collections
 import os
 
@@ -10,7 +11,7 @@ import pytest
 import torch
 
 import ppo_torch
-from helpers import EAGER_ITERATIONS, ROOT, assert_clean_error, run_script
+from helpers import EAGER_ITERATIONS, ROOT
 
 
 def script_fetches(record, script):
@@ -68,20 +69,6 @@ def test_no_jit_env_compilations_do_not_grow_with_iterations(shared_runs):
     boundaries = record["jax_boundaries"]
     assert len(boundaries) == EAGER_ITERATIONS
     assert boundaries[1] > 0 and boundaries[1:] == [boundaries[1]] * (EAGER_ITERATIONS - 1), boundaries
-
-
-def test_cudagraphs_on_a_cpu_exits_with_one_clear_line(tmp_path):
-    log_dir = str(tmp_path / "runs")
-    result = run_script("ppo_torch_compile.py", "--cudagraphs", "--device", "cpu", "--log-dir", log_dir)
-    assert_clean_error(result, log_dir, "--cudagraphs needs a CUDA GPU")
-
-
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
-@pytest.mark.parametrize("script", ["ppo_torch.py", pytest.param("ppo_torch_compile.py", marks=pytest.mark.slow)])
-def test_device_gpu_without_a_gpu_exits_with_one_clear_line(script, tmp_path):
-    log_dir = str(tmp_path / "runs")
-    result = run_script(script, "--device", "gpu", "--log-dir", log_dir)
-    assert_clean_error(result, log_dir, "--device gpu: no such device")
 
 
 def test_policy_step_samples_the_softmax_distribution_with_the_rollouts_gumbel_noise():
