@@ -76,7 +76,8 @@ EXP5_SYNC_ENVS=(CartPole-v1)      # the env every variant has
 # samples, is 256 x the reference batch), so none is listed until a measurement says otherwise.
 EXP5_LARGEST_NUM_ENVS=8192
 EXP5_LARGEST_RUNS=()
-# 12 iterations: windows 0, 1-7 and 8-11, a steady state of 4 iterations; the whole exp5 in about 75 min
+# 12 iterations: windows 0, 1-7 and 8-11, a steady state of 4 iterations; the whole exp5 took 112 min on a
+# 2-core Intel Xeon (2026-11-23; the dry run's estimate: 74)
 DEFAULT_EXP5_ITERATIONS=12
 QUICK_EXP5_VARIANTS=("ppo_linen jit" "ppo_torch env-jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit-vector")
 QUICK_EXP5_NUM_ENVS=(8 32 128)
@@ -168,8 +169,8 @@ is in the repository (a missing script is simply not in the grid):
                     of 12 iterations (--exp5-iterations; windows 0, 1-7 and 8-11) of the same
                     per-env workload as the others (the minibatch grows with the batch). N =
                     8192 only for the runs listed in EXP5_LARGEST_RUNS in this file: none yet,
-                    as each would take 5 minutes or more on a 2-core CPU. About 75 minutes on
-                    a 2-core CPU (an estimate, from the cost model)
+                    as each would take 5 minutes or more on a 2-core CPU. 112 minutes measured
+                    on a 2-core Intel Xeon (the cost model estimates 74)
   exp6  28 groups   many agents, once ppo_linen_scan.py is there: the wall time to train N
                     agents (seeds s..s+N-1), from the launch of the first process to the exit
                     of the last, by one `ppo_linen_scan.py --num-seeds N` process (mode scan)
@@ -195,7 +196,7 @@ minutes for the 45 runs it had before exp4's 4 and exp5's 20 joined it (69 now);
 (63 runs with the warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
 own runs), --grid study about 2 days, the default grid with every variant about 3.5 days (the
-large model size dominates), exp5 about 75 minutes, exp6 about 50. On one GPU, a guess: about 7 hours for the reference grid (mostly
+large model size dominates), exp5 about 75 minutes (112 measured), exp6 about 50. On one GPU, a guess: about 7 hours for the reference grid (mostly
 the eager runs), 10 to 15 minutes for --quick.
 
 Options:
