@@ -14,6 +14,7 @@ defaults to the other mode and loads the script again: the script must set its m
 """
 import contextlib
 import importlib.util
+import io
 import json
 import os
 import runpy
@@ -34,7 +35,7 @@ def load(script: str, name: str) -> types.ModuleType:
 
 
 def peaks(module, frameworks: str) -> list:
-    """peak_device_bytes on a stand-in GPU (JAX reports 1000 bytes, torch 500) and on the CPU device the script selects."""
+    """peak_device_bytes on a stand-in GPU (JAX reports 1000 bytes, torch 500) and on the script's CPU device."""
     jax_gpu = types.SimpleNamespace(memory_stats=lambda: {"peak_bytes_in_use": 1000})
     if frameworks == "jax":
         return [module.peak_device_bytes(jax_gpu), module.peak_device_bytes(module.select_device("cpu"))]
@@ -43,13 +44,15 @@ def peaks(module, frameworks: str) -> list:
     if frameworks == "torch+jax":
         return [module.peak_device_bytes(jax_gpu, cpu), module.peak_device_bytes(jax_gpu, cuda),
                 module.peak_device_bytes(*module.select_device("cpu"))]
-    return [module.peak_device_bytes(cpu), module.peak_device_bytes(cuda), module.peak_device_bytes(module.select_device("cpu"))]
+    return [module.peak_device_bytes(cpu), module.peak_device_bytes(cuda),
+            module.peak_device_bytes(module.select_device("cpu"))]
 
 
 def run_as_main(script: str, argv: list) -> dict:
-    """The script as `__main__` on `argv`: its exit status (None: it returned) and what it wrote to stderr."""
+    """The script as `__main__` on `argv`: its exit status (None: it returned) and what it wrote to stderr (its
+    stdout, kept apart as in a process of its own, is dropped)."""
     sys.argv, status = [script, *argv], None
-    with tempfile.TemporaryFile("w+") as captured:
+    with tempfile.TemporaryFile("w+") as captured, contextlib.redirect_stdout(io.StringIO()):
         sys.stderr.flush()
         saved = os.dup(2)
         os.dup2(captured.fileno(), 2)

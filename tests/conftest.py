@@ -77,7 +77,7 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_collection_finish(session):
-    """Start the shared runs that the selected tests marked `background` read, in the background, in BACKGROUND order."""
+    """Start the shared runs that the selected tests marked `background` read, in the background (BACKGROUND order)."""
     if session.config.option.collectonly:
         return
     marked = [item for item in session.items if background_kind(item)]

@@ -110,6 +110,7 @@ BAD_COMMAND_LINES = {
 }
 # what the Gymnasium scripts name for a gymnax env id without a Gymnasium counterpart
 NO_GYMNASIUM_ENV = "not one of the gymnax envs with a Gymnasium counterpart"
+# the bad command lines that are bad only on a machine without a GPU: not run where there is one
 SKIPPED_ON_A_GPU = {"no gpu"}
 # the NNX scripts and the mode each pins: graph mode with graph updates, or tree mode
 PINNED_MODE = {"ppo_nnx.py": True, "ppo_nnx_cached.py": True, "ppo_nnx_tree.py": False}
@@ -276,7 +277,7 @@ class SharedRuns:
         return self.tiny(script, probe=True, env=VERBOSE_IMPORTS, background=background)
 
     def profiled(self, script: str, background: bool = False) -> Run | None:
-        """The profiled run (TINY, with the flags of `profiled(script)`), which also times the rollout and update apart."""
+        """The profiled run (TINY, the flags of `profiled(script)`), which also times the rollout and update apart."""
         return self.tiny(script, *profiled(script), background=background)
 
     def eager(self, script: str) -> Run:
@@ -313,7 +314,7 @@ def bad_command_lines(script: str) -> list[str]:
 
 
 def run_cli_probe(root: str) -> dict:
-    """tests/cli_probe.py over every script in one fresh process (the scripts' folders under `root`): {script: CliProbe}."""
+    """tests/cli_probe.py over every script in one fresh process, their folders under `root`: {script: CliProbe}."""
     cases, folders = {}, {}
     for script in SCRIPTS:
         folders[script] = folder = os.path.join(root, script[: -len(".py")])
@@ -325,7 +326,8 @@ def run_cli_probe(root: str) -> dict:
             "frameworks": frameworks(script), "bad_argvs": [argv for argv, _ in BAD_VALUES],
             "boundary_argv": BOUNDARY_VALUES, "pinned_mode": PINNED_MODE.get(script),
             "command_lines": [
-                {"argv": [arg.format(**values) for arg in BAD_COMMAND_LINES[name][0]], "skip_on_gpu": name in SKIPPED_ON_A_GPU}
+                {"argv": [arg.format(**values) for arg in BAD_COMMAND_LINES[name][0]],
+                 "skip_on_gpu": name in SKIPPED_ON_A_GPU}
                 for name in bad_command_lines(script)
             ],
         }

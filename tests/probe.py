@@ -127,7 +127,7 @@ def graph_profiled(fun):
 
 
 def binding(owner, name):
-    """Record the objects `owner.name` (nnx.cached_partial, nnx.jit_partial) binds, and count the bound function's calls."""
+    """Record the objects `owner.name` (nnx.cached_partial, nnx.jit_partial) binds; count the bound function's calls."""
     original = getattr(owner, name)
 
     def wrapper(fun, *objects, **kwargs):
