@@ -2,7 +2,8 @@
 # benchmark.sh: the benchmark sweep (docs/method.md). Every configuration of the grid runs in
 # a fresh process of one ppo_*.py script, one run at a time, in a fixed order, all with the
 # same environment variables; exp6's groups of N agents run N processes, as many at a time as
-# there are cores, or one process training N agents.
+# there are cores (sharing them: OMP_NUM_THREADS = cores / processes at a time), or one process
+# training N agents.
 #
 #   ./benchmark.sh               the default grid (the study's 231 runs plus the variants added since)
 #   ./benchmark.sh --grid study  exactly the published study's 231 runs
@@ -175,8 +176,9 @@ is in the repository (a missing script is simply not in the grid):
                     agents (seeds s..s+N-1), from the launch of the first process to the exit
                     of the last, by one `ppo_linen_scan.py --num-seeds N` process (mode scan)
                     at N = 1, 2, 4, 8, 16, 32, and by N fresh processes of linen jit and of
-                    torch env-jit, as many at a time as there are usable cores, at N = 1, 2,
-                    4, 8 (plot.py extrapolates them beyond) x CartPole-v1, Breakout-MinAtar x
+                    torch env-jit, as many at a time as there are usable cores, sharing them
+                    (OMP_NUM_THREADS = cores / processes at a time), at N = 1, 2, 4, 8
+                    (plot.py extrapolates them beyond) x CartPole-v1, Breakout-MinAtar x
                     small, async. A group at an N whose estimated peak memory does not fit is
                     refused (see Memory). About 50 minutes on a 2-core CPU (an estimate)
 Every run of exp1 to exp4 and exp6 does 100 iterations, eager modes (JAX none, torch none) 10
@@ -940,12 +942,23 @@ wait_for_a_child() { # wait_for_a_child STATUS_VAR LOG_VAR: wait until a child o
   done
 }
 
+process_threads() { # process_threads VAR AGENTS: VAR = the threads each of a group's processes may use, the usable
+  # cores shared among the processes running at a time (OMP_NUM_THREADS: torch's intra-op threads; XLA's CPU
+  # programs of the small model run on one thread either way). Measured on a 2-core AMD EPYC: two ppo_torch.py
+  # processes side by side, each with torch's default of 2 threads, had not finished after 8.5 minutes what they
+  # finish in 52 s with 1 thread each (one alone: 39 s); two ppo_linen.py: 26 s either way.
+  local -n threads_=$1
+  threads_=$((PARALLEL / ($2 < PARALLEL ? $2 : PARALLEL)))
+  if ((threads_ < 1)); then threads_=1; fi
+}
+
 run_processes() { # run_processes STATUS_VAR LOG_VAR CONFIG: the exp6 group's processes, one per agent, PARALLEL at
   # a time, each into logs/exp6/<group>/agent__seed<s>.log; a failure stops the others and starts no more.
   # STATUS_VAR: the exit status of the first to fail, else 0; LOG_VAR: its log
   local -n status_=$1 log_=$2
-  local exp script mode env size num_envs timing agents seed agent process_log
+  local exp script mode env size num_envs timing agents seed agent process_log threads
   read -r exp script mode env size num_envs timing agents seed <<<"$3"
+  process_threads threads "$agents"
   status_=0
   agent=$seed
   CHILD_LOGS=()
@@ -955,7 +968,8 @@ run_processes() { # run_processes STATUS_VAR LOG_VAR CONFIG: the exp6 group's pr
       make_command $3 "$agent"
       process_log="logs/exp6/$RUN_NAME/agent__seed$agent.log"
       # timeout runs each process in its own process group and passes signals on to all of it
-      timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" >"$OUT/$process_log" 2>&1 8>&- 9>&- &
+      OMP_NUM_THREADS=$threads timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" \
+        >"$OUT/$process_log" 2>&1 8>&- 9>&- &
       CHILDREN+=("$!")
       CHILD_LOGS[$!]=$process_log
       agent=$((agent + 1))
@@ -968,11 +982,11 @@ run_processes() { # run_processes STATUS_VAR LOG_VAR CONFIG: the exp6 group's pr
 }
 
 write_group_json() { # write_group_json MILLISECONDS CONFIG: the exp6 group's group.json, plot.py's record of it
-  local exp script mode env size num_envs timing agents seed processes=1 parallel=1
+  local exp script mode env size num_envs timing agents seed processes=1 parallel=1 threads=$PARALLEL
   read -r exp script mode env size num_envs timing agents seed <<<"$2"
-  if runs_processes "$exp" "$mode"; then processes=$agents parallel=$PARALLEL; fi
-  printf '{"script": "%s", "mode": "%s", "env_id": "%s", "agents": %d, "processes": %d, "parallel": %d, "wall_seconds": %d.%03d, "cores": %d}\n' \
-    "$script" "$mode" "$env" "$agents" "$processes" "$parallel" $(($1 / 1000)) $(($1 % 1000)) "$CPU_COUNT" \
+  if runs_processes "$exp" "$mode"; then processes=$agents parallel=$PARALLEL; process_threads threads "$agents"; fi
+  printf '{"script": "%s", "mode": "%s", "env_id": "%s", "agents": %d, "processes": %d, "parallel": %d, "threads": %d, "wall_seconds": %d.%03d, "cores": %d}\n' \
+    "$script" "$mode" "$env" "$agents" "$processes" "$parallel" "$threads" $(($1 / 1000)) $(($1 % 1000)) "$CPU_COUNT" \
     >"$OUT/runs/exp6/$RUN_NAME/group.json"
 }
 

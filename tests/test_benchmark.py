@@ -1179,6 +1179,7 @@ def record(event):
     group, seed = os.path.basename(sys.argv[sys.argv.index("--log-dir") + 1]), sys.argv[sys.argv.index("--seed") + 1]
     with open(os.environ["EXP6_TIMES"], "a") as times:
         times.write(f"{{group}} {{event}} {{seed}} {{time.time()}}\\n")
+        times.write(f"{{group}} threads {{seed}} {{os.environ.get('OMP_NUM_THREADS', 0)}}\\n")
 record("start")
 time.sleep(1)
 {FINISH}
@@ -1210,11 +1211,11 @@ def exp6_repo(tmp_path, agent_script):
 
 
 def agent_times(path):
-    """{group: {"start"|"end": {seed: time}}} of the records of TIMED_AGENT."""
+    """{group: {"start"|"end": {seed: time}, "threads": {seed: OMP_NUM_THREADS}}} of the records of TIMED_AGENT."""
     times = {}
     for line in read_lines(path):
         group, event, seed, when = line.split()
-        times.setdefault(group, {"start": {}, "end": {}})[event][int(seed)] = float(when)
+        times.setdefault(group, {"start": {}, "end": {}, "threads": {}})[event][int(seed)] = float(when)
     return times
 
 
@@ -1235,12 +1236,16 @@ def exp6_sweep(tmp_path_factory):
 
 @pytest.mark.slow
 @needs_two_cores
-def test_an_exp6_group_of_processes_runs_two_at_a_time_on_two_cores_and_records_its_wall_time(exp6_sweep):
+def test_an_exp6_group_of_processes_runs_two_at_a_time_on_two_cores_with_a_thread_each_and_records_its_wall_time(
+        exp6_sweep):
     result, _, out, times = exp6_sweep
     assert read_lines(out / "finished.txt") == EXP6_GROUPS
     for script, mode in EXP6_PROCESS_VARIANTS:
         group = exp6_name(script, mode, "CartPole-v1", 4)
-        starts, ends = agent_times(times)[group].values()
+        starts, ends, threads = agent_times(times)[group].values()
+        # the two cores shared among the two processes at a time; one process alone has both
+        assert threads == {1: 1, 2: 1, 3: 1, 4: 1}
+        assert agent_times(times)[exp6_name(script, mode, "CartPole-v1", 1)]["threads"] == {1: 2}
         assert sorted(starts) == sorted(ends) == [1, 2, 3, 4]
         running = [sum(starts[other] <= starts[seed] < ends[other] for other in starts) for seed in starts]
         assert max(running) == 2  # two at once, never three
@@ -1251,7 +1256,7 @@ def test_an_exp6_group_of_processes_runs_two_at_a_time_on_two_cores_and_records_
         span = max(ends.values()) - min(starts.values())
         assert span <= record.pop("wall_seconds") <= span + 5
         assert record == {"script": script, "mode": mode, "env_id": "CartPole-v1", "agents": 4, "processes": 4,
-                          "parallel": 2, "cores": os.cpu_count()}
+                          "parallel": 2, "threads": 1, "cores": os.cpu_count()}
         assert sorted(path.name for path in (out / "logs" / "exp6" / group).iterdir()) == \
             [f"agent__seed{seed}.log" for seed in (1, 2, 3, 4)]
         assert f"exp6 {script} {mode} CartPole-v1 small 4 agents (4 processes, 2 at a time) seed 1..4, 10 iterations" \
