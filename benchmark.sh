@@ -2,8 +2,8 @@
 # benchmark.sh: the benchmark sweep (docs/method.md). Every configuration of the grid runs in
 # a fresh process of one ppo_*.py script, one run at a time, in a fixed order, all with the
 # same environment variables; exp6's groups of N agents run N processes, as many at a time as
-# there are cores (sharing them: OMP_NUM_THREADS = cores / processes at a time), or one process
-# training N agents.
+# there are cores (sharing them: OMP_NUM_THREADS = cores / processes at a time, when more than
+# one), or one process training N agents.
 #
 #   ./benchmark.sh               the default grid (the study's 231 runs plus the variants added since)
 #   ./benchmark.sh --grid study  exactly the published study's 231 runs
@@ -177,7 +177,7 @@ is in the repository (a missing script is simply not in the grid):
                     of the last, by one `ppo_linen_scan.py --num-seeds N` process (mode scan)
                     at N = 1, 2, 4, 8, 16, 32, and by N fresh processes of linen jit and of
                     torch env-jit, as many at a time as there are usable cores, sharing them
-                    (OMP_NUM_THREADS = cores / processes at a time), at N = 1, 2, 4, 8
+                    (OMP_NUM_THREADS = cores / processes at a time, if > 1), at N = 1, 2, 4, 8
                     (plot.py extrapolates them beyond) x CartPole-v1, Breakout-MinAtar x
                     small, async. A group at an N whose estimated peak memory does not fit is
                     refused (see Memory). About 50 minutes on a 2-core CPU (an estimate)
@@ -942,14 +942,15 @@ wait_for_a_child() { # wait_for_a_child STATUS_VAR LOG_VAR: wait until a child o
   done
 }
 
-process_threads() { # process_threads VAR AGENTS: VAR = the threads each of a group's processes may use, the usable
-  # cores shared among the processes running at a time (OMP_NUM_THREADS: torch's intra-op threads; XLA's CPU
-  # programs of the small model run on one thread either way). Measured on a 2-core AMD EPYC: two ppo_torch.py
-  # processes side by side, each with torch's default of 2 threads, had not finished after 8.5 minutes what they
-  # finish in 52 s with 1 thread each (one alone: 39 s); two ppo_linen.py: 26 s either way.
+process_threads() { # process_threads VAR AGENTS: VAR = the OMP_NUM_THREADS (torch's intra-op threads) of each of a
+  # group's processes when several run at a time: the usable cores shared among them; empty for a process that runs
+  # alone, which keeps the environment of every other run. Two ppo_torch.py side by side on a 2-core AMD EPYC, each
+  # with torch's default of a thread per core, had not finished after 8.5 minutes what they finish in under a minute
+  # with one thread each (docs/method.md has the measurement); XLA's CPU programs of the small model run on one
+  # thread either way.
   local -n threads_=$1
-  threads_=$((PARALLEL / ($2 < PARALLEL ? $2 : PARALLEL)))
-  if ((threads_ < 1)); then threads_=1; fi
+  threads_=
+  if (($2 > 1 && PARALLEL > 1)); then threads_=$((PARALLEL / ($2 < PARALLEL ? $2 : PARALLEL))); fi
 }
 
 run_processes() { # run_processes STATUS_VAR LOG_VAR CONFIG: the exp6 group's processes, one per agent, PARALLEL at
@@ -968,7 +969,7 @@ run_processes() { # run_processes STATUS_VAR LOG_VAR CONFIG: the exp6 group's pr
       make_command $3 "$agent"
       process_log="logs/exp6/$RUN_NAME/agent__seed$agent.log"
       # timeout runs each process in its own process group and passes signals on to all of it
-      OMP_NUM_THREADS=$threads timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" \
+      env ${threads:+OMP_NUM_THREADS=$threads} timeout --kill-after="$KILL_GRACE_SECONDS" "$TIMEOUT" "${CMD[@]}" \
         >"$OUT/$process_log" 2>&1 8>&- 9>&- &
       CHILDREN+=("$!")
       CHILD_LOGS[$!]=$process_log
@@ -982,11 +983,11 @@ run_processes() { # run_processes STATUS_VAR LOG_VAR CONFIG: the exp6 group's pr
 }
 
 write_group_json() { # write_group_json MILLISECONDS CONFIG: the exp6 group's group.json, plot.py's record of it
-  local exp script mode env size num_envs timing agents seed processes=1 parallel=1 threads=$PARALLEL
+  local exp script mode env size num_envs timing agents seed processes=1 parallel=1 threads=
   read -r exp script mode env size num_envs timing agents seed <<<"$2"
   if runs_processes "$exp" "$mode"; then processes=$agents parallel=$PARALLEL; process_threads threads "$agents"; fi
-  printf '{"script": "%s", "mode": "%s", "env_id": "%s", "agents": %d, "processes": %d, "parallel": %d, "threads": %d, "wall_seconds": %d.%03d, "cores": %d}\n' \
-    "$script" "$mode" "$env" "$agents" "$processes" "$parallel" "$threads" $(($1 / 1000)) $(($1 % 1000)) "$CPU_COUNT" \
+  printf '{"script": "%s", "mode": "%s", "env_id": "%s", "agents": %d, "processes": %d, "parallel": %d, "threads": %s, "wall_seconds": %d.%03d, "cores": %d}\n' \
+    "$script" "$mode" "$env" "$agents" "$processes" "$parallel" "${threads:-null}" $(($1 / 1000)) $(($1 % 1000)) "$CPU_COUNT" \
     >"$OUT/runs/exp6/$RUN_NAME/group.json"
 }
 
