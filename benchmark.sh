@@ -72,13 +72,22 @@ EXP5_VARIANTS=("ppo_linen jit" "ppo_nnx_cached cached" "ppo_nnx_tree tree" "ppo_
 EXP5_ENVS=(CartPole-v1 Breakout-MinAtar)
 EXP5_NUM_ENVS=(8 32 128 512 2048) # and --sync-timing runs at the first and the last, on EXP5_SYNC_ENVS
 EXP5_SYNC_ENVS=(CartPole-v1)      # the env every variant has
+# Gymnasium's Python loop over env copies (the modes without -vector) up to this N: at 2,048 envs the curve measures
+# the NumPy-vectorised env (the -vector modes), not a Python loop over 2,048 envs (whose 12-iteration run took 3.5 min)
+EXP5_LOOP_MAX_NUM_ENVS=512
+# --sync-timing at the largest N too (all at the smallest) only for these, the reference of each framework: at 2,048
+# envs the update was 96-97 % of the iteration of all four gymnax JAX variants (rollout 0.34-0.44 s of 10.6-11.7 s),
+# torch.compile's rollout and update were within 10 % of torch's, and the Gymnasium scripts on the NumPy env spent
+# 0.65-0.76 s in the rollout (results/cpu-2core-exp5): these two stand for the others, whose runs there (15 min) would
+# take exp5 past 90 minutes
+EXP5_SYNC_AT_LARGEST=("ppo_linen jit" "ppo_torch env-jit")
 # N = 8192 ALSO, ONLY FOR THESE "<script> <mode> <env>": the runs that stay under about 3 minutes on a 2-core
 # CPU. The cost model (PRIOR_* below) puts every variant's 8192-env run at 5 minutes or more (its batch, 2 M
 # samples, is 256 x the reference batch), so none is listed until a measurement says otherwise.
 EXP5_LARGEST_NUM_ENVS=8192
 EXP5_LARGEST_RUNS=()
 # 12 iterations: windows 0, 1-7 and 8-11, a steady state of 4 iterations; the whole exp5 took 112 min on a
-# 2-core Intel Xeon (2026-11-23; the dry run's estimate: 74)
+# 2-core Intel Xeon (2026-11-23) in the grid it had then (100 runs); the runs of today's grid took 81 of them
 DEFAULT_EXP5_ITERATIONS=12
 QUICK_EXP5_VARIANTS=("ppo_linen jit" "ppo_torch env-jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit-vector")
 QUICK_EXP5_NUM_ENVS=(8 32 128)
@@ -126,6 +135,10 @@ declare -A PRIOR_ITERATION_MS=(
   [gymnasium small]=270 [gymnasium medium]=4000 [gymnasium large]=40000
   [gymnasium-vector small]=150 [gymnasium-vector medium]=2000 [gymnasium-vector large]=40000
 )
+# exp5's runs took 1.4-1.7x these figures at every N and in every class (1.54x in all) on a 2-core Intel Xeon
+# (results/cpu-2core-exp5), and Linen's again on a 2-core AMD EPYC (results/cpu-2core-exp6: 1.4-1.65x), so their
+# prior is scaled by this
+PRIOR_EXP5_PERCENT=154
 # THE PEAK MEMORY MODEL: a run's peak resident memory = BASE + samples x (SAMPLE + OBS x observation size)
 # bytes, samples = num_envs x num_steps, per script family (jax: the gymnax JAX scripts; torch: ppo_torch and
 # ppo_torch_compile). Fitted to the peak RSS (memory/peak_rss_bytes) of CPU runs of 2 iterations at 512 and
@@ -160,18 +173,20 @@ is in the repository (a missing script is simply not in the grid):
   exp4     24 runs  env backends: torch env-jit, linen jit, torch_gymnasium eager, linen_gymnasium
                     jit x CartPole-v1, Acrobot-v1, MountainCar-v0 x small, medium (async), once
                     ppo_torch_gymnasium.py and ppo_linen_gymnasium.py are both there
-  exp5    100 runs  how the cost grows with the number of envs N: linen jit, nnx_cached cached,
+  exp5     90 runs  how the cost grows with the number of envs N: linen jit, nnx_cached cached,
                     nnx_tree tree, equinox jit, torch env-jit, torch_compile compile,
                     torch_gymnasium eager and eager-vector, linen_gymnasium jit and jit-vector
                     (-vector: on Gymnasium's NumPy-vectorised CartPole, --vectorization vector)
-                    x N = 8, 32, 128, 512, 2048 x small, async, on CartPole-v1 (all 10) and
-                    Breakout-MinAtar (the 6 gymnax ones): 80 runs; plus --sync-timing runs at
-                    N = 8 and 2048 on CartPole-v1 for the rollout/update split: 20 runs. Each
-                    of 12 iterations (--exp5-iterations; windows 0, 1-7 and 8-11) of the same
-                    per-env workload as the others (the minibatch grows with the batch). N =
-                    8192 only for the runs listed in EXP5_LARGEST_RUNS in this file: none yet,
-                    as each would take 5 minutes or more on a 2-core CPU. 112 minutes measured
-                    on a 2-core Intel Xeon (the cost model estimates 74)
+                    x N = 8, 32, 128, 512, 2048 x small, async, on CartPole-v1 (all 10; the
+                    Python loop over Gymnasium's envs, eager and jit, up to 512) and
+                    Breakout-MinAtar (the 6 gymnax ones): 78 runs; plus --sync-timing runs on
+                    CartPole-v1 for the rollout/update split, at N = 8 (all 10) and 2048 (linen
+                    jit, torch env-jit): 12 runs. Each of 12 iterations (--exp5-iterations;
+                    windows 0, 1-7 and 8-11) of the same per-env workload as the others (the
+                    minibatch grows with the batch). N = 8192 only for the runs listed in
+                    EXP5_LARGEST_RUNS in this file: none yet, as each would take 5 minutes or
+                    more on a 2-core CPU. About 82 minutes on a 2-core CPU (an estimate: these
+                    runs took 81 in the 112-minute sweep of the earlier, 100-run grid)
   exp6  28 groups   many agents, once ppo_linen_scan.py is there: the wall time to train N
                     agents (seeds s..s+N-1), from the launch of the first process to the exit
                     of the last, by one `ppo_linen_scan.py --num-seeds N` process (mode scan)
@@ -194,11 +209,11 @@ written once every agent finished). The selection options and the files of OUT u
 a group's where they name a run.
 
 How long. Measured on an otherwise idle 2-core Intel Xeon CPU VM (2026-11-22): --quick took 11
-minutes for the 45 runs it had before exp4's 4 and exp5's 20 joined it (69 now); exp1 at small
+minutes for the 45 runs it had before exp4's 4 and exp5's joined it (70 now, exp6's 6 groups aside); exp1 at small
 (63 runs with the warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
-own runs), --grid study about 2 days, the default grid with every variant about 3.5 days (the
-large model size dominates), exp5 about 75 minutes (112 measured), exp6 about 50. On one GPU, a guess: about 7 hours for the reference grid (mostly
+own runs), --grid study about 2 days, the default grid with every variant about 4 days (the
+large model size dominates), exp5 about 82 minutes, exp6 about 50 (81 measured on a 2-core AMD EPYC). On one GPU, a guess: about 7 hours for the reference grid (mostly
 the eager runs), 10 to 15 minutes for --quick.
 
 Options:
@@ -212,7 +227,7 @@ Options:
                        exp4    CartPole-v1 x the 4 backend variants x small (when in the grid)
                        exp5    CartPole-v1 x linen jit, torch env-jit, torch_gymnasium eager,
                                linen_gymnasium jit-vector x N = 8, 32, 128, and --sync-timing
-                               at N = 8 and 128 (those of the 4 whose script is there)
+                               at N = 8, linen and torch at 128 too (those whose script is there)
                        exp6    CartPole-v1 x scan, linen jit, torch env-jit x N = 1, 2 agents
                      every run 10 iterations (exp5: 12), the fewest that fill plot.py's
                      windows (0, 1-7, 8-99), of a smaller workload: --num-steps 32
@@ -444,6 +459,7 @@ add_configs() { # add_configs EXP ENVS SIZES VARIANTS (array names): every env x
 
 exp5_has() { # exp5_has SCRIPT MODE ENV N: whether exp5 runs this variant on ENV with N envs
   [[ $1 != *_gymnasium || " ${BACKEND_ENVS[*]} " == *" $3 "* ]] || return 1 # the Gymnasium scripts' envs
+  [[ $1 != *_gymnasium || $2 == *-vector || $4 -le $EXP5_LOOP_MAX_NUM_ENVS ]] || return 1
   [[ $4 != "$EXP5_LARGEST_NUM_ENVS" ]] || [[ " ${EXP5_LARGEST_RUNS[*]/%/,} " == *" $1 $2 $3, "* ]]
 }
 
@@ -457,6 +473,34 @@ add_exp5_configs() { # add_exp5_configs ENVS COUNTS VARIANTS TIMING (array names
       done
     done
   done
+}
+
+add_exp5_sync_configs() { # add_exp5_sync_configs VARIANTS (an array name): the --sync-timing runs on EXP5_SYNC_ENVS, at
+  # the smallest N, then at the largest N each EXP5_SYNC_AT_LARGEST variant has
+  local env end variant sync_n
+  local -n variants_=$1
+  for env in "${EXP5_SYNC_ENVS[@]}"; do
+    for end in smallest largest; do
+      for variant in "${variants_[@]}"; do
+        if exp5_sync_n sync_n $variant "$env" $end; then GRID+=("exp5 $variant $env small $sync_n sync 1"); fi
+      done
+    done
+  done
+}
+
+exp5_sync_n() { # exp5_sync_n VAR SCRIPT MODE ENV smallest|largest: VAR = the N of the variant's sync run at that end of
+  # EXP5_N; false where it has none there
+  local -n n_=$1
+  local n
+  n_=
+  if [[ $5 == largest && " ${EXP5_SYNC_AT_LARGEST[*]/%/,} " != *" $2 $3, "* ]]; then return 1; fi
+  for n in "${EXP5_N[@]}"; do
+    if exp5_has $2 $3 $4 $n; then
+      n_=$n
+      if [[ $5 == smallest ]]; then break; fi
+    fi
+  done
+  [[ -n $n_ ]]
 }
 
 exp6_has() { # exp6_has SCRIPT MODE N: whether exp6 trains N agents with this variant
@@ -509,7 +553,7 @@ build_grid() {
   local warmup_variants=("${STUDY_COMPILED[@]}") exp1_envs=("${GRID_ENVS[@]}") exp1_sizes=("${SIZES[@]}")
   local exp2_envs=("${GRID_ENVS[@]}") exp3_sizes=("${SIZES[@]}") exp4_envs=("${BACKEND_ENVS[@]}")
   local exp4_sizes=("${BACKEND_SIZES[@]}") exp4=0 exp5_variants=() exp5_envs=("${EXP5_ENVS[@]}")
-  local exp5_counts=("${EXP5_N[@]}" "$EXP5_LARGEST_NUM_ENVS") exp5_sync_counts=("${EXP5_N[0]}" "${EXP5_N[-1]}")
+  local exp5_counts=("${EXP5_N[@]}" "$EXP5_LARGEST_NUM_ENVS")
   local exp6_variants=() exp6_envs=("${EXP6_ENVS[@]}")
   if [[ $GRID_NAME == default ]]; then
     add_present pairs "${NEW_PAIRS[@]}"
@@ -546,7 +590,7 @@ build_grid() {
     add_configs exp4 exp4_envs exp4_sizes BACKEND_VARIANTS
   fi
   add_exp5_configs exp5_envs exp5_counts exp5_variants async
-  add_exp5_configs EXP5_SYNC_ENVS exp5_sync_counts exp5_variants sync
+  add_exp5_sync_configs exp5_variants
   if ((${#exp6_variants[@]})); then
     read_cores
     add_exp6_configs exp6_envs exp6_variants
@@ -700,6 +744,7 @@ prior_ms() { # prior_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS: VAR
   batch_ms=$(((PRIOR_ITERATION_MS[$size_class] - PRIOR_LOOP_MS[$class]) * env_percent * envs * NUM_STEPS *
     (10 + UPDATE_EPOCHS) / (100 * 32 * 256 * 20)))
   prior_=$((waves * (PRIOR_FIXED_S[$class] * 1000 + iterations * (PRIOR_LOOP_MS[$class] * NUM_STEPS / 256 + batch_ms))))
+  if [[ $2 == exp5 ]]; then prior_=$((prior_ * PRIOR_EXP5_PERCENT / 100)); fi
 }
 
 # Observed costs, by "script mode size num_envs agents": runs of the same group cost about the same.
