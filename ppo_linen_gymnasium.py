@@ -92,9 +92,8 @@ GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "Mou
 
 
 def make_envs(env_id: str, num_envs: int, vectorization: str):
-    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset), so the final
-    observation of a truncated episode is at hand, as gymnax gives it. sync: copies stepped in turn in this process;
-    vector: Gymnasium's NumPy CartPole, every env in one array operation per step."""
+    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset: a truncated episode's
+    final obs is at hand, as in gymnax). sync: copies stepped in turn; vector: one NumPy CartPole for every env."""
     if vectorization == "vector":
         return SameStepCartPole(num_envs)
     same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
@@ -102,9 +101,8 @@ def make_envs(env_id: str, num_envs: int, vectorization: str):
 
 
 class SameStepCartPole:
-    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions. That env
-    resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that ended are
-    reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
+    """Gymnasium's NumPy-vectorised CartPole-v1, which resets an ended episode in the next step (ignoring its action,
+    reward 0), made to reset it within the step that ends it, env i from its own generator seeded seed + i, drawn as
     CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env."""
 
     def __init__(self, num_envs: int):
@@ -141,18 +139,14 @@ def flatten_obs(obs: np.ndarray) -> np.ndarray:
 
 
 def env_reset(envs: gym.vector.VectorEnv, seed: int) -> np.ndarray:
-    """Reset every env (env i seeded with seed + i); the observation comes packed as env_step packs it (reward and
-    flags 0, final obs = obs), so the device sees every observation in one memory layout."""
-    obs, _ = envs.reset(seed=seed)
-    obs = flatten_obs(obs)
+    """Reset every env (env i seeded with seed + i), packed as env_step packs a step (flags 0, final obs = obs)."""
+    obs = flatten_obs(envs.reset(seed=seed)[0])
     return np.concatenate([obs, np.zeros((obs.shape[0], 3), np.float32), obs], axis=1)
 
 
 def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
-    """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy): next obs,
-    reward, terminated, truncated and final obs side by side on the last axis (see unpack_step). An env whose episode
-    ended this step is already reset (its next obs starts the new episode); its last observation is in
-    info["final_obs"], and every other env's final obs is its next obs, as in gymnax."""
+    """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy, see unpack_step).
+    An env whose episode ended is already reset, its final obs in info["final_obs"]; any other's is its next obs."""
     obs, reward, terminated, truncated, info = envs.step(action)
     final_obs = obs.copy()
     if "_final_obs" in info:
@@ -163,8 +157,7 @@ def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
 
 
 def unpack_step(step):
-    """Views of env_step's packed array on the device (one step, or stacked steps): next obs, reward, terminated,
-    truncated, final obs."""
+    """Views of env_step's packed array (a step or steps): next obs, reward, terminated, truncated, final obs."""
     obs_dim = (step.shape[-1] - 3) // 2
     return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
 
@@ -297,8 +290,7 @@ def policy_step(params: Any, obs: jax.Array, key: jax.Array, agent: Agent):
 
 
 def start_rollout(params: Any, carry: RolloutCarry, agent: Agent):
-    """The rollout's first compiled call: split off the key of the update that follows, start the iteration's episode
-    sums, and sample the first actions from the carried obs."""
+    """The rollout's first compiled call: split off the update's key, start the episode sums, sample actions."""
     key, update_key = jax.random.split(carry.key)
     key, action, logprob, value = policy_step(params, carry.obs, key, agent)
     return RolloutCarry(carry.obs, key, new_iteration_stats(carry.stats)), update_key, action, logprob, value
@@ -318,22 +310,19 @@ def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
     """The per-step outputs stacked on a time axis (one call, not one per step); `first_obs` is what step 0 saw."""
     actions, logprobs, values, final_values, steps = (jnp.stack(field) for field in zip(*transitions))
     next_obs, rewards, terminated, truncated, _ = unpack_step(steps)
-    obs_seen = jnp.concatenate([first_obs[None], next_obs[:-1]])
-    return Storage(
-        obs_seen, actions, logprobs, values, rewards, terminated.astype(bool), truncated.astype(bool), final_values
-    )
+    obs = jnp.concatenate([first_obs[None], next_obs[:-1]])
+    return Storage(obs, actions, logprobs, values, rewards, terminated != 0, truncated != 0, final_values)
 
 
 def rollout(params: Any, carry: RolloutCarry, start_fn, env_step_fn, act_fn, stack_fn, num_steps: int):
-    """Collect `num_steps` vectorised steps with the policy `params`; returns the new carry, the storage, V(last obs)
-    and the key of the update that follows."""
+    """Collect `num_steps` vectorised steps with the policy `params`: new carry, storage, V(last obs), update key."""
     carry, update_key, action, logprob, value = start_fn(params, carry)
     obs, key, stats = carry
     transitions = []
     for _ in range(num_steps):
-        # one exchange each way: the action to the host (NumPy), the packed step to the device
-        step = env_step_fn(jax.device_get(action))
-        step = jax.device_put(step)  # to the default device, uncommitted like every other array: no recompilation
+        # one exchange each way: the action to the host (NumPy), the packed step to the default device (uncommitted
+        # like every other array: no recompilation); the env steps in NumPy between two compiled calls
+        step = jax.device_put(env_step_fn(jax.device_get(action)))
         taken = (action, logprob, value)
         obs, final_value, stats, key, action, logprob, value = act_fn(params, stats, key, step)
         transitions.append((*taken, final_value, step))
@@ -454,8 +443,7 @@ def main(args: Args, run: "Run"):
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
     carry = RolloutCarry(obs, key, stats)
 
-    # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing); the env steps
-    # in NumPy between two compiled calls, one per step
+    # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing)
     start_fn = functools.partial(start_rollout, agent=agent)
     act_fn = functools.partial(act_step, agent=agent, bootstrap_truncated=args.bootstrap_truncated)
     gae_fn = functools.partial(
@@ -464,8 +452,7 @@ def main(args: Args, run: "Run"):
     update_fn = functools.partial(update, agent=agent, args=args)
     stack_fn = stack_transitions
     if args.jit:
-        # donated: the rollout carry, its episode stats and key, which each call replaces, and the train state, which
-        # the update does (XLA reuses their buffers)
+        # donated: the rollout carry, its stats and key, and the train state, which the calls replace (XLA reuses them)
         start_fn, act_fn = jax.jit(start_fn, donate_argnums=1), jax.jit(act_fn, donate_argnums=(1, 2))
         stack_fn, gae_fn, update_fn = jax.jit(stack_fn), jax.jit(gae_fn), jax.jit(update_fn, donate_argnums=0)
     else:
@@ -538,10 +525,8 @@ def check_args(args: Args) -> str | None:
     if batch % minibatches:
         return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
     if args.env_id not in GYMNASIUM_ENVS:
-        return (
-            f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
-            f" ({', '.join(GYMNASIUM_ENVS)})"
-        )
+        known = ", ".join(GYMNASIUM_ENVS)
+        return f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart ({known})"
     if args.vectorization == "vector" and args.env_id != "CartPole-v1":
         return f"--vectorization vector: Gymnasium has a NumPy-vectorised env for CartPole-v1 only, not {args.env_id}"
     try:

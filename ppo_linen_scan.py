@@ -1,10 +1,7 @@
 """PPO (CleanRL-style, single file) in Flax Linen + optax on a gymnax environment, the whole training compiled:
-ppo_linen.py's agent, GAE, loss and update in a `jax.lax.scan` over iterations of the `--num-seeds` agents under
-`jax.vmap` (agent i seeded with --seed + i, as `ppo_linen.py --seed (seed + i)`), `--chunk-iterations` per compiled
-call, run in a thread of its own; an ordered io_callback hands each iteration's metrics to the host as it ends
-(`--no-iteration-callback`: when the chunk returns). What a fused loop cannot do: time rollout and update apart
-(--sync-timing is refused), profile single iterations (--profile traces the chunks running in iterations 8-10), stop
-inside a chunk (a signal or a NaN loss stops the logging at once, the exit waits for the running chunk), run eagerly."""
+ppo_linen.py's iteration in a `jax.lax.scan`, the `--num-seeds` agents under `jax.vmap`, chunks of it run in a thread of
+their own, an io_callback handing the host each iteration's metrics. A fused loop cannot time rollout and update apart,
+profile one iteration, stop inside a chunk (the exit waits for the running one) or run eagerly (docs/variants.md)."""
 import time
 
 PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
@@ -387,23 +384,22 @@ def train_iteration(state: tuple, agent: Agent, env: Any, env_params: Any, args:
 
 def train_chunk(state: tuple, length: int, iteration_fn, report):
     """`length` iterations of every agent (state leaves: a leading agent axis); an ordered io_callback (which cannot be
-    vmapped) hands `report` each iteration's metrics of every agent as it ends; without `report`, they return stacked."""
+    vmapped) hands `report` each iteration's metrics of every agent as it ends; without `report` they return stacked."""
 
     def step(state, _):
         state, metrics = jax.vmap(iteration_fn)(state)
-        if report is None:
-            return state, metrics
-        io_callback(report, None, metrics, ordered=True)
-        return state, None
+        if report is not None:
+            io_callback(report, None, metrics, ordered=True)
+        return state, metrics if report is None else None
 
     return jax.lax.scan(step, state, length=length)
 
 
-def run_chunk(executable, state: tuple, length: int, host_metrics: queue.Queue):
-    """One compiled chunk, in the device thread; without the callback its metrics reach `host_metrics` here, as does an
-    error (the host never waits in vain). Returns the state the next chunk starts from."""
+def run_chunk(executables: dict, state: tuple, length: int, host_metrics: queue.Queue):
+    """One compiled chunk, in the device thread; returns the state the next one starts from. Without the callback its
+    metrics reach `host_metrics` here, as does an error (the host never waits in vain)."""
     try:
-        state, stacked = executable(state)
+        state, stacked = executables[length](state)
     except Exception as error:
         host_metrics.put(error)
         raise
@@ -427,16 +423,14 @@ def main(args: Args, run: "AgentRuns"):
     states = [(TrainState.create(apply_fn=agent.apply, params=params, tx=tx), carry) for _, params, carry in seeded]
     state = jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
 
-    # EXECUTABLES: chunks of `chunk` iterations (the last maybe shorter), compiled ahead in iteration 0; the state is
-    # donated: each call replaces it (XLA reuses its buffers)
+    # EXECUTABLES: chunks of `chunk` iterations (the last maybe shorter), compiled ahead in iteration 0
     chunk = args.chunk_iterations if 0 < args.chunk_iterations < args.num_iterations else args.num_iterations
     lengths = [min(chunk, args.num_iterations - start) for start in range(0, args.num_iterations, chunk)]
     host_metrics = queue.Queue()  # every iteration's metrics of every agent, in order, as NumPy arrays
     iteration_fn = functools.partial(train_iteration, agent=agent, env=env, env_params=env_params, args=args)
     report = (lambda metrics: host_metrics.put(jax.device_get(metrics))) if args.iteration_callback else None
-    train_fn = jax.jit(
-        functools.partial(train_chunk, iteration_fn=iteration_fn, report=report), static_argnums=1, donate_argnums=0
-    )
+    chunk_fn = functools.partial(train_chunk, iteration_fn=iteration_fn, report=report)
+    train_fn = jax.jit(chunk_fn, static_argnums=1, donate_argnums=0)  # donated: each call replaces the state
 
     global_step, call = 0, None
     # the compiled calls run in the device thread while this one logs; leaving the block waits for the running call
@@ -447,9 +441,8 @@ def main(args: Args, run: "AgentRuns"):
             if iteration == 0:
                 executables = run.compile(lambda: {n: train_fn.lower(state, n).compile() for n in set(lengths)})
             if iteration % chunk == 0:  # the next chunk starts from the state the last one returned
-                length = lengths[iteration // chunk]
                 state = call.result() if call else state
-                call = device_thread.submit(run_chunk, executables[length], state, length, host_metrics)
+                call = device_thread.submit(run_chunk, executables, state, lengths[iteration // chunk], host_metrics)
             global_step += args.num_envs * args.num_steps
 
             # LOGGING: the iteration's metrics of every agent, as the host receives them
@@ -516,10 +509,9 @@ def check_args(args: Args) -> str | None:
 
 
 def memory_refusal(args: Args, obs_size: int) -> str | None:
-    """Why the agents would not fit in memory, or None: the estimated peak resident memory against MemAvailable
-    (/proc/meminfo; the environment variable BENCHMARK_MEM_AVAILABLE_KB, in KiB, overrides it; no check without
-    either). The estimate is the sweep's model for the gymnax JAX scripts (docs/method.md, Peak memory): 640 MiB, plus
-    per sample of the batch (num_envs x num_steps, of every agent) 256 bytes and 8 per observation element."""
+    """Why the agents would not fit: the sweep's estimate of the peak memory (docs/method.md, Peak memory: 640 MiB plus,
+    per sample of every agent's batch, 256 bytes and 8 per observation element) against MemAvailable (/proc/meminfo;
+    BENCHMARK_MEM_AVAILABLE_KB, in KiB, overrides it); None if it fits or neither is known."""
     available_kib = os.environ.get("BENCHMARK_MEM_AVAILABLE_KB")
     with contextlib.suppress(OSError), open("/proc/meminfo") as f:
         available_kib = available_kib or next((line.split()[1] for line in f if line.startswith("MemAvailable:")), None)
@@ -527,8 +519,7 @@ def memory_refusal(args: Args, obs_size: int) -> str | None:
         return None
     if not available_kib.isdigit() or int(available_kib) == 0:
         return f"BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not '{available_kib}'"
-    samples = args.num_seeds * args.num_envs * args.num_steps
-    estimate_mib = 640 + samples * (256 + 8 * obs_size) // 2**20
+    estimate_mib = 640 + args.num_seeds * args.num_envs * args.num_steps * (256 + 8 * obs_size) // 2**20
     available_mib = int(available_kib) // 1024
     if estimate_mib > available_mib:
         return f"--num-seeds {args.num_seeds}: estimated peak memory {estimate_mib} MiB, {available_mib} MiB available"
@@ -686,21 +677,15 @@ class Run:
 
 
 class AgentRuns:
-    """The runs of the --num-seeds agents, one Run (run folder, event file, clocks) per agent, driven as one: main()
-    reports every agent's iteration here. Agent i runs with seed --seed + i in {log_dir}/{run_name}, or with N > 1 in
-    {log_dir}/{run_name}__seed{s} (default run name: the usual one, with the agent's seed); --profile traces into the
-    first agent's folder. One signal handler names every partial run."""
+    """The --num-seeds agents' runs, one Run per agent driven as one by main(): agent i with seed --seed + i, its run
+    folder {run_name}__seed{s} if there are several (--profile traces the first); one signal handler names them all."""
 
     def __init__(self, args: Args):
-        reason = check_args(args)
-        if reason:
-            fail(reason)
-        suffix, seeds = args.num_seeds > 1, range(args.seed, args.seed + args.num_seeds)
-        self.args, self.runs = args, [
-            Run(replace(args, seed=seed, run_name=args.run_name and args.run_name + f"__seed{seed}" * suffix,
-                        profile=args.profile and seed == args.seed))
-            for seed in seeds
-        ]
+        self.args, self.runs = args, []
+        for seed in range(args.seed, args.seed + args.num_seeds):  # the first Run checks the args before any is made
+            run_name = args.run_name and args.run_name + f"__seed{seed}" * (args.num_seeds > 1)
+            agent_args = replace(args, seed=seed, run_name=run_name, profile=args.profile and seed == args.seed)
+            self.runs.append(Run(agent_args))
         signal.signal(signal.SIGINT, self.stop_on_signal)
         signal.signal(signal.SIGTERM, self.stop_on_signal)
 
@@ -717,8 +702,7 @@ class AgentRuns:
         return executables
 
     def log_iteration(self, global_step, lr, losses: dict, *finished):
-        """Every agent's iteration, in agent order: `losses` and `finished` hold one value per agent. A NaN or inf loss
-        stops the run at the first agent that has one (exit 3, naming its run folder)."""
+        """Each agent's iteration in agent order, with its value of `losses` and `finished` (a NaN loss stops there)."""
         for i, run in enumerate(self.runs):
             agent_losses = {name: value[i] for name, value in losses.items()}
             run.log_iteration(global_step, lr, agent_losses, *(sums[i] for sums in finished))

@@ -8,8 +8,9 @@ import os
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch: allocate as needed
 
 import functools
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, Literal, Sequence
 
 import gymnax
 import jax
@@ -90,25 +91,14 @@ def flatten_obs(obs: jax.Array) -> jax.Array:
 
 
 def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
-    """Reset every env; the observation comes packed as env_step packs it (reward and flags 0, final obs = obs), so
-    torch sees every observation in one memory layout (a compiled function would recompile for new strides)."""
+    """Reset every env, packed as env_step packs a step (flags 0, final obs = obs): one memory layout, no recompiles."""
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
     obs = flatten_obs(obs)
     return jnp.concatenate([obs, jnp.zeros((num_envs, 3)), obs], axis=1), env_state
 
 
-class EpisodeStats(NamedTuple):
-    returns: jax.Array
-    lengths: jax.Array
-    finished_return_sum: jax.Array
-    finished_length_sum: jax.Array
-    finished_count: jax.Array
-
-
-class EnvCarry(NamedTuple):  # what the env step carries from step to step, all in JAX
-    key: jax.Array
-    env_state: Any
-    stats: EpisodeStats
+EpisodeStats = namedtuple("EpisodeStats", "returns lengths finished_return_sum finished_length_sum finished_count")
+EnvCarry = namedtuple("EnvCarry", "key env_state stats")  # what the env step carries from step to step, all in JAX
 
 
 def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
@@ -119,11 +109,9 @@ def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
 
 def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
     """Masked per-env update of running returns and lengths, on device."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
+    returns, lengths = stats.returns + reward, stats.lengths + 1
     return EpisodeStats(
-        returns=jnp.where(done, 0.0, returns),
-        lengths=jnp.where(done, 0, lengths),
+        returns=jnp.where(done, 0.0, returns), lengths=jnp.where(done, 0, lengths),
         finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
         finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
         finished_count=stats.finished_count + jnp.sum(done),
@@ -135,9 +123,8 @@ def env_step(carry: EnvCarry, action: jax.Array, env: Any, env_params: Any):
     DLPack exchange): next obs, reward, terminated, truncated and final obs side by side (see unpack_step)."""
     key, step_key = jax.random.split(carry.key)
     keys = jax.random.split(step_key, action.shape[0])
-    obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-        keys, carry.env_state, action, env_params
-    )
+    vmapped_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    obs, env_state, reward, terminated, truncated, info = vmapped_step(keys, carry.env_state, action, env_params)
     stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     flags = jnp.stack([reward, terminated, truncated], axis=1).astype(jnp.float32)
     step = jnp.concatenate([flatten_obs(obs), flags, flatten_obs(info["final_observation"])], axis=1)
@@ -145,7 +132,7 @@ def env_step(carry: EnvCarry, action: jax.Array, env: Any, env_params: Any):
 
 
 def unpack_step(step: torch.Tensor):
-    """Views of env_step's packed array (one step, or stacked steps): next obs, reward, terminated, truncated, final obs."""
+    """Views of env_step's packed array (a step or steps): next obs, reward, terminated, truncated, final obs."""
     obs_dim = (step.shape[-1] - 3) // 2
     return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
 
@@ -200,20 +187,8 @@ def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
     return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=args.adam_eps, fused=True)
 
 
-class Storage(NamedTuple):
-    obs: torch.Tensor
-    actions: torch.Tensor
-    logprobs: torch.Tensor
-    values: torch.Tensor
-    rewards: torch.Tensor
-    terminated: torch.Tensor
-    truncated: torch.Tensor
-    final_values: torch.Tensor
-
-
-class RolloutCarry(NamedTuple):
-    env: EnvCarry
-    obs: torch.Tensor
+Storage = namedtuple("Storage", "obs actions logprobs values rewards terminated truncated final_values")
+RolloutCarry = namedtuple("RolloutCarry", "env obs")
 
 
 # ROLLOUT
@@ -276,22 +251,8 @@ def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, b
 
 
 # LOSS
-class LossInfo(NamedTuple):
-    policy_loss: torch.Tensor
-    value_loss: torch.Tensor
-    entropy: torch.Tensor
-    approx_kl: torch.Tensor
-    old_approx_kl: torch.Tensor
-    clipfrac: torch.Tensor
-
-
-class Batch(NamedTuple):
-    obs: torch.Tensor
-    actions: torch.Tensor
-    logprobs: torch.Tensor
-    values: torch.Tensor
-    advantages: torch.Tensor
-    returns: torch.Tensor
+LossInfo = namedtuple("LossInfo", "policy_loss value_loss entropy approx_kl old_approx_kl clipfrac")
+Batch = namedtuple("Batch", "obs actions logprobs values advantages returns")
 
 
 def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
@@ -337,20 +298,16 @@ def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, l
     return LossInfo(*(value.detach() for value in info))
 
 
-def update(b: Batch, minibatch_fn, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+def update(storage: Storage, advantages, returns, minibatch_fn, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
     b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
     mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     infos = [minibatch_fn(inds, b) for inds in mb_inds]
     var_y = torch.var(b.returns, correction=0)
     explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
     return LossInfo(*torch.stack([torch.stack(info) for info in infos]).mean(0)), explained_var
-
-
-def flatten_batch(storage: Storage, advantages, returns) -> Batch:
-    """Merge the (num_steps, num_envs) axes into one batch axis."""
-    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
-    return Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
 
 
 # TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
@@ -375,25 +332,18 @@ def main(args: Args, run: "Run"):
     # EXECUTABLES: run eagerly; the env step under jax.jit (its carry donated) or op by op. The action crosses to JAX as
     # a NumPy view on the CPU (faster than DLPack there, measured), through DLPack on the GPU (no copy, no host sync)
     policy_fn = functools.partial(policy_step, actor=agent.actor)
-    env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
+    if not args.jit_env:
+        jax.config.update("jax_disable_jit", True)  # jax.jit then calls the env step as it is, op by op
+    env_step_fn = jax.jit(functools.partial(env_step, env=env, env_params=env_params), donate_argnums=0)
     to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
-    loss_fn = functools.partial(
-        ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
-    )
-    minibatch_fn = functools.partial(
-        update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn, max_grad_norm=args.max_grad_norm
-    )
-    if args.jit_env:
-        env_step_fn = jax.jit(env_step_fn, donate_argnums=0)
-    else:
-        jax.config.update("jax_disable_jit", True)
-    rollout_fn = functools.partial(
-        rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, to_env=to_env, num_steps=args.num_steps,
-        num_actions=env.action_space(env_params).n, bootstrap_truncated=args.bootstrap_truncated,
-    )
+    loss_fn = functools.partial(ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+                                ent_coef=args.ent_coef, vf_coef=args.vf_coef)
+    minibatch_fn = functools.partial(update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn,
+                                     max_grad_norm=args.max_grad_norm)
+    rollout_fn = functools.partial(rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, to_env=to_env,
+                                   num_steps=args.num_steps, num_actions=env.action_space(env_params).n,
+                                   bootstrap_truncated=args.bootstrap_truncated)
 
-    global_step = 0
     for iteration in range(args.num_iterations):
         run.start_iteration(iteration)
         lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
@@ -403,10 +353,10 @@ def main(args: Args, run: "Run"):
         carry, storage, last_value = rollout_fn(carry)
         advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
         run.end_phase("rollout", synchronize, torch_device, carry.env)
-        global_step += args.num_envs * args.num_steps
+        global_step = (iteration + 1) * args.num_envs * args.num_steps
 
         # UPDATE
-        losses, explained_var = update(flatten_batch(storage, advantages, returns), minibatch_fn, args)
+        losses, explained_var = update(storage, advantages, returns, minibatch_fn, args)
         run.end_phase("update", synchronize, torch_device, ())
 
         # LOGGING: the one host fetch of this iteration
@@ -522,10 +472,8 @@ def synchronize(torch_device: torch.device, jax_arrays: Any):
 
 def peak_device_bytes(device: jax.Device, torch_device: torch.device) -> int | None:
     """Peak device memory of the process (docs/method.md, Logged metrics): JAX's env peak + torch's; None on the CPU."""
-    peaks = [(device.memory_stats() or {}).get("peak_bytes_in_use")]
-    if torch_device.type == "cuda":
-        peaks.append(torch.cuda.max_memory_allocated(torch_device))
-    return sum(filter(None, peaks)) or None
+    torch_peak = torch.cuda.max_memory_allocated(torch_device) if torch_device.type == "cuda" else None
+    return sum(filter(None, [(device.memory_stats() or {}).get("peak_bytes_in_use"), torch_peak])) or None
 
 
 def peak_rss_bytes() -> int:

@@ -8,8 +8,9 @@ import os
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch: allocate as needed
 
 import functools
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, Literal, Sequence
 
 import gymnax
 import jax
@@ -91,25 +92,14 @@ def flatten_obs(obs: jax.Array) -> jax.Array:
 
 
 def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
-    """Reset every env; the observation comes packed as env_step packs it (reward and flags 0, final obs = obs), so
-    torch sees every observation in one memory layout (a compiled function would recompile for new strides)."""
+    """Reset every env, packed as env_step packs a step (flags 0, final obs = obs): one memory layout, no recompiles."""
     obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
     obs = flatten_obs(obs)
     return jnp.concatenate([obs, jnp.zeros((num_envs, 3)), obs], axis=1), env_state
 
 
-class EpisodeStats(NamedTuple):
-    returns: jax.Array
-    lengths: jax.Array
-    finished_return_sum: jax.Array
-    finished_length_sum: jax.Array
-    finished_count: jax.Array
-
-
-class EnvCarry(NamedTuple):  # what the env step carries from step to step, all in JAX
-    key: jax.Array
-    env_state: Any
-    stats: EpisodeStats
+EpisodeStats = namedtuple("EpisodeStats", "returns lengths finished_return_sum finished_length_sum finished_count")
+EnvCarry = namedtuple("EnvCarry", "key env_state stats")  # what the env step carries from step to step, all in JAX
 
 
 def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
@@ -120,11 +110,9 @@ def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
 
 def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
     """Masked per-env update of running returns and lengths, on device."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
+    returns, lengths = stats.returns + reward, stats.lengths + 1
     return EpisodeStats(
-        returns=jnp.where(done, 0.0, returns),
-        lengths=jnp.where(done, 0, lengths),
+        returns=jnp.where(done, 0.0, returns), lengths=jnp.where(done, 0, lengths),
         finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
         finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
         finished_count=stats.finished_count + jnp.sum(done),
@@ -136,9 +124,8 @@ def env_step(carry: EnvCarry, action: jax.Array, env: Any, env_params: Any):
     DLPack exchange): next obs, reward, terminated, truncated and final obs side by side (see unpack_step)."""
     key, step_key = jax.random.split(carry.key)
     keys = jax.random.split(step_key, action.shape[0])
-    obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-        keys, carry.env_state, action, env_params
-    )
+    vmapped_step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    obs, env_state, reward, terminated, truncated, info = vmapped_step(keys, carry.env_state, action, env_params)
     stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     flags = jnp.stack([reward, terminated, truncated], axis=1).astype(jnp.float32)
     step = jnp.concatenate([flatten_obs(obs), flags, flatten_obs(info["final_observation"])], axis=1)
@@ -146,7 +133,7 @@ def env_step(carry: EnvCarry, action: jax.Array, env: Any, env_params: Any):
 
 
 def unpack_step(step: torch.Tensor):
-    """Views of env_step's packed array (one step, or stacked steps): next obs, reward, terminated, truncated, final obs."""
+    """Views of env_step's packed array (a step or steps): next obs, reward, terminated, truncated, final obs."""
     obs_dim = (step.shape[-1] - 3) // 2
     return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
 
@@ -196,40 +183,20 @@ def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.dev
     return Agent(obs_dim, MODEL_SIZES[model_size], action_dim).to(device)
 
 
-class AdamState(NamedTuple):
-    """Adam's state for the functional step in update_minibatch, all on the device (as CUDA graphs need): the step
-    count, both moments per parameter, and the LR in a tensor set once per iteration (a changing Python float would
-    recompile the graph)."""
-
-    step: torch.Tensor
-    exp_avg: dict[str, torch.Tensor]
-    exp_avg_sq: dict[str, torch.Tensor]
-    lr: torch.Tensor
-    eps: float
+# Adam's state for update_minibatch's functional step, on the device (as CUDA graphs need): the step count, the moments
+# (parameter name -> tensor), the LR as a tensor set once per iteration (a changing Python float would recompile), eps
+AdamState = namedtuple("AdamState", "step exp_avg exp_avg_sq lr eps")
 
 
 def make_optimizer(agent: Agent, args: Args) -> AdamState:
     """Adam with betas (0.9, 0.999) (the global-norm clip and the step itself are in update_minibatch)."""
-    device = next(agent.parameters()).device
+    step, lr = (torch.tensor(value, device=next(agent.parameters()).device) for value in (0.0, args.learning_rate))
     exp_avg, exp_avg_sq = ({name: torch.zeros_like(p) for name, p in agent.named_parameters()} for _ in range(2))
-    lr = torch.tensor(args.learning_rate, device=device)
-    return AdamState(torch.zeros((), device=device), exp_avg, exp_avg_sq, lr, args.adam_eps)
+    return AdamState(step, exp_avg, exp_avg_sq, lr, args.adam_eps)
 
 
-class Storage(NamedTuple):
-    obs: torch.Tensor
-    actions: torch.Tensor
-    logprobs: torch.Tensor
-    values: torch.Tensor
-    rewards: torch.Tensor
-    terminated: torch.Tensor
-    truncated: torch.Tensor
-    final_values: torch.Tensor
-
-
-class RolloutCarry(NamedTuple):
-    env: EnvCarry
-    obs: torch.Tensor
+Storage = namedtuple("Storage", "obs actions logprobs values rewards terminated truncated final_values")
+RolloutCarry = namedtuple("RolloutCarry", "env obs")
 
 
 # ROLLOUT
@@ -292,22 +259,8 @@ def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, b
 
 
 # LOSS
-class LossInfo(NamedTuple):
-    policy_loss: torch.Tensor
-    value_loss: torch.Tensor
-    entropy: torch.Tensor
-    approx_kl: torch.Tensor
-    old_approx_kl: torch.Tensor
-    clipfrac: torch.Tensor
-
-
-class Batch(NamedTuple):
-    obs: torch.Tensor
-    actions: torch.Tensor
-    logprobs: torch.Tensor
-    values: torch.Tensor
-    advantages: torch.Tensor
-    returns: torch.Tensor
+LossInfo = namedtuple("LossInfo", "policy_loss value_loss entropy approx_kl old_approx_kl clipfrac")
+Batch = namedtuple("Batch", "obs actions logprobs values advantages returns")
 
 
 def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
@@ -365,8 +318,10 @@ def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer: A
     return LossInfo(*(value.detach() for value in info))
 
 
-def update(b: Batch, minibatch_fn, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+def update(storage: Storage, advantages, returns, minibatch_fn, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
     b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
     mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     infos = [minibatch_fn(inds, b) for inds in mb_inds]
@@ -375,21 +330,12 @@ def update(b: Batch, minibatch_fn, args: Args):
     return LossInfo(*torch.stack([torch.stack(info) for info in infos]).mean(0)), explained_var
 
 
-def flatten_batch(storage: Storage, advantages, returns) -> Batch:
-    """Merge the (num_steps, num_envs) axes into one batch axis."""
-    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
-    return Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
-
-
 # CUDA GRAPHS
 class CudaGraph:
-    """Replay `fn` (a step, compiled or not) as one CUDA graph with static inputs and outputs.
-
-    The first `warmup` calls run for real on a side stream (compilation, lazy CUDA and optimizer-state set-up), the
-    next call captures the graph once, and every call copies its tensor arguments into the static inputs and replays;
-    an argument in `once_per_object` (the batch of an update's 80 minibatch calls) is copied only when a new object is
-    passed. Outputs are cloned out of the graph's memory, which the next replay overwrites.
-    """
+    """Replay `fn` (a step, compiled or not) as one CUDA graph. The first `warmup` calls run for real on a side stream
+    (compilation, lazy set-up), the next captures the graph; each call then copies its tensor arguments into the static
+    inputs (one in `once_per_object`, the batch of an update's minibatch calls, only when it is a new object), replays,
+    and clones the outputs out of the graph's memory, which the next replay overwrites."""
 
     def __init__(self, fn, once_per_object: tuple[int, ...] = (), warmup: int = 2):
         self.fn, self.once_per_object, self.warmup = fn, once_per_object, warmup
@@ -403,19 +349,15 @@ class CudaGraph:
                 out = self.fn(*args)
             torch.cuda.current_stream().wait_stream(self.stream)
             return out
-        if self.graph is None:
-            # same strides as the arguments (views of the packed env output), or the compiled function would recompile
-            self.static_args = pytree.tree_map(
-                lambda x: torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device).copy_(x), args
-            )
+        if self.graph is None:  # static inputs with the arguments' strides (views of the packed steps): no recompile
+            self.static_args = pytree.tree_map(lambda x: x.new_empty_strided(x.shape, x.stride()), args)
             self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph):
+            with torch.cuda.graph(self.graph):  # records the kernels, runs none: the first replay below does
                 self.static_out = self.fn(*self.static_args)
-        else:
-            for index, (static, new) in enumerate(zip(self.static_args, args)):
-                if index not in self.once_per_object or self.copied.get(index) is not new:
-                    pytree.tree_map(torch.Tensor.copy_, static, new)
-                    self.copied[index] = new
+        for index, (static, new) in enumerate(zip(self.static_args, args)):
+            if index not in self.once_per_object or self.copied.get(index) is not new:
+                pytree.tree_map(torch.Tensor.copy_, static, new)
+                self.copied[index] = new
         self.graph.replay()
         return pytree.tree_map(torch.clone, self.static_out)
 
@@ -425,8 +367,7 @@ def main(args: Args, run: "Run"):
     device, torch_device = select_device(args.device)
     jax.config.update("jax_default_device", device)
     torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as in JAX
-    # compile from scratch in every process, as JAX does (no on-disk cache): iteration 0 times the whole compiler;
-    # TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 in the environment overrides this (a user's second run, warm caches)
+    # compile from scratch as JAX does (TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 overrides): iteration 0 times the compiler
     torch.compiler.config.force_disable_caches = True
 
     # SEEDING: JAX keys for the envs; torch's generator for parameters, actions and minibatch order
@@ -442,30 +383,22 @@ def main(args: Args, run: "Run"):
     # committed to the device like every later env output, or the env step compiles twice
     carry = RolloutCarry(jax.device_put(EnvCarry(key, env_state, stats), device), obs)
 
-    # EXECUTABLES: torch.compile where it repays its compile time, the minibatch update, as one graph; the per-step
-    # policy (32 rows: a compiled call costs more than the ops it fuses), the rollout's values and GAE stay eager; the env
-    # step under jax.jit (its carry donated); --cudagraphs replays CUDA graphs of the policy and minibatch steps. The
-    # action crosses to JAX as a NumPy view on the CPU (faster than DLPack there), through DLPack on the GPU
+    # EXECUTABLES: torch.compile where it repays its compile time: the minibatch update, one graph (the per-step policy,
+    # 32 rows, costs more compiled; values and GAE stay eager); the env step under jax.jit (carry donated); --cudagraphs
+    # replays CUDA graphs of the policy and minibatch steps. Actions cross to JAX as NumPy views (CPU), by DLPack (GPU)
     policy_fn = functools.partial(policy_step, actor=agent.actor)
-    env_step_fn = functools.partial(env_step, env=env, env_params=env_params)
+    env_step_fn = jax.jit(functools.partial(env_step, env=env, env_params=env_params), donate_argnums=0)
     to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
-    loss_fn = functools.partial(
-        ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
-    )
-    minibatch_fn = functools.partial(
-        torch.compile(update_minibatch, fullgraph=True), agent=agent, optimizer=optimizer, loss_fn=loss_fn,
-        max_grad_norm=args.max_grad_norm,
-    )
-    env_step_fn = jax.jit(env_step_fn, donate_argnums=0)
+    loss_fn = functools.partial(ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+                                ent_coef=args.ent_coef, vf_coef=args.vf_coef)
+    minibatch_fn = functools.partial(torch.compile(update_minibatch, fullgraph=True), agent=agent, optimizer=optimizer,
+                                     loss_fn=loss_fn, max_grad_norm=args.max_grad_norm)
     if args.cudagraphs:
         policy_fn, minibatch_fn = CudaGraph(policy_fn), CudaGraph(minibatch_fn, once_per_object=(1,))
-    rollout_fn = functools.partial(
-        rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, to_env=to_env, num_steps=args.num_steps,
-        num_actions=env.action_space(env_params).n, bootstrap_truncated=args.bootstrap_truncated,
-    )
+    rollout_fn = functools.partial(rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, to_env=to_env,
+                                   num_steps=args.num_steps, num_actions=env.action_space(env_params).n,
+                                   bootstrap_truncated=args.bootstrap_truncated)
 
-    global_step = 0
     for iteration in range(args.num_iterations):
         run.start_iteration(iteration)
         lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
@@ -475,10 +408,10 @@ def main(args: Args, run: "Run"):
         carry, storage, last_value = rollout_fn(carry)
         advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
         run.end_phase("rollout", synchronize, torch_device, carry.env)
-        global_step += args.num_envs * args.num_steps
+        global_step = (iteration + 1) * args.num_envs * args.num_steps
 
         # UPDATE
-        losses, explained_var = update(flatten_batch(storage, advantages, returns), minibatch_fn, args)
+        losses, explained_var = update(storage, advantages, returns, minibatch_fn, args)
         run.end_phase("update", synchronize, torch_device, ())
 
         # LOGGING: the one host fetch of this iteration
@@ -596,10 +529,8 @@ def synchronize(torch_device: torch.device, jax_arrays: Any):
 
 def peak_device_bytes(device: jax.Device, torch_device: torch.device) -> int | None:
     """Peak device memory of the process (docs/method.md, Logged metrics): JAX's env peak + torch's; None on the CPU."""
-    peaks = [(device.memory_stats() or {}).get("peak_bytes_in_use")]
-    if torch_device.type == "cuda":
-        peaks.append(torch.cuda.max_memory_allocated(torch_device))
-    return sum(filter(None, peaks)) or None
+    torch_peak = torch.cuda.max_memory_allocated(torch_device) if torch_device.type == "cuda" else None
+    return sum(filter(None, [(device.memory_stats() or {}).get("peak_bytes_in_use"), torch_peak])) or None
 
 
 def peak_rss_bytes() -> int:

@@ -6,8 +6,9 @@ PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time sta
 import os
 
 import functools
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, Literal, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -85,9 +86,8 @@ GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "Mou
 
 
 def make_envs(env_id: str, num_envs: int, vectorization: str):
-    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset), so the final
-    observation of a truncated episode is at hand, as gymnax gives it. sync: copies stepped in turn in this process;
-    vector: Gymnasium's NumPy CartPole, every env in one array operation per step."""
+    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset: a truncated episode's
+    final obs is at hand, as in gymnax). sync: copies stepped in turn; vector: one NumPy CartPole for every env."""
     if vectorization == "vector":
         return SameStepCartPole(num_envs)
     same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
@@ -95,9 +95,8 @@ def make_envs(env_id: str, num_envs: int, vectorization: str):
 
 
 class SameStepCartPole:
-    """Gymnasium's NumPy-vectorised CartPole-v1 with same-step autoreset, for the sync env's transitions. That env
-    resets an ended episode in the next step (ignoring that step's action, reward 0). Here the envs that ended are
-    reset within the step that ended them, env i from its own generator seeded seed + i and drawn as
+    """Gymnasium's NumPy-vectorised CartPole-v1, which resets an ended episode in the next step (ignoring its action,
+    reward 0), made to reset it within the step that ends it, env i from its own generator seeded seed + i, drawn as
     CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env."""
 
     def __init__(self, num_envs: int):
@@ -134,18 +133,14 @@ def flatten_obs(obs: np.ndarray) -> np.ndarray:
 
 
 def env_reset(envs: gym.vector.VectorEnv, seed: int) -> np.ndarray:
-    """Reset every env (env i seeded with seed + i); the observation comes packed as env_step packs it (reward and
-    flags 0, final obs = obs), so the device sees every observation in one memory layout."""
-    obs, _ = envs.reset(seed=seed)
-    obs = flatten_obs(obs)
+    """Reset every env (env i seeded with seed + i), packed as env_step packs a step (flags 0, final obs = obs)."""
+    obs = flatten_obs(envs.reset(seed=seed)[0])
     return np.concatenate([obs, np.zeros((obs.shape[0], 3), np.float32), obs], axis=1)
 
 
 def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
-    """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy): next obs,
-    reward, terminated, truncated and final obs side by side on the last axis (see unpack_step). An env whose episode
-    ended this step is already reset (its next obs starts the new episode); its last observation is in
-    info["final_obs"], and every other env's final obs is its next obs, as in gymnax."""
+    """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy, see unpack_step).
+    An env whose episode ended is already reset, its final obs in info["final_obs"]; any other's is its next obs."""
     obs, reward, terminated, truncated, info = envs.step(action)
     final_obs = obs.copy()
     if "_final_obs" in info:
@@ -155,12 +150,7 @@ def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
     return np.concatenate([flatten_obs(obs), flags, flatten_obs(final_obs)], axis=1)
 
 
-class EpisodeStats(NamedTuple):
-    returns: np.ndarray
-    lengths: np.ndarray
-    finished_return_sum: float
-    finished_length_sum: float
-    finished_count: float
+EpisodeStats = namedtuple("EpisodeStats", "returns lengths finished_return_sum finished_length_sum finished_count")
 
 
 def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
@@ -170,11 +160,9 @@ def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
 
 def track_episodes(stats: EpisodeStats, reward: np.ndarray, done: np.ndarray) -> EpisodeStats:
     """Masked per-env update of running returns and lengths, in NumPy on the host, where the env step is."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
+    returns, lengths = stats.returns + reward, stats.lengths + 1
     return EpisodeStats(
-        returns=np.where(done, 0.0, returns),
-        lengths=np.where(done, 0, lengths),
+        returns=np.where(done, 0.0, returns), lengths=np.where(done, 0, lengths),
         finished_return_sum=stats.finished_return_sum + float(np.sum(np.where(done, returns, 0.0))),
         finished_length_sum=stats.finished_length_sum + float(np.sum(np.where(done, lengths, 0))),
         finished_count=stats.finished_count + float(np.sum(done)),
@@ -182,8 +170,7 @@ def track_episodes(stats: EpisodeStats, reward: np.ndarray, done: np.ndarray) ->
 
 
 def unpack_step(step):
-    """Views of env_step's packed array on the device (one step, or stacked steps): next obs, reward, terminated,
-    truncated, final obs."""
+    """Views of env_step's packed array (a step or steps): next obs, reward, terminated, truncated, final obs."""
     obs_dim = (step.shape[-1] - 3) // 2
     return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
 
@@ -236,20 +223,8 @@ def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
     return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=args.adam_eps, fused=True)
 
 
-class Storage(NamedTuple):
-    obs: torch.Tensor
-    actions: torch.Tensor
-    logprobs: torch.Tensor
-    values: torch.Tensor
-    rewards: torch.Tensor
-    terminated: torch.Tensor
-    truncated: torch.Tensor
-    final_values: torch.Tensor
-
-
-class RolloutCarry(NamedTuple):
-    obs: torch.Tensor
-    stats: EpisodeStats
+Storage = namedtuple("Storage", "obs actions logprobs values rewards terminated truncated final_values")
+RolloutCarry = namedtuple("RolloutCarry", "obs stats")
 
 
 # ROLLOUT
@@ -314,22 +289,8 @@ def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, b
 
 
 # LOSS
-class LossInfo(NamedTuple):
-    policy_loss: torch.Tensor
-    value_loss: torch.Tensor
-    entropy: torch.Tensor
-    approx_kl: torch.Tensor
-    old_approx_kl: torch.Tensor
-    clipfrac: torch.Tensor
-
-
-class Batch(NamedTuple):
-    obs: torch.Tensor
-    actions: torch.Tensor
-    logprobs: torch.Tensor
-    values: torch.Tensor
-    advantages: torch.Tensor
-    returns: torch.Tensor
+LossInfo = namedtuple("LossInfo", "policy_loss value_loss entropy approx_kl old_approx_kl clipfrac")
+Batch = namedtuple("Batch", "obs actions logprobs values advantages returns")
 
 
 def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
@@ -375,20 +336,16 @@ def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, l
     return LossInfo(*(value.detach() for value in info))
 
 
-def update(b: Batch, minibatch_fn, args: Args):
-    """`update_epochs` passes over the batch, each in a fresh random minibatch order."""
+def update(storage: Storage, advantages, returns, minibatch_fn, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
     b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
     mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     infos = [minibatch_fn(inds, b) for inds in mb_inds]
     var_y = torch.var(b.returns, correction=0)
     explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
     return LossInfo(*torch.stack([torch.stack(info) for info in infos]).mean(0)), explained_var
-
-
-def flatten_batch(storage: Storage, advantages, returns) -> Batch:
-    """Merge the (num_steps, num_envs) axes into one batch axis."""
-    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
-    return Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
 
 
 # TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
@@ -408,19 +365,14 @@ def main(args: Args, run: "Run"):
     # EXECUTABLES: the same top-level functions, run eagerly; the env steps in NumPy
     policy_fn = functools.partial(policy_step, actor=agent.actor)
     env_step_fn = functools.partial(env_step, envs=envs)
-    loss_fn = functools.partial(
-        ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
-    )
-    minibatch_fn = functools.partial(
-        update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn, max_grad_norm=args.max_grad_norm
-    )
-    rollout_fn = functools.partial(
-        rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn, num_steps=args.num_steps,
-        num_actions=envs.single_action_space.n, bootstrap_truncated=args.bootstrap_truncated,
-    )
+    loss_fn = functools.partial(ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+                                ent_coef=args.ent_coef, vf_coef=args.vf_coef)
+    minibatch_fn = functools.partial(update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn,
+                                     max_grad_norm=args.max_grad_norm)
+    rollout_fn = functools.partial(rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn,
+                                   num_steps=args.num_steps, num_actions=envs.single_action_space.n,
+                                   bootstrap_truncated=args.bootstrap_truncated)
 
-    global_step = 0
     for iteration in range(args.num_iterations):
         run.start_iteration(iteration)
         lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
@@ -430,10 +382,10 @@ def main(args: Args, run: "Run"):
         carry, storage, last_value = rollout_fn(carry)
         advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
         run.end_phase("rollout", synchronize, torch_device)
-        global_step += args.num_envs * args.num_steps
+        global_step = (iteration + 1) * args.num_envs * args.num_steps
 
         # UPDATE
-        losses, explained_var = update(flatten_batch(storage, advantages, returns), minibatch_fn, args)
+        losses, explained_var = update(storage, advantages, returns, minibatch_fn, args)
         run.end_phase("update", synchronize, torch_device)
 
         # LOGGING: the one host fetch of this iteration
