@@ -129,6 +129,17 @@ class LinenIteration(NamedTuple):
 
 
 def linen_iterations(num_iterations):
+    """The first `num_iterations` (at most LINEN_ITERATIONS) of linen_reference_run, with its env, start and params."""
+    start, params, iterations = linen_reference_run()
+    assert num_iterations <= len(iterations)
+    return start, params, iterations[:num_iterations]
+
+
+LINEN_ITERATIONS = 2  # the most iterations a parity test compares
+
+
+@functools.cache  # once per session: the NNX, NNX tree and Equinox parity tests compare with the same arrays
+def linen_reference_run(num_iterations=LINEN_ITERATIONS):
     """Linen's rollout, GAE and update from fixed weights, env state and keys (CartPole-v1 episodes cut at 5 steps,
     4 Adam steps per update, annealed LR): the env, its start, the initial params and each iteration's results."""
     env, env_params = gymnax.make("CartPole-v1")

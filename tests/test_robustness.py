@@ -15,10 +15,11 @@ from helpers import (
 )
 
 LOSS_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/old_approx_kl"]
-# the fast subset runs the divergence and signal tests on one script per framework family (their loop code is the
-# same line for line); the other scripts, and torch.compile's cold compile, run in the full suite
-FAST = {"ppo_linen.py", "ppo_torch.py"}
-FAST_SIGNALS = {("ppo_linen.py", "SIGINT"), ("ppo_torch.py", "SIGTERM")}
+# the fast subset runs the divergence and signal tests on one script: the stop on a NaN loss and the signal handlers
+# are the harness's Run, the same line for line in every script (tests/test_harness.py); the full suite runs every
+# script, SIGTERM too
+FAST = {"ppo_linen.py"}
+FAST_SIGNALS = {("ppo_linen.py", "SIGINT")}
 
 
 def slow_unless_fast(cases):
@@ -115,7 +116,7 @@ def test_diverged_run_exits_3_naming_the_iteration_and_keeps_the_iterations_befo
 
 
 @pytest.mark.background("interrupted")
-@pytest.mark.parametrize("script,signame", [  # the fast subset: one signal in each framework family
+@pytest.mark.parametrize("script,signame", [  # the fast subset: FAST_SIGNALS
     pytest.param(script, signame, marks=[] if (script, signame) in FAST_SIGNALS else [pytest.mark.slow])
     for script, signame in [(script, "SIGTERM") for script in SCRIPTS] + [(SCRIPTS[0], "SIGINT")]
 ])
