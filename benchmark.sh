@@ -87,7 +87,8 @@ EXP5_SYNC_AT_LARGEST=("ppo_linen jit" "ppo_torch env-jit")
 EXP5_LARGEST_NUM_ENVS=8192
 EXP5_LARGEST_RUNS=()
 # 12 iterations: windows 0, 1-7 and 8-11, a steady state of 4 iterations; the whole exp5 took 112 min on a
-# 2-core Intel Xeon (2026-11-23) in the grid it had then (100 runs); the runs of today's grid took 81 of them
+# 2-core Intel Xeon (2026-11-23) in the grid it had then (100 runs), the runs of today's grid 81 of them;
+# today's grid took 74.5 min on a 2-core AMD EPYC
 DEFAULT_EXP5_ITERATIONS=12
 QUICK_EXP5_VARIANTS=("ppo_linen jit" "ppo_torch env-jit" "ppo_torch_gymnasium eager" "ppo_linen_gymnasium jit-vector")
 QUICK_EXP5_NUM_ENVS=(8 32 128)
@@ -185,8 +186,9 @@ is in the repository (a missing script is simply not in the grid):
                     windows 0, 1-7 and 8-11) of the same per-env workload as the others (the
                     minibatch grows with the batch). N = 8192 only for the runs listed in
                     EXP5_LARGEST_RUNS in this file: none yet, as each would take 5 minutes or
-                    more on a 2-core CPU. About 82 minutes on a 2-core CPU (an estimate: these
-                    runs took 81 in the 112-minute sweep of the earlier, 100-run grid)
+                    more on a 2-core CPU. About 82 minutes on a 2-core CPU by the estimate; 74.5
+                    measured on a 2-core AMD EPYC (these runs took 81 in the 112-minute
+                    sweep of the earlier, 100-run grid on an Intel Xeon)
   exp6  28 groups   many agents, once ppo_linen_scan.py is there: the wall time to train N
                     agents (seeds s..s+N-1), from the launch of the first process to the exit
                     of the last, by one `ppo_linen_scan.py --num-seeds N` process (mode scan)
