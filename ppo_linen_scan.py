@@ -1,7 +1,8 @@
 """PPO (CleanRL-style, single file) in Flax Linen + optax on a gymnax environment, the whole training compiled:
-ppo_linen.py's iteration in a `jax.lax.scan`, the `--num-seeds` agents under `jax.vmap`, chunks of it run in a thread of
-their own, an io_callback handing the host each iteration's metrics. A fused loop cannot time rollout and update apart,
-profile one iteration, stop inside a chunk (the exit waits for the running one) or run eagerly (docs/variants.md)."""
+ppo_linen.py's iteration in a `jax.lax.scan`, the `--num-seeds` agents under `jax.vmap` (agent i as `ppo_linen.py
+--seed (seed + i)`), chunks of it run in a thread of their own, an io_callback handing the host each iteration's
+metrics. A fused loop cannot time rollout and update apart (--sync-timing is refused), profile one iteration
+(--profile traces the chunks of iterations 8-10), stop inside a chunk (the exit waits for it) or run eagerly."""
 import time
 
 PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
