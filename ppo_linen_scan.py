@@ -607,7 +607,7 @@ class Run:
         self.writer = EventWriter(self.run_dir)
         # --profile traces iterations 8-10, or those a shorter run has (at least its last)
         self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
-        self.profiling, self.phase_ends = contextlib.ExitStack(), {}
+        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
         signal.signal(signal.SIGINT, self.stop_on_signal)
         signal.signal(signal.SIGTERM, self.stop_on_signal)
 
@@ -664,8 +664,8 @@ class Run:
     def stop_on_signal(self, signum: int, frame: Any):
         """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
         self.ignore_signals()
-        name = signal.Signals(signum).name
-        print(f"interrupted by {name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        self.stopped_by = signal.Signals(signum)
+        print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
         sys.exit(128 + signum)
 
     def ignore_signals(self):
@@ -675,6 +675,8 @@ class Run:
     def close(self):
         self.ignore_signals()  # a late signal must not cut the close short
         self.writer.writer.close()
+        if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
+            sys.exit(128 + self.stopped_by)
 
 
 class AgentRuns:
@@ -682,7 +684,7 @@ class AgentRuns:
     folder {run_name}__seed{s} if there are several (--profile traces the first); one signal handler names them all."""
 
     def __init__(self, args: Args):
-        self.args, self.runs = args, []
+        self.args, self.runs, self.stopped_by = args, [], None
         for seed in range(args.seed, args.seed + args.num_seeds):  # the first Run checks the args before any is made
             run_name = args.run_name and args.run_name + f"__seed{seed}" * (args.num_seeds > 1)
             agent_args = replace(args, seed=seed, run_name=run_name, profile=args.profile and seed == args.seed)
@@ -714,14 +716,17 @@ class AgentRuns:
 
     def stop_on_signal(self, signum: int, frame: Any):
         self.runs[0].ignore_signals()
+        self.stopped_by = signal.Signals(signum)
         partial = "partial runs" if len(self.runs) > 1 else "partial run"
         folders = ", ".join(run.run_dir for run in self.runs)
-        print(f"interrupted by {signal.Signals(signum).name}: {partial} (no time/total) in {folders}", file=sys.stderr)
+        print(f"interrupted by {self.stopped_by.name}: {partial} (no time/total) in {folders}", file=sys.stderr)
         sys.exit(128 + signum)
 
     def close(self):
         for run in self.runs:
             run.close()
+        if self.stopped_by:
+            sys.exit(128 + self.stopped_by)
 
 
 if __name__ == "__main__":

@@ -536,7 +536,7 @@ class Run:
         self.writer = EventWriter(self.run_dir)
         # --profile traces iterations 8-10, or those a shorter run has (at least its last)
         self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
-        self.profiling, self.phase_ends = contextlib.ExitStack(), {}
+        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
         signal.signal(signal.SIGINT, self.stop_on_signal)
         signal.signal(signal.SIGTERM, self.stop_on_signal)
 
@@ -593,8 +593,8 @@ class Run:
     def stop_on_signal(self, signum: int, frame: Any):
         """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
         self.ignore_signals()
-        name = signal.Signals(signum).name
-        print(f"interrupted by {name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        self.stopped_by = signal.Signals(signum)
+        print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
         sys.exit(128 + signum)
 
     def ignore_signals(self):
@@ -604,6 +604,8 @@ class Run:
     def close(self):
         self.ignore_signals()  # a late signal must not cut the close short
         self.writer.writer.close()
+        if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
+            sys.exit(128 + self.stopped_by)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,13 @@ import re
 import signal
 import struct
 import subprocess
+import sys
 
 import pytest
 
 from helpers import (
-    BAD_COMMAND_LINES, BAD_VALUES, GYMNASIUM_SCRIPTS, NO_GYMNASIUM_ENV, SCRIPTS, assert_clean_error, bad_command_lines,
-    frameworks, read_run,
+    BAD_COMMAND_LINES, BAD_VALUES, GYMNASIUM_SCRIPTS, NO_GYMNASIUM_ENV, ROOT, SCRIPTS, TINY, assert_clean_error,
+    bad_command_lines, frameworks, read_run,
 )
 
 LOSS_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/old_approx_kl"]
@@ -129,3 +130,40 @@ def test_signal_closes_the_event_file_and_exits_128_plus_signal(script, signame,
     assert whole_records(run_dir)
     scalars, texts = read_run(run_dir)
     assert scalars["time/iteration"] and "time/total" not in scalars and "hyperparameters" in texts
+
+
+# A signal's SystemExit raised where the handler ran inside C++ code that calls back into Python (a jit cache lookup
+# comparing NNX graph metadata) comes out of that code as another error: here the env's step, traced under jit,
+# signals its own process and turns the SystemExit into a ValueError, as that C++ code does
+SIGNAL_IN_CPP = """
+import os, runpy, signal, sys
+import gymnax
+make = gymnax.make
+def make_signalling(*args, **kwargs):
+    env, env_params = make(*args, **kwargs)
+    step = env.step
+    def step_signalling(*step_args):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except SystemExit as error:
+            raise ValueError("metadata fields are hashable and have simple equality semantics") from error
+        return step(*step_args)
+    env.step = step_signalling
+    return env, env_params
+gymnax.make = make_signalling
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.slow
+def test_a_signal_whose_exit_comes_out_of_cpp_code_as_another_error_still_exits_128_plus_signal(tmp_path):
+    script = os.path.join(ROOT, "ppo_linen.py")
+    result = subprocess.run(
+        [sys.executable, "-c", SIGNAL_IN_CPP, script, *TINY, "--log-dir", str(tmp_path), "--run-name", "run"],
+        capture_output=True, text=True, timeout=300,
+    )
+    run_dir = os.path.join(tmp_path, "run")
+    assert result.returncode == 128 + signal.SIGTERM, result.stderr[-3000:]
+    assert last_line(result.stderr) == f"interrupted by SIGTERM: partial run (no time/total) in {run_dir}"
+    assert whole_records(run_dir) and "hyperparameters" in read_run(run_dir)[1]
