@@ -105,7 +105,23 @@ EXP6_PROCESS_AGENTS=(1 2 4 8)
 QUICK_EXP6_ENVS=(CartPole-v1)
 QUICK_EXP6_AGENTS=(1 2)
 EXP6_SEED_STRIDE=1000 # repeat r (0-based) trains the agents of seeds 1 + 1000 r onwards: disjoint across repeats
-EXPERIMENTS=(exp1 exp2 exp3 exp4 exp5 exp6) # what --only accepts
+# The model-size experiment exp7: the ranking at each model size on this machine, with run-to-run spread beside the
+# env-to-env spread and the rollout/update split per size. Every fully compiled variant and torch env-jit beside them:
+# small on EXP7_ENVS with EXP7_SMALL_SEEDS seeds (more with --repeats), medium on all 12 envs, large on EXP7_ENVS with
+# fewer iterations (--exp7-large-iterations: a large iteration takes 30-45 s on a 2-core CPU); --sync-timing runs on
+# EXP7_SYNC_ENVS at every size for every variant but scan (one call, no split), at large only EXP7_SYNC_AT_LARGE.
+EXP7_VARIANTS=("ppo_linen jit" "ppo_nnx_cached cached" "ppo_nnx_tree tree" "ppo_equinox jit" "ppo_torch_compile compile"
+  "ppo_linen_scan scan" "ppo_torch env-jit")
+EXP7_ENVS=(CartPole-v1 Breakout-MinAtar Asterix-MinAtar)
+EXP7_SMALL_SEEDS=3
+EXP7_SYNC_ENVS=(CartPole-v1)
+EXP7_SYNC_AT_LARGE=("ppo_linen jit" "ppo_torch env-jit")
+# 12 iterations as exp5's (windows 0, 1-7 and 8-11): 21 large runs of 12 iterations take about 2.5 h on a 2-core CPU
+DEFAULT_EXP7_LARGE_ITERATIONS=12
+QUICK_EXP7_VARIANTS=("ppo_linen jit" "ppo_torch env-jit")
+QUICK_EXP7_ENVS=(CartPole-v1)
+QUICK_EXP7_SMALL_SEEDS=2
+EXPERIMENTS=(exp1 exp2 exp3 exp4 exp5 exp6 exp7) # what --only accepts
 # The per-run workload: the scripts' defaults, every one passed explicitly to every run.
 DEFAULT_ITERATIONS=100
 DEFAULT_EAGER_ITERATIONS=10 # eager modes (JAX none, torch none): about a minute per iteration on a 2-core CPU
@@ -198,13 +214,23 @@ is in the repository (a missing script is simply not in the grid):
                     (plot.py extrapolates them beyond) x CartPole-v1, Breakout-MinAtar x
                     small, async. A group at an N whose estimated peak memory does not fit is
                     refused (see Memory). About 50 minutes on a 2-core CPU (an estimate)
-Every run of exp1 to exp4 and exp6 does 100 iterations, eager modes (JAX none, torch none) 10
-(--eager-iterations), all of the same per-iteration workload: --num-envs 32 --num-steps 256
---update-epochs 10 --num-minibatches 8. Repeat r (0-based) runs with --seed 1+r; exp6's groups
-train the agents of seeds 1+1000r onwards.
+  exp7    182 runs  model sizes on this machine: linen jit, nnx_cached cached, nnx_tree tree,
+                    equinox jit, torch_compile compile, linen_scan scan and torch env-jit (async)
+                    x small on CartPole-v1, Breakout-MinAtar, Asterix-MinAtar with seeds 1-3
+                    (or 1..--repeats, if more), medium on all 12 envs, large on those 3 envs in
+                    runs of 12 iterations (--exp7-large-iterations; windows 0, 1-7 and 8-11: a
+                    large iteration takes 30-45 s on a 2-core CPU): 168 runs; plus --sync-timing
+                    runs on CartPole-v1 for the rollout/update split per size, every variant
+                    but scan (one compiled call) at small and medium, linen jit and torch
+                    env-jit at large: 14 runs. About 7 hours on a 2-core CPU (an estimate)
+Every run of exp1 to exp4, exp6 and exp7 (but its large runs) does 100 iterations, eager modes
+(JAX none, torch none) 10 (--eager-iterations), all of the same per-iteration workload:
+--num-envs 32 --num-steps 256 --update-epochs 10 --num-minibatches 8. Repeat r (0-based) runs
+with --seed 1+r; exp6's groups train the agents of seeds 1+1000r onwards.
 Run names: <exp>__<script>__<mode>__<env_id>__<size>__<seed>; exp5's carry N before the seed,
 exp5__<script>__<mode>__<env_id>__small__n<N>__<seed>, and its synchronised runs "sync" after
-it, exp5__<script>__<mode>__<env_id>__small__n<N>__sync__<seed>; an exp6 group's name carries
+it, exp5__<script>__<mode>__<env_id>__small__n<N>__sync__<seed>, as exp7's,
+exp7__<script>__<mode>__<env_id>__<size>__sync__<seed>; an exp6 group's name carries
 its number of agents N and its first seed, exp6__<script>__<mode>__<env_id>__small__a<N>__<seed>,
 and its folder runs/exp6/<group>/ holds agent__seed<s>/ per agent and group.json (its wall time;
 written once every agent finished). The selection options and the files of OUT use these names,
@@ -214,8 +240,9 @@ How long. Measured on an otherwise idle 2-core Intel Xeon CPU VM (2026-11-22): -
 minutes for the 45 runs it had before exp4's 4 and exp5's joined it (70 now, exp6's 6 groups aside); exp1 at small
 (63 runs with the warm-up) 34 minutes. ESTIMATES, not measured: on a 2-core CPU, from the
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
-own runs), --grid study about 2 days, the default grid with every variant about 4 days (the
-large model size dominates), exp5 about 82 minutes, exp6 about 50 (81 measured on a 2-core AMD EPYC). On one GPU, a guess: about 7 hours for the reference grid (mostly
+own runs), --grid study about 2 days, the default grid with every variant about 4.5 days (the
+large model size dominates), exp5 about 82 minutes, exp6 about 50 (81 measured on a 2-core AMD EPYC),
+exp7 about 7 hours. On one GPU, a guess: about 7 hours for the reference grid (mostly
 the eager runs), 10 to 15 minutes for --quick.
 
 Options:
@@ -231,22 +258,25 @@ Options:
                                linen_gymnasium jit-vector x N = 8, 32, 128, and --sync-timing
                                at N = 8, linen and torch at 128 too (those whose script is there)
                        exp6    CartPole-v1 x scan, linen jit, torch env-jit x N = 1, 2 agents
+                       exp7    CartPole-v1 x linen jit, torch env-jit x the 3 sizes (small: seeds
+                               1, 2), and --sync-timing at each size
                      every run 10 iterations (exp5: 12), the fewest that fill plot.py's
                      windows (0, 1-7, 8-99), of a smaller workload: --num-steps 32
                      --update-epochs 2 --num-minibatches 4; 31 runs with --grid study; a
                      smoke test, not results
-  --repeats N        run the grid N times, with seeds 1..N (default 1)
-  --only EXP         keep only EXP (exp1 .. exp6) and the warm-up runs, which prepare the
+  --repeats N        run the grid N times, with seeds 1..N (default 1; exp7's small runs: at least 3)
+  --only EXP         keep only EXP (exp1 .. exp7) and the warm-up runs, which prepare the
                      machine for any experiment; to drop them too, add --filter '^EXP__'
   --filter REGEX     keep the runs whose name (see above) matches REGEX (POSIX extended regex),
-                     e.g. 'ppo_torch.*MinAtar', '__large__', '__n2048__', '__sync__' (exp5's
-                     synchronised runs), '__n[0-9]+__[0-9]+$' (exp5's others), '__a8__' (exp6's
-                     groups of 8 agents)
+                     e.g. 'ppo_torch.*MinAtar', '__large__', '__n2048__', '__sync__' (exp5's and
+                     exp7's synchronised runs), '__n[0-9]+__[0-9]+$' (exp5's others), '__a8__'
+                     (exp6's groups of 8 agents)
   --shard K/N        split the selected runs into N interleaved parts and keep the K-th
                      (1 <= K <= N); the selected warm-up runs go to every shard
   --iterations N     iterations of every non-eager run (default 100; with --quick 10)
   --eager-iterations N  iterations of the eager runs (default 10, or --iterations if smaller)
   --exp5-iterations N   iterations of every exp5 run (default 12, with --quick too)
+  --exp7-large-iterations N  iterations of exp7's large runs (default 12, or --iterations if smaller)
   --timeout SECONDS  stop a run (an exp6 group: each of its processes) after SECONDS and record
                      it as "timeout" (default: no limit)
   --dry-run          print "<index> <exp> <command>" for each selected run, run nothing; an exp6
@@ -266,12 +296,13 @@ The index is the run's position in the whole grid (repeats included); --only, --
 OUT/env_timing.json the step time of every env of the grid.
 Resume: rerun with the same options and --out; finished runs are skipped, failed and
 interrupted ones run again (their partial run folder is deleted first). OUT/workload.json
-records the workload of the first invocation, exp5's iterations and list of N included; a
-different workload (--quick, --iterations, --eager-iterations, --exp5-iterations) into the same
-OUT is refused. A run's N is in its name: a resume never takes one N for another. An exp6 group
-resumes whole: finished once every agent wrote time/total and group.json is written, else its
-folder is deleted and all its agents run again; a failing process fails its group (the others
-are stopped, none more is started; no group.json). One sweep at a time writes into an OUT.
+records the workload of the first invocation, exp5's iterations and list of N and exp7's large
+iterations included; a different workload (--quick, --iterations, --eager-iterations,
+--exp5-iterations, --exp7-large-iterations) into the same OUT is refused. A run's N is in its
+name: a resume never takes one N for another. An exp6 group resumes whole: finished once every
+agent wrote time/total and group.json is written, else its folder is deleted and all its agents
+run again; a failing process fails its group (the others are stopped, none more is started; no
+group.json). One sweep at a time writes into an OUT.
 Memory: a run whose estimated peak memory (a model per script of the batch and the observation
 size, docs/method.md; an exp6 group: the scan process's batch of N agents, or the processes
 that run at once) exceeds the memory available (MemAvailable of /proc/meminfo; the variable
@@ -312,6 +343,7 @@ SHARD_N=1
 ITERATIONS=
 EAGER_ITERATIONS=
 EXP5_ITERATIONS=$DEFAULT_EXP5_ITERATIONS
+EXP7_LARGE_ITERATIONS=
 TIMEOUT=0
 SLURM_TASKS=
 SBATCH_OPTIONS=()
@@ -334,7 +366,7 @@ parse_options() {
         break
         ;;
       --out | --grid | --repeats | --only | --filter | --shard | --iterations | --eager-iterations | --exp5-iterations | \
-        --timeout | --slurm)
+        --exp7-large-iterations | --timeout | --slurm)
         [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
         set_option "$1" "$2"
         shift
@@ -372,12 +404,13 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
       SHARD_K=${BASH_REMATCH[1]}
       SHARD_N=${BASH_REMATCH[2]}
       ;;
-    --iterations | --eager-iterations | --exp5-iterations)
+    --iterations | --eager-iterations | --exp5-iterations | --exp7-large-iterations)
       is_count "$value" || die "$option needs a positive integer, not '$value'"
       case $option in
         --iterations) ITERATIONS=$value ;;
         --eager-iterations) EAGER_ITERATIONS=$value ;;
         --exp5-iterations) EXP5_ITERATIONS=$value ;;
+        --exp7-large-iterations) EXP7_LARGE_ITERATIONS=$value ;;
       esac
       ;;
     --timeout)
@@ -392,8 +425,9 @@ set_option() { # set_option OPTION VALUE: check VALUE and store it
 }
 
 # THE WORKLOAD: the same per-iteration work for every run; eager runs do fewer iterations; exp5 varies the
-# number of envs (EXP5_N) over runs of EXP5_ITERATIONS iterations.
-NUM_ENVS= NUM_STEPS= UPDATE_EPOCHS= NUM_MINIBATCHES= WORKLOAD_JSON= WORKLOAD_JSON_BEFORE_EXP5=
+# number of envs (EXP5_N) over runs of EXP5_ITERATIONS iterations; exp7's large runs do EXP7_LARGE_ITERATIONS.
+NUM_ENVS= NUM_STEPS= UPDATE_EPOCHS= NUM_MINIBATCHES= WORKLOAD_JSON= WORKLOAD_JSON_BEFORE_EXP5= WORKLOAD_JSON_BEFORE_EXP7=
+EXP7_SEEDS=$EXP7_SMALL_SEEDS
 EXP5_N=()
 EXP6_N_SCAN=()      # exp6's numbers of agents: of the scan variant, and of the process variants (a subset of those)
 EXP6_N_PROCESSES=()
@@ -409,24 +443,31 @@ set_workload() {
     EXP5_N=("${QUICK_EXP5_NUM_ENVS[@]}")
     EXP6_N_SCAN=("${QUICK_EXP6_AGENTS[@]}")
     EXP6_N_PROCESSES=("${QUICK_EXP6_AGENTS[@]}")
+    EXP7_SEEDS=$QUICK_EXP7_SMALL_SEEDS
   fi
   ITERATIONS=${ITERATIONS:-$DEFAULT_ITERATIONS}
   if [[ -z $EAGER_ITERATIONS ]]; then
     EAGER_ITERATIONS=$((ITERATIONS < DEFAULT_EAGER_ITERATIONS ? ITERATIONS : DEFAULT_EAGER_ITERATIONS))
   fi
+  if [[ -z $EXP7_LARGE_ITERATIONS ]]; then
+    EXP7_LARGE_ITERATIONS=$((ITERATIONS < DEFAULT_EXP7_LARGE_ITERATIONS ? ITERATIONS : DEFAULT_EXP7_LARGE_ITERATIONS))
+  fi
   read -r NUM_ENVS NUM_STEPS UPDATE_EPOCHS NUM_MINIBATCHES <<<"${workload[*]}"
   printf -v WORKLOAD_JSON_BEFORE_EXP5 '{"iterations": %d, "eager_iterations": %d, "num_envs": %d, "num_steps": %d, "update_epochs": %d, "num_minibatches": %d}' \
     "$ITERATIONS" "$EAGER_ITERATIONS" "$NUM_ENVS" "$NUM_STEPS" "$UPDATE_EPOCHS" "$NUM_MINIBATCHES"
   printf -v exp5_n '%s, ' "${EXP5_N[@]}"
-  WORKLOAD_JSON="${WORKLOAD_JSON_BEFORE_EXP5%\}}, \"exp5_iterations\": $EXP5_ITERATIONS, \"exp5_num_envs\": [${exp5_n%, }]}"
+  WORKLOAD_JSON_BEFORE_EXP7="${WORKLOAD_JSON_BEFORE_EXP5%\}}, \"exp5_iterations\": $EXP5_ITERATIONS, \"exp5_num_envs\": [${exp5_n%, }]}"
+  WORKLOAD_JSON="${WORKLOAD_JSON_BEFORE_EXP7%\}}, \"exp7_large_iterations\": $EXP7_LARGE_ITERATIONS}"
 }
 
 is_eager() { [[ $2 == none ]]; } # is_eager SCRIPT MODE: JAX none (op by op) and torch none (env op by op)
 
-run_iterations() { # run_iterations VAR EXP SCRIPT MODE: VAR = the run's --num-iterations
+run_iterations() { # run_iterations VAR EXP SCRIPT MODE [SIZE]: VAR = the run's --num-iterations
   local -n iterations_=$1
   if [[ $2 == exp5 ]]; then
     iterations_=$EXP5_ITERATIONS
+  elif [[ $2 == exp7 && ${5:-} == large ]]; then
+    iterations_=$EXP7_LARGE_ITERATIONS
   elif is_eager "$3" "$4"; then
     iterations_=$EAGER_ITERATIONS
   else
@@ -442,7 +483,7 @@ declare -A OBS_SIZE # each env's observation size (flattened), from sweep_info.p
 PARALLEL=           # exp6: how many of a group's processes run at a time, the cores usable here (sweep_info.py)
 CPU_COUNT=          # exp6: the machine's cores, for group.json
 
-exp_timing() { # exp_timing EXP: the timing of the experiment's runs (exp5: both, see add_exp5_configs)
+exp_timing() { # exp_timing EXP: the timing of the experiment's runs (exp5 and exp7: both, see their add_* functions)
   if [[ $1 == exp2 || $1 == exp3 ]]; then echo sync; else echo async; fi
 }
 
@@ -505,6 +546,28 @@ exp5_sync_n() { # exp5_sync_n VAR SCRIPT MODE ENV smallest|largest: VAR = the N 
   [[ -n $n_ ]]
 }
 
+add_exp7_configs() { # add_exp7_configs ENVS MEDIUM_ENVS VARIANTS (array names): each variant at small and large on ENVS,
+  # at medium on MEDIUM_ENVS; then the --sync-timing runs on EXP7_SYNC_ENVS at each size (large: EXP7_SYNC_AT_LARGE's)
+  local size env variant size_envs
+  local -n envs_=$1 medium_envs_=$2 variants_=$3
+  for size in "${SIZES[@]}"; do
+    size_envs=("${envs_[@]}")
+    if [[ $size == medium ]]; then size_envs=("${medium_envs_[@]}"); fi
+    for env in "${size_envs[@]}"; do
+      for variant in "${variants_[@]}"; do GRID+=("exp7 $variant $env $size $NUM_ENVS async 1"); done
+    done
+  done
+  for size in "${SIZES[@]}"; do
+    for env in "${EXP7_SYNC_ENVS[@]}"; do
+      for variant in "${variants_[@]}"; do
+        [[ $variant != *" scan" ]] || continue # one compiled call: no rollout/update split
+        [[ $size != large || " ${EXP7_SYNC_AT_LARGE[*]/%/,} " == *" $variant, "* ]] || continue
+        GRID+=("exp7 $variant $env $size $NUM_ENVS sync 1")
+      done
+    done
+  done
+}
+
 exp6_has() { # exp6_has SCRIPT MODE N: whether exp6 trains N agents with this variant
   [[ "$1 $2" == "$EXP6_SCAN_VARIANT" || " ${EXP6_N_PROCESSES[*]} " == *" $3 "* ]]
 }
@@ -557,12 +620,14 @@ build_grid() {
   local exp4_sizes=("${BACKEND_SIZES[@]}") exp4=0 exp5_variants=() exp5_envs=("${EXP5_ENVS[@]}")
   local exp5_counts=("${EXP5_N[@]}" "$EXP5_LARGEST_NUM_ENVS")
   local exp6_variants=() exp6_envs=("${EXP6_ENVS[@]}")
+  local exp7_variants=() exp7_envs=("${EXP7_ENVS[@]}") exp7_medium_envs=("${GRID_ENVS[@]}")
   if [[ $GRID_NAME == default ]]; then
     add_present pairs "${NEW_PAIRS[@]}"
     add_present compiled "${NEW_COMPILED[@]}"
     if have_script ppo_torch_gymnasium && have_script ppo_linen_gymnasium; then exp4=1; fi
     add_present exp5_variants "${EXP5_VARIANTS[@]}"
     if have_script "${EXP6_SCAN_VARIANT%% *}"; then add_present exp6_variants "$EXP6_SCAN_VARIANT" "${EXP6_PROCESS_VARIANTS[@]}"; fi
+    add_present exp7_variants "${EXP7_VARIANTS[@]}"
   fi
   for variant in "${pairs[@]}"; do
     is_eager $variant || not_eager+=("$variant")
@@ -580,6 +645,10 @@ build_grid() {
     exp5_envs=(CartPole-v1)
     exp5_counts=("${EXP5_N[@]}")
     exp6_envs=("${QUICK_EXP6_ENVS[@]}")
+    exp7_variants=()
+    [[ $GRID_NAME != default ]] || add_present exp7_variants "${QUICK_EXP7_VARIANTS[@]}"
+    exp7_envs=("${QUICK_EXP7_ENVS[@]}")
+    exp7_medium_envs=("${QUICK_EXP7_ENVS[@]}")
   fi
   add_configs warmup cartpole small warmup_variants
   add_configs exp1 exp1_envs exp1_sizes compiled
@@ -597,6 +666,7 @@ build_grid() {
     read_cores
     add_exp6_configs exp6_envs exp6_variants
   fi
+  if ((${#exp7_variants[@]})); then add_exp7_configs exp7_envs exp7_medium_envs exp7_variants; fi
 }
 
 run_name() { # run_name EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS SEED: sets RUN_NAME
@@ -606,6 +676,7 @@ run_name() { # run_name EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS SEED: se
     if [[ $7 == sync ]]; then RUN_NAME+="sync__"; fi
   fi
   if [[ $1 == exp6 ]]; then RUN_NAME+="a${8}__"; fi # exp6 varies the number of agents
+  if [[ $1 == exp7 && $7 == sync ]]; then RUN_NAME+="sync__"; fi # exp7 has both timings
   RUN_NAME+=$9
 }
 
@@ -620,6 +691,11 @@ config_of() { # config_of RUN_NAME VAR: VAR = the run's "exp script mode env siz
       config_="${fields[*]:0:5} ${fields[5]#n} $timing 1 ${fields[-1]}"
       ;;
     exp6) config_="${fields[*]:0:5} $NUM_ENVS async ${fields[5]#a} ${fields[6]}" ;;
+    exp7)
+      timing=async
+      if ((${#fields[@]} == 7)); then timing=sync; fi
+      config_="${fields[*]:0:5} $NUM_ENVS $timing 1 ${fields[-1]}"
+      ;;
     *) config_="${fields[*]:0:5} $NUM_ENVS $(exp_timing "${fields[0]}") 1 ${fields[5]}" ;;
   esac
 }
@@ -629,7 +705,7 @@ make_command() { # make_command EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS 
   local exp=$1 script=$2 mode=$3 env=$4 size=$5 num_envs=$6 timing=$7 agents=$8 seed=$9 agent=${10:-$9} iterations
   local log_dir run
   run_name "${@:1:9}"
-  run_iterations iterations "$exp" "$script" "$mode"
+  run_iterations iterations "$exp" "$script" "$mode" "$size"
   CMD=("$PYTHON" "$script.py")
   case "$script $mode" in
     "ppo_linen none" | "ppo_nnx none" | "ppo_equinox none") CMD+=(--no-jit) ;;
@@ -673,11 +749,13 @@ SELECTED_NAMES=()
 SELECTED_LINES=()
 
 select_runs() {
-  local repeat config exp seed line index=0 position=0
-  for ((repeat = 0; repeat < REPEATS; repeat++)); do
+  local repeat config exp seed line index=0 position=0 repeats=$((REPEATS > EXP7_SEEDS ? REPEATS : EXP7_SEEDS))
+  for ((repeat = 0; repeat < repeats; repeat++)); do
     for config in "${GRID[@]}"; do
-      index=$((index + 1))
       exp=${config%% *}
+      # exp7's small async runs have EXP7_SEEDS seeds at least, every other run --repeats
+      [[ $repeat -lt $REPEATS || $config == "exp7 "*" small $NUM_ENVS async 1" ]] || continue
+      index=$((index + 1))
       [[ -z $ONLY || $exp == "$ONLY" || $exp == warmup ]] || continue
       seed=$((repeat + 1))
       if [[ $exp == exp6 ]]; then seed=$((1 + repeat * EXP6_SEED_STRIDE)); fi
@@ -739,7 +817,7 @@ prior_ms() { # prior_ms VAR EXP SCRIPT MODE ENV SIZE NUM_ENVS TIMING AGENTS: VAR
   if [[ $4 == scan ]]; then envs=$(($7 * $9)); fi
   if runs_processes "$2" "$4"; then waves=$((($9 + PARALLEL - 1) / PARALLEL)); fi
   prior_class class "$3" "$4"
-  run_iterations iterations "$2" "$3" "$4"
+  run_iterations iterations "$2" "$3" "$4" "$6"
   size_class="$class $6"
   if [[ $5 == *-MinAtar && $6 == small ]]; then env_percent=200; fi # larger: the hidden layers dominate
   # the part that grows with the batch: rollout and, for the other half, the update (with the epochs)
@@ -922,7 +1000,8 @@ check_workload() { # a folder holds one workload: written by the first invocatio
   local recorded
   if [[ -f $OUT/workload.json ]]; then
     recorded=$(<"$OUT/workload.json")
-    if [[ $recorded == "$WORKLOAD_JSON_BEFORE_EXP5" ]]; then # a folder from before exp5, so without exp5 runs
+    # a folder from before exp5 (or exp7), so without exp5 (exp7) runs: it gains their fields
+    if [[ $recorded == "$WORKLOAD_JSON_BEFORE_EXP5" || $recorded == "$WORKLOAD_JSON_BEFORE_EXP7" ]]; then
       echo "$WORKLOAD_JSON" >"$OUT/workload.json"
       return
     fi
@@ -1042,13 +1121,14 @@ describe() { # describe VAR CONFIG: VAR = the progress line's words for the run 
   local -n what_=$1
   local exp script mode env size num_envs timing agents seed iterations processes
   read -r exp script mode env size num_envs timing agents seed <<<"$2"
-  run_iterations iterations "$exp" "$script" "$mode"
+  run_iterations iterations "$exp" "$script" "$mode" "$size"
   what_="$exp $script $mode $env $size"
   case $exp in
     exp5)
       what_+=" $num_envs envs"
       if [[ $timing == sync ]]; then what_+=" sync"; fi
       ;;
+    exp7) if [[ $timing == sync ]]; then what_+=" sync"; fi ;;
     exp6)
       processes="1 process"
       if runs_processes "$exp" "$mode" && ((agents > 1)); then
@@ -1200,7 +1280,8 @@ carried_options() { # the selection and workload options of every task, in a fix
   if ((QUICK)); then CARRIED+=(--quick); fi
   if [[ -n $ONLY ]]; then CARRIED+=(--only "$ONLY"); fi
   if [[ -n $FILTER ]]; then CARRIED+=(--filter "$FILTER"); fi
-  CARRIED+=(--iterations "$ITERATIONS" --eager-iterations "$EAGER_ITERATIONS" --exp5-iterations "$EXP5_ITERATIONS")
+  CARRIED+=(--iterations "$ITERATIONS" --eager-iterations "$EAGER_ITERATIONS" --exp5-iterations "$EXP5_ITERATIONS"
+    --exp7-large-iterations "$EXP7_LARGE_ITERATIONS")
   if ((TIMEOUT > 0)); then CARRIED+=(--timeout "$TIMEOUT"); fi
 }
 

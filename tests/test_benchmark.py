@@ -73,6 +73,13 @@ EXP6_PROCESS_VARIANTS = [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]
 EXP6_SCAN_N = [1, 2, 4, 8, 16, 32]
 EXP6_PROCESS_N = [1, 2, 4, 8]
 EXP6_ENVS = ["CartPole-v1", "Breakout-MinAtar"]
+# exp7, model sizes: the fully compiled variants and torch env-jit, small (seeds 1-3) and large on EXP7_ENVS, medium
+# on all 12, synchronised on CartPole-v1 at each size (not scan; at large only EXP7_SYNC_AT_LARGE)
+EXP7_VARIANTS = [("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
+                 ("ppo_torch_compile", "compile"), ("ppo_linen_scan", "scan"), ("ppo_torch", "env-jit")]
+EXP7_ENVS = ["CartPole-v1", "Breakout-MinAtar", "Asterix-MinAtar"]
+EXP7_SYNC_AT_LARGE = [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]
+QUICK_EXP7_VARIANTS = [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]
 CORES = len(os.sched_getaffinity(0))  # what benchmark.sh, started from here, may use: its processes at a time
 
 
@@ -162,6 +169,21 @@ def expected_exp5(variants, counts=EXP5_N, envs=("CartPole-v1", "Breakout-MinAta
     return Counter(runs)
 
 
+def exp7_configs(runs):
+    return Counter((r["script"], r["mode"], r["env"], r["size"], r["sync"], r["seed"]) for r in runs if r["exp"] == "exp7")
+
+
+def expected_exp7(variants, envs=EXP7_ENVS, medium_envs=ENVS, seeds=3):
+    """exp7's (script, mode, env, size, sync, seed) for these variants: small with `seeds` seeds and large on envs,
+    medium on medium_envs, and synchronised on CartPole-v1 at each size (at large: EXP7_SYNC_AT_LARGE's only)."""
+    runs = [(s, m, e, "small", False, seed) for seed in range(1, seeds + 1) for e in envs for s, m in variants]
+    runs += [(s, m, e, "medium", False, 1) for e in medium_envs for s, m in variants]
+    runs += [(s, m, e, "large", False, 1) for e in envs for s, m in variants]
+    runs += [(s, m, "CartPole-v1", z, True, 1) for z in SIZES for s, m in variants
+             if m != "scan" and (z != "large" or (s, m) in EXP7_SYNC_AT_LARGE)]
+    return Counter(runs)
+
+
 def present(variants, scripts):
     return [(s, m) for s, m in variants if s in scripts]
 
@@ -226,14 +248,16 @@ def test_default_grid_without_the_new_scripts_is_the_study_grid_then_exp5_of_the
     runs = dry_run(repo=repo)
     assert [r["line"] for r in runs[:231]] == [r["line"] for r in dry_run("--grid", "study", repo=repo)]
     assert exp5_configs(runs[231:]) == expected_exp5(present(EXP5_VARIANTS, {s for s, _ in PAIRS}))
+    assert exp7_configs(runs[231:]) == expected_exp7(present(EXP7_VARIANTS, {s for s, _ in PAIRS}))
 
 
 def test_default_grid_adds_nnx_tree_and_equinox_to_exp1_exp2_exp3_when_their_scripts_exist(tmp_path):
     runs = dry_run(repo=study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox"))
     pairs, compiled = PAIRS + NEW_PAIRS, COMPILED + NEW_COMPILED
     exp5 = sum(expected_exp5(present(EXP5_VARIANTS, {s for s, _ in pairs})).values())
+    exp7 = sum(expected_exp7(present(EXP7_VARIANTS, {s for s, _ in pairs})).values())
     assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 5, "exp2": 12 * 11, "exp3": 3 * 11,
-                                               "exp5": exp5}
+                                               "exp5": exp5, "exp7": exp7}
     assert configs(runs, "exp1") == Counter((s, m, e, z) for (s, m), e, z in itertools.product(compiled, ENVS, SIZES))
     assert configs(runs, "exp2") == Counter((s, m, e, "small") for (s, m), e in itertools.product(pairs, ENVS))
     assert configs(runs, "exp3") == Counter((s, m, "Acrobot-v1", z) for (s, m), z in itertools.product(pairs, SIZES))
@@ -247,8 +271,9 @@ def test_default_grid_adds_only_the_new_scripts_that_exist(tmp_path):
     runs = dry_run(repo=study_repo(tmp_path, "ppo_equinox"))
     assert {r["script"] for r in runs} == {s for s, _ in PAIRS} | {"ppo_equinox"}
     exp5 = expected_exp5(present(EXP5_VARIANTS, {s for s, _ in PAIRS} | {"ppo_equinox"}))
+    exp7 = expected_exp7(present(EXP7_VARIANTS, {s for s, _ in PAIRS} | {"ppo_equinox"}))
     assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 4, "exp2": 12 * 10, "exp3": 3 * 10,
-                                               "exp5": sum(exp5.values())}
+                                               "exp5": sum(exp5.values()), "exp7": sum(exp7.values())}
 
 
 def test_env_backend_experiment_exp4_needs_both_gymnasium_scripts(tmp_path):
@@ -260,7 +285,7 @@ def test_env_backend_experiment_exp4_needs_both_gymnasium_scripts(tmp_path):
     exp4 = [r for r in runs if r["exp"] == "exp4"]
     assert not any(r["sync"] or r["flags"] for r in exp4)
     assert {r["iterations"] for r in exp4} == {100}
-    assert len(runs) == 231 + 24 + len([r for r in runs if r["exp"] == "exp5"])
+    assert len(runs) == 231 + 24 + len([r for r in runs if r["exp"] in ("exp5", "exp7")])
     assert {r["exp"] for r in dry_run("--only", "exp4", "--filter", "^exp4__", repo=study_repo(tmp_path / "again", "ppo_torch_gymnasium", "ppo_linen_gymnasium"))} == {"exp4"}
 
 
@@ -281,8 +306,8 @@ def test_exp5_runs_every_variant_at_every_number_of_envs_with_the_flags_its_name
         assert r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])}, r["line"]
         assert (r["flags"], r["size"], r["iterations"]) == ([], "small", 12), r["line"]
     assert len({r["run_name"] for r in exp5}) == len(exp5)
-    # the default grid holds the same runs, after exp1 to exp4 (and before exp6, the scan script's groups)
-    default = [r for r in dry_run() if r["exp"] != "exp6"]
+    # the default grid holds the same runs, after exp1 to exp4 (and before exp6, the scan script's groups, and exp7)
+    default = [r for r in dry_run() if r["exp"] not in ("exp6", "exp7")]
     assert [r["line"] for r in default if r["exp"] == "exp5"] == [r["line"] for r in exp5]
     assert [r["exp"] for r in default][-len(exp5):] == ["exp5"] * len(exp5)
 
@@ -313,7 +338,8 @@ def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
     per_env = {key: value for key, value in QUICK_WORKLOAD.items() if key != "--num-envs"}
     assert all(r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])} for r in exp5)
     assert {r["iterations"] for r in exp5} == {12}
-    assert len([r for r in runs if r["exp"] != "exp6"]) == 52 + 18  # exp1 to exp4 (the scan variant's 3 in exp1), exp5
+    # exp1 to exp4 (the scan variant's 3 in exp1), exp5
+    assert len([r for r in runs if r["exp"] not in ("exp6", "exp7")]) == 52 + 18
 
 
 def estimate_seconds(*args, env=None, repo=REPO):
@@ -335,6 +361,55 @@ def test_the_estimate_grows_with_each_runs_number_of_envs_and_exp5_takes_at_most
     assert runs == 90 and 75 * 60 <= seconds <= 90 * 60
 
 
+
+# EXP7: model sizes
+def exp7_name(script, mode, env, size, sync, seed=1):
+    return f"exp7__{script}__{mode}__{env}__{size}{'__sync' if sync else ''}__{seed}"
+
+
+def test_exp7_runs_each_variant_at_each_size_on_its_envs_and_seeds_with_the_flags_and_iterations_its_name_says():
+    runs = [r for r in dry_run("--only", "exp7") if r["exp"] == "exp7"]
+    assert exp7_configs(runs) == expected_exp7(EXP7_VARIANTS)
+    assert len(runs) == 7 * (3 * 3 + 12 + 3) + 6 * 2 + 2 == 182
+    for r in runs:
+        assert r["run_name"] == exp7_name(r["script"], r["mode"], r["env"], r["size"], r["sync"], r["seed"]), r["line"]
+        assert r["iterations"] == (12 if r["size"] == "large" else 100), r["line"]
+        assert (r["workload"], r["num_envs"], r["agents"], r["flags"]) == (REFERENCE_WORKLOAD, 32, 1, []), r["line"]
+    assert len({r["run_name"] for r in runs}) == len(runs)
+    # the default grid holds the same runs, last
+    default = dry_run()
+    assert [r["line"] for r in default if r["exp"] == "exp7"] == [r["line"] for r in runs]
+    assert [r["exp"] for r in default][-len(runs):] == ["exp7"] * len(runs)
+
+
+def test_exp7_large_iterations_sets_only_exp7s_large_runs_and_never_above_iterations():
+    runs = dry_run("--only", "exp7", "--exp7-large-iterations", "20")
+    assert {(r["size"], r["iterations"]) for r in runs if r["exp"] == "exp7"} == {
+        ("small", 100), ("medium", 100), ("large", 20)}
+    runs = dry_run("--only", "exp7", "--iterations", "8")
+    assert {r["iterations"] for r in runs} == {8}
+
+
+def test_repeats_above_three_repeat_every_exp7_run_and_its_small_runs_keep_one_seed_per_repeat():
+    runs = [r for r in dry_run("--only", "exp7", "--repeats", "4") if r["exp"] == "exp7"]
+    once = expected_exp7(EXP7_VARIANTS, seeds=1)
+    expected = Counter({(*key[:5], seed): count for key, count in once.items() for seed in range(1, 5)})
+    assert exp7_configs(runs) == expected
+
+
+def test_quick_holds_a_reduced_exp7_on_cartpole_of_linen_and_torch_at_each_size_with_two_small_seeds():
+    runs = [r for r in dry_run("--quick") if r["exp"] == "exp7"]
+    assert exp7_configs(runs) == expected_exp7(QUICK_EXP7_VARIANTS, ["CartPole-v1"], ["CartPole-v1"], seeds=2)
+    assert {r["iterations"] for r in runs} == {10}
+    assert all(r["workload"] == QUICK_WORKLOAD for r in runs)
+
+
+def test_the_estimate_of_exp7_is_the_7_hours_the_help_says():
+    runs, seconds = estimate_seconds("--only", "exp7", "--filter", "^exp7__")
+    assert runs == 182 and 6 * 3600 <= seconds <= 8 * 3600
+    assert "exp7 about 7 hours" in " ".join(benchmark("--help").stdout.split())
+
+
 # EXP6: groups of N agents
 def exp6_groups(runs):
     return Counter((r["script"], r["mode"], r["env"], r["agents"]) for r in runs if r["exp"] == "exp6")
@@ -350,7 +425,7 @@ def exp6_name(script, mode, env, agents, seed=1):
     return f"exp6__{script}__{mode}__{env}__small__a{agents}__{seed}"
 
 
-def test_exp6_joins_the_default_grid_last_once_ppo_linen_scan_py_exists(tmp_path):
+def test_exp6_joins_the_default_grid_before_exp7_once_ppo_linen_scan_py_exists(tmp_path):
     out = ["--out", str(tmp_path / "sweep")]
     runs = dry_run(*out, repo=study_repo(tmp_path / "with", "ppo_linen_scan"))
     assert exp6_groups(runs) == expected_exp6(EXP6_SCAN_N, EXP6_PROCESS_N, EXP6_ENVS)
@@ -358,18 +433,19 @@ def test_exp6_joins_the_default_grid_last_once_ppo_linen_scan_py_exists(tmp_path
     without = dry_run(*out, repo=study_repo(tmp_path / "without"))
     others = [r for r in runs if r["exp"] != "exp6" and (r["script"], r["mode"]) != SCAN_COMPILED]
     assert [r["line"].split(" ", 1)[1] for r in others] == [r["line"].split(" ", 1)[1] for r in without]  # no index
-    assert [r["exp"] for r in runs][-28:] == ["exp6"] * 28
+    exps = [r["exp"] for r in runs if r["exp"] != "exp7"]
+    assert exps[-28:] == ["exp6"] * 28 and [r["exp"] for r in runs].index("exp7") > exps.index("exp6")
     # per env, N ascending, the variants side by side at each N
     order = [(r["env"], r["agents"]) for r in runs if r["exp"] == "exp6"]
     assert order == sorted(order, key=lambda key: (EXP6_ENVS.index(key[0]), key[1]))
     assert "exp6" not in {r["exp"] for r in dry_run("--grid", "study", repo=study_repo(tmp_path / "study", "ppo_linen_scan"))}
 
 
-def test_the_scan_variant_joins_exp1_alone_as_a_fully_compiled_variant_of_one_agent(tmp_path):
+def test_the_scan_variant_joins_exp1_and_exp7_alone_as_a_fully_compiled_variant_of_one_agent(tmp_path):
     runs = [r for r in dry_run(repo=study_repo(tmp_path, "ppo_linen_scan")) if r["exp"] != "exp6"]
     scan = [r for r in runs if (r["script"], r["mode"]) == SCAN_COMPILED]
     assert configs(scan, "exp1") == Counter((*SCAN_COMPILED, e, z) for e, z in itertools.product(ENVS, SIZES))
-    assert {r["exp"] for r in scan} == {"exp1"} and all(r["agents"] == 1 and r["flags"] == [] for r in scan)
+    assert {r["exp"] for r in scan} == {"exp1", "exp7"} and all(r["agents"] == 1 and r["flags"] == [] for r in scan)
     assert all("--num-seeds 1 " in r["line"] and "--sync-timing" not in r["line"] for r in scan)
 
 
@@ -521,8 +597,9 @@ def test_the_grid_envs_come_from_sweep_info_grid_envs(tmp_path):
     (repo / "sweep_info.py").write_text(source.replace('    "SpaceInvaders-MinAtar",\n', "", 1))
     runs = dry_run("--grid", "study", repo=repo)
     assert list(dict.fromkeys(r["env"] for r in runs if r["exp"] == "exp1")) == ENVS[:-1]
-    named_by_the_grid = {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "DiscountingChain-bsuite", "Breakout-MinAtar"}
-    for env in set(ENVS) - named_by_the_grid:  # (warm-up, exp3, exp4 and --quick name theirs) no copy of the list
+    named_by_the_grid = {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "DiscountingChain-bsuite", "Breakout-MinAtar",
+                         "Asterix-MinAtar"}
+    for env in set(ENVS) - named_by_the_grid:  # (warm-up, exp3 to exp7 and --quick name theirs) no copy of the list
         assert env not in (REPO / "benchmark.sh").read_text()
 
 
@@ -656,11 +733,13 @@ def test_dry_run_estimates_the_duration_weighting_eager_runs_above_compiled_ones
         ["--shard", "3/2"],
         ["--shard", "0/2"],
         ["--shard", "1"],
-        ["--only", "exp7"],
+        ["--only", "exp8"],
         ["--only", "exp4", "--grid", "study"],
         ["--only", "exp5", "--grid", "study"],
         ["--only", "exp6", "--grid", "study"],
+        ["--only", "exp7", "--grid", "study"],
         ["--exp5-iterations", "0"],
+        ["--exp7-large-iterations", "two"],
         ["--grid", "study", "--filter", "__medium__|^warmup", "--shard", "60/60"],
         ["--grid", "all"],
         ["--filter", "("],
@@ -681,10 +760,12 @@ def test_help_documents_every_option_both_grids_the_method_and_estimates():
     result = benchmark("--help")
     assert result.returncode == 0
     for option in ["--dry-run", "--out", "--grid", "--repeats", "--filter", "--only", "--iterations",
-                   "--eager-iterations", "--exp5-iterations", "--quick", "--shard", "--timeout"]:
+                   "--eager-iterations", "--exp5-iterations", "--exp7-large-iterations", "--quick", "--shard",
+                   "--timeout"]:
         assert option in result.stdout
     for text in ["study", "231 runs", "ppo_nnx_tree.py", "ppo_equinox.py", "exp4", "exp5", "__n<N>__sync__<seed>",
-                 "exp6", "ppo_linen_scan.py --num-seeds N", "__a<N>__<seed>", "group.json", "1+1000r",
+                 "exp6", "ppo_linen_scan.py --num-seeds N", "__a<N>__<seed>", "group.json", "1+1000r", "exp7",
+                 "exp7__<script>__<mode>__<env_id>__<size>__sync__<seed>",
                  "BENCHMARK_MEM_AVAILABLE_KB", "docs/method.md", "ESTIMATES", "GPU"]:
         assert text in result.stdout
     assert "SPEC" not in result.stdout
@@ -871,7 +952,7 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     assert "[2/2] exp2 ppo_linen jit CartPole-v1 small seed 1, 2 iterations" in result.stdout
     assert json.loads((out / "workload.json").read_text()) == {
         "iterations": 2, "eager_iterations": 2, "num_envs": 32, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4,
-        "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}
+        "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 2}
 
     system = json.loads((out / "system.json").read_text())
     assert set(system["packages"]) == {"jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch",
@@ -1042,20 +1123,25 @@ def test_an_exp5_run_above_the_available_memory_is_refused_listed_in_the_summary
     assert not (out / "logs" / "exp5" / f"{torch}.log").exists()
 
 
-def workload_json(**exp5):
-    """The workload.json of --quick, with exp5's fields as given (none: the format from before exp5)."""
+def workload_json(**fields):
+    """The workload.json of --quick, with exp5's and exp7's fields as given (none: the format from before exp5)."""
     quick = {"iterations": 10, "eager_iterations": 10, "num_envs": 32, "num_steps": 32, "update_epochs": 2,
              "num_minibatches": 4}
-    return json.dumps({**quick, **exp5})
+    return json.dumps({**quick, **fields})
+
+
+QUICK_EXP5_FIELDS = {"exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}
 
 
 @pytest.mark.parametrize("exp5, accepted", [
-    ({"exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}, True),
-    ({}, True),  # written before exp5 existed, so without exp5 runs: it gains exp5's fields
-    ({"exp5_iterations": 13, "exp5_num_envs": [8, 32, 128]}, False),
-    ({"exp5_iterations": 12, "exp5_num_envs": [8, 32]}, False),
-], ids=["same", "before-exp5", "other-iterations", "other-numbers-of-envs"])
-def test_a_folder_of_another_exp5_workload_is_refused(tmp_path, exp5, accepted):
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10}, True),
+    ({}, True),  # written before exp5 existed, so without exp5 runs: it gains exp5's and exp7's fields
+    (QUICK_EXP5_FIELDS, True),  # written before exp7 existed: it gains exp7's field
+    ({"exp5_iterations": 13, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 10}, False),
+    ({"exp5_iterations": 12, "exp5_num_envs": [8, 32], "exp7_large_iterations": 10}, False),
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 12}, False),
+], ids=["same", "before-exp5", "before-exp7", "other-iterations", "other-numbers-of-envs", "other-exp7-iterations"])
+def test_a_folder_of_another_exp5_or_exp7_workload_is_refused(tmp_path, exp5, accepted):
     repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n"})
     out = tmp_path / "sweep"
     out.mkdir()
@@ -1065,7 +1151,7 @@ def test_a_folder_of_another_exp5_workload_is_refused(tmp_path, exp5, accepted):
     if accepted:
         assert result.returncode == 0, result.stderr
         assert "1 runs selected, 1 already finished, 0 to run" in result.stdout
-        assert (out / "workload.json").read_text() == workload_json(exp5_iterations=12, exp5_num_envs=[8, 32, 128]) + "\n"
+        assert (out / "workload.json").read_text() == workload_json(**QUICK_EXP5_FIELDS, exp7_large_iterations=10) + "\n"
     else:
         assert_one_line_error(result, "holds runs of another workload")
 
@@ -1093,7 +1179,7 @@ def faulty_sweep(tmp_path_factory):
     repo = fake_repo(tmp_path, {"ppo_linen.py": FAULTY_SCRIPT})
     out = tmp_path / "sweep"
     start = time.monotonic()
-    result = benchmark("--quick", "--filter", "ppo_linen__jit__CartPole-v1__small__1$", "--timeout", "3",
+    result = benchmark("--quick", "--filter", "^(warmup|exp1|exp2)__ppo_linen__jit__CartPole-v1__small__1$", "--timeout", "3",
                        "--out", str(out), repo=repo)
     return result, out, time.monotonic() - start
 
