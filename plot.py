@@ -40,13 +40,14 @@ from sweep_info import GRID_ENVS
 # --------------------------------------- settings: what is compared and how, and the types the stages pass on
 
 
-EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6")
+EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7")
 SIZES = ("small", "medium", "large")
 # What each experiment answers, for the line that names the experiments a sweep does not hold.
 EXPERIMENT_TOPICS = {
     "exp1": "the fully compiled variants, async: the ranking", "exp2": "every compile mode per env, synchronised",
     "exp3": "every compile mode per model size, synchronised", "exp4": "the env backend against the framework",
     "exp5": "how the cost grows with the number of envs", "exp6": "many agents in one process against many processes",
+    "exp7": "the ranking at each model size, with seeds",
 }
 # Variant/compile-mode labels in display order, with colours: one hue per framework, darker = more compiled.
 LABEL_COLORS = {
@@ -61,6 +62,8 @@ LABEL_COLORS = {
 OTHER_COLORS = ("#6a3d9a", "#e7298a", "#bcbd22", "#7f7f7f", "#cab2d6", "#b15928")  # hues no variant label uses
 FULLY_COMPILED = ("linen (jit)", "nnx_cached (cached)", "torch_compile (compile)", "nnx_tree (tree)", "equinox (jit)",
                   "torch_compile (compile+cudagraphs)")
+# exp7 ranks at each model size the fully compiled variants, the scan script's and torch env-jit beside them.
+SIZE_LABELS = FULLY_COMPILED + ("linen_scan (scan)", "torch (env-jit)")
 # The baseline each compiled mode is measured against in the compile-mode charts: the same framework one step
 # less compiled, with the env stepped the same way (torch_compile jits the env, as torch env-jit does).
 COMPILE_BASELINES = {
@@ -216,6 +219,7 @@ class SweepConditions:
 
     wall_seconds: list  # one per invocation of benchmark.sh that ran to its end (sweeps.txt)
     loads: list  # 1-minute load average at the end of each run (load.txt)
+    span: tuple = ("", "")  # the first invocation's start and the last one's end, as sweeps.txt has them
 
 
 @dataclass
@@ -391,14 +395,16 @@ def read_conditions(folder):
     if not sweeps.is_file() and not loads.is_file():
         return None
     try:
-        wall = [float(line.split()[2]) for line in sweeps.read_text().splitlines() if line.strip()] \
+        invocations = [line.split() for line in sweeps.read_text().splitlines() if line.strip()] \
             if sweeps.is_file() else []
+        wall = [float(fields[2]) for fields in invocations]
         load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
             if loads.is_file() else []
     except (IndexError, ValueError, OSError) as error:
         warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
         return None
-    return SweepConditions(wall_seconds=wall, loads=load)
+    span = (invocations[0][0], invocations[-1][1]) if invocations else ("", "")
+    return SweepConditions(wall_seconds=wall, loads=load, span=span)
 
 
 def drop_duplicate_runs(runs, machine_of):
@@ -435,9 +441,10 @@ def window_names(runs):
 
 
 def shared_window_runs(runs):
-    """The runs whose lengths name the windows of the sections of exp1 to exp4: all but exp5's and exp6's, which
-    name their own (exp5's runs are shorter than the others), or all of them in a sweep of those alone."""
-    return [run for run in runs if run.config.exp not in ("exp5", "exp6")] or runs
+    """The runs whose lengths name the windows of the sections of exp1 to exp4: all but exp5's, exp6's and exp7's,
+    which name their own (exp5's runs and exp7's large ones are shorter than the others), or all of them in a sweep of
+    those alone."""
+    return [run for run in runs if run.config.exp not in ("exp5", "exp6", "exp7")] or runs
 
 
 def read_runs(folders, pool):
@@ -787,6 +794,18 @@ class Standing:
     iter0_s: float  # geometric mean over envs and seeds
     steady_s: float
     steady_vs_total: tuple = (math.nan, (math.nan, math.nan, ""))  # steady state / the fastest-in-total's, as total
+
+
+class SizeRanking(NamedTuple):
+    """One model size's ranking: its runs of their most common length, the steady window's name, the standings."""
+
+    size: str
+    length: int
+    steady_name: str
+    table: list  # Standings, by total
+    fastest_total: str
+    fastest_steady: str
+    rows: list
 
 
 def window_standing(rows):
@@ -1323,30 +1342,32 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name):
     return save_figure(figure, out, name), notes
 
 
-def ranking_chart(sizes, tables, out, names):
+def ranking_chart(rankings, out, exp, name):
     """Chart: per model size, each variant's total and steady-state time relative to the fastest, with intervals."""
-    figure, axes = new_figure("Which variant is fastest? Time relative to the fastest variant per model size (exp1)\n"
+    figure, axes = new_figure(f"Which variant is fastest? Time relative to the fastest variant per model size ({exp})\n"
                               "points: geometric mean over envs (and seeds); bars: interval (95% CI, or range with few "
-                              "envs)", len(sizes), panel_size=(6, 0.5 * max(len(t) for t in tables) + 1.8))
+                              "envs)", len(rankings),
+                              panel_size=(6, 0.5 * max(len(ranking.table) for ranking in rankings) + 1.8))
     colors = colors_for(LABEL_COLORS)
-    for ax, size, table in zip(axes, sizes, tables):
-        for y, standing in enumerate(table):
-            for offset, (value, marker, what) in zip((-0.12, 0.12), ((standing.total, "o", "total"),
-                                                                      (standing.steady, "s", names["iter8_99_median_s"]))):
+    for ax, ranking in zip(axes, rankings):
+        markers = (("o", "total"), ("s", ranking.steady_name))
+        for y, standing in enumerate(ranking.table):
+            for offset, value, (marker, _) in zip((-0.12, 0.12), (standing.total, standing.steady), markers):
                 mean, (low, high, _) = value
                 xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
                 ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
                             color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
-        for marker, what in (("o", "total"), ("s", names["iter8_99_median_s"])):
+        for marker, what in markers:
             ax.plot([], [], marker=marker, linestyle="none", color="black",
                     markerfacecolor="black" if marker == "o" else "white", label=what)
-        ax.set_yticks(range(len(table)), [standing.label for standing in table])
-        ax.set_ylim(len(table) - 0.5, -0.5)
+        ax.set_yticks(range(len(ranking.table)), [standing.label for standing in ranking.table])
+        ax.set_ylim(len(ranking.table) - 0.5, -0.5)
         ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
         log_axis(ax, "x", "×")
-        ax.set(title=f"model size: {size}", xlabel="time relative to the fastest (1× = fastest)")
+        ax.set(title=f"model size: {ranking.size} ({ranking.length} iterations)",
+               xlabel="time relative to the fastest (1× = fastest)")
         ax.grid(axis="x", which="major", alpha=0.3)
-    return save_figure(figure, out, "ranking.png")
+    return save_figure(figure, out, name)
 
 
 def compile_mode_chart(rows, comparisons, out, names):
@@ -1852,9 +1873,10 @@ def condition_lines(sweep):
         parts = []
         if conditions.wall_seconds:
             total = sum(conditions.wall_seconds)
+            several = len(conditions.wall_seconds) > 1
             parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
-                         + (f", {len(conditions.wall_seconds)} invocations" if len(conditions.wall_seconds) > 1 else "")
-                         + ")")
+                         + (f", {len(conditions.wall_seconds)} invocations" if several else "")
+                         + (f" from {conditions.span[0]} to {conditions.span[1]}" if several else "") + ")")
         if conditions.loads:
             loads = sorted(conditions.loads)
             parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
@@ -1945,28 +1967,140 @@ def section_ranking(sweep, out):
     if len(labels) < 2:
         warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
         return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
-    sizes = ordered((row["size"] for row in rows), SIZES)
-    steady_name = sweep.names["iter8_99_median_s"]
-    tables, conclusions, table_rows, used = [], [], [], []
-    for size in sizes:
+    rankings = size_rankings(rows, FULLY_COMPILED, sweep.names["iter8_99_median_s"])
+    lines += empty_window_lines([row for ranking in rankings for row in ranking.rows], ("iter8_99_median_s",))
+    lines += image(ranking_chart(rankings, out, "exp1", "ranking.png"), "ranking of the fully compiled variants")
+    return lines + ranking_lines(rankings)
+
+
+def size_rankings(rows, labels, steady_name=None):
+    """A SizeRanking per model size of the rows, of the labels it has; the steady window named by each size's runs
+    unless steady_name names it for all."""
+    rankings = []
+    for size in ordered((row["size"] for row in rows), SIZES):
         sized, length = most_common_length(where(rows, size=size))
-        used += sized
-        present = ordered((row["label"] for row in sized), FULLY_COMPILED)
-        table, fastest_total, fastest_steady = standings(sized, present)
+        table, fastest_total, fastest_steady = standings(sized, ordered((row["label"] for row in sized), labels))
         table.sort(key=lambda standing: standing.total[0])
-        tables.append(table)
-        reference = next(standing for standing in table if standing.label == fastest_total)
-        conclusions.append(ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name))
-        table_rows += [[size, standing.label, standing.envs, relative_text(standing.total), relative_text(standing.steady),
-                        seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
-                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in table]
-    lines += empty_window_lines(used, ("iter8_99_median_s",))
-    lines += image(ranking_chart(sizes, tables, out, sweep.names), "ranking of the fully compiled variants")
-    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady_name}, relative",
-              "iteration 0 (s, geo. mean)", f"{steady_name} (s/iteration, geo. mean)",
+        name = steady_name or window_names([row["run"] for row in sized])["iter8_99_median_s"]
+        rankings.append(SizeRanking(size, length, name, table, fastest_total, fastest_steady, sized))
+    return rankings
+
+
+def ranking_lines(rankings):
+    """The ranking table of every size and its generated conclusions."""
+    table_rows, conclusions = [], []
+    for ranking in rankings:
+        reference = next(standing for standing in ranking.table if standing.label == ranking.fastest_total)
+        conclusions.append(ranking_conclusion(ranking.size, ranking.length, ranking.table, ranking.fastest_total,
+                                              ranking.fastest_steady, ranking.steady_name))
+        table_rows += [[ranking.size, standing.label, standing.envs, relative_text(standing.total),
+                        relative_text(standing.steady), seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
+                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in ranking.table]
+    steady = "/".join(dict.fromkeys(ranking.steady_name for ranking in rankings))
+    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady}, relative",
+              "iteration 0 (s, geo. mean)", f"{steady} (s/iteration, geo. mean)",
               "faster steady state repays iteration 0 (vs the shortest in total)"]
-    lines += markdown_table(header, table_rows)
+    lines = markdown_table(header, table_rows)
     return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def section_sizes(sweep, out):
+    """exp7's answer: per model size, the fully compiled variants and torch env-jit ranked as exp1's are, how each
+    one's gap to the fastest moves with the size, the spread over seeds beside the spread over envs, and the rollout's
+    share of the iteration per size (the synchronised runs). Each size's windows are named from its own runs."""
+    rows = rows_of(sweep.rows, "exp7")
+    if not rows:
+        return []
+    lines = [heading(sweep, "Does the ranking hold at every model size? (exp7)"), ""]
+    rankings = [ranking for ranking in size_rankings(where(rows, timing="async"), SIZE_LABELS)
+                if len(ranking.table) > 1]
+    if not rankings:
+        return lines + ["Skipped: no model size has two variants of exp7.", ""]
+    longest = max(ranking.length for ranking in rankings)
+    reduced = [f"{ranking.size} ({ranking.length} iterations)" for ranking in rankings if ranking.length < longest]
+    if reduced:
+        lines += [f"*Reduced workload:* the {listed(reduced)} runs are shorter than the others, so their totals weigh "
+                  "iteration 0 more; totals are compared within a size, never across sizes, and the trend across "
+                  "sizes below is the steady state's.", ""]
+    lines += empty_window_lines([row for ranking in rankings for row in ranking.rows], ("iter8_99_median_s",))
+    lines += image(ranking_chart(rankings, out, "exp7", "ranking_sizes.png"), "ranking at each model size")
+    return lines + ranking_lines(rankings) + size_trend_lines(rankings) + seed_spread_lines(rankings) + \
+        size_share_lines(where(rows, timing="sync"))
+
+
+def size_trend_lines(rankings):
+    """How each variant's steady state relative to the fastest moves from one size to the next, with a conclusion on
+    the spread between the slowest and the fastest variant per size."""
+    if len(rankings) < 2:
+        return []
+    labels = ordered((standing.label for ranking in rankings for standing in ranking.table), SIZE_LABELS)
+    by_size = [{standing.label: standing for standing in ranking.table} for ranking in rankings]
+    table = [[label] + [relative_text(sized[label].steady) if label in sized else "–" for sized in by_size]
+             for label in labels]
+    lines = ["**How the gap moves with the model size** (each variant's steady state relative to the fastest of its "
+             "size, geometric mean over envs and seeds, as in the table above):", ""]
+    lines += markdown_table(["variant (mode)"] + [ranking.size for ranking in rankings], table)
+    spreads = {ranking.size: max(standing.steady[0] for standing in ranking.table) for ranking in rankings
+               if not any(math.isnan(standing.steady[0]) for standing in ranking.table)}
+    if len(spreads) < 2:
+        return lines
+    first, last = list(spreads)[0], list(spreads)[-1]
+    direction = "narrows" if spreads[last] < spreads[first] else "widens"
+    moves = listed([f"{spread:.2f}× at {size}" for size, spread in spreads.items()])
+    return lines + [f"- The slowest variant's steady state is {moves} the fastest's: the gap between the frameworks "
+                    f"{direction} from {first} to {last}.", ""]
+
+
+def seed_spread_lines(rankings):
+    """Per size with repeats: each variant's steady state relative to the fastest, its spread over the envs (the min
+    and max of the envs' geometric means over seeds) beside its spread over seeds (the widest env's min to max)."""
+    table = []
+    for ranking in rankings:
+        if len({row["seed"] for row in ranking.rows}) < 2:
+            continue
+        for standing in ranking.table:
+            pairs = paired_labels(ranking.rows, ranking.fastest_steady, standing.label, "iter8_99_median_s")
+            per_env = [sorted(group) for group in by_env(pairs)]  # each speedup: its time / the fastest's
+            if not per_env:
+                continue
+            envs = [geometric_mean(ratios) for ratios in per_env]
+            widest = max(per_env, key=lambda ratios: ratios[-1] / ratios[0])
+            table.append([ranking.size, standing.label, speedup_text(geometric_mean(envs)),
+                          f"{min(envs):.2f}–{max(envs):.2f}×", f"{widest[0]:.2f}–{widest[-1]:.2f}×",
+                          max(len(ratios) for ratios in per_env)])
+    if not table:
+        return []
+    lines = ["**Run-to-run spread beside env-to-env spread** (steady state relative to the fastest, paired by env "
+             "and seed): over envs, the range of each env's geometric mean over seeds; over seeds, the range within "
+             "the env whose seeds differ most.", ""]
+    return lines + markdown_table(["model size", "variant (mode)", "relative (geo. mean)", "over envs",
+                                   "over seeds (widest env)", "seeds"], table)
+
+
+def size_share_lines(rows):
+    """The synchronised exp7 runs: per size and variant, the rollout and the update (medians over seeds of each run's
+    steady-window median) and the rollout's share of the two."""
+    table, shares = [], defaultdict(dict)
+    sizes = ordered((row["size"] for row in rows), SIZES)
+    for size in sizes:
+        sized = where(rows, size=size)
+        steady = window_names([row["run"] for row in sized])["iter8_99_median_s"]
+        for label in ordered((row["label"] for row in sized), SIZE_LABELS):
+            rollout, update = (median(metric_values(where(sized, label=label), metric)) for metric in SYNC_METRICS)
+            share = rollout / (rollout + update)
+            if not math.isnan(share):
+                shares[label][size] = share
+            table.append([size, label, steady, seconds_text(rollout), seconds_text(update), percent_text(share, "")])
+    if not table:
+        return []
+    envs = listed(ordered((row["env"] for row in rows), GRID_ENVS))
+    lines = [f"**Rollout and update per model size** (the synchronised runs on {envs}; medians over seeds of each "
+             "run's median over its steady window):", ""]
+    lines += markdown_table(["model size", "variant (mode)", "window", "rollout (s)", "update (s)", "rollout share"],
+                            table)
+    share_text = lambda by_size: " → ".join(f"{percent_text(share, '')} ({size})" for size, share in by_size.items())
+    moves = [f"{label} {share_text(by_size)}" for label, by_size in shares.items() if len(by_size) > 1]
+    return lines + ([f"- The rollout's share of the iteration by model size: {'; '.join(moves)}.", ""] if moves else [])
 
 
 def section_scaling(sweep, out):
@@ -2396,8 +2530,9 @@ def section_sync(sweep, out, exp, category_field):
 
 def section_memory(sweep, out):
     """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs of exp1 to exp4
-    logged it (exp5's runs, which differ in their number of envs, give it per run in its section; exp6's not at all)."""
-    rows = [row for row in sweep.rows if row["exp"] not in ("exp5", "exp6")]
+    logged it (exp5's runs, which differ in their number of envs, give it per run in its section; exp6's and exp7's,
+    repeats of exp1's configurations, not at all)."""
+    rows = [row for row in sweep.rows if row["exp"] not in ("exp5", "exp6", "exp7")]
     if not rows:
         return []
     rows = [row for row in rows if not math.isnan(row["peak_memory_bytes"])]
@@ -2421,10 +2556,10 @@ def section_memory(sweep, out):
 
 
 def learning_rows(rows, exp):
-    """The rows of an experiment whose returns the learning evidence shows: exp5's async runs (its sync runs repeat
-    their seeds), exp6's agents of usable groups."""
+    """The rows of an experiment whose returns the learning evidence shows: exp5's and exp7's async runs (their sync
+    runs repeat their seeds), exp6's agents of usable groups."""
     rows = rows_of(rows, exp)
-    if exp == "exp5":
+    if exp in ("exp5", "exp7"):
         return where(rows, timing="async")
     return [row for row in rows if not math.isnan(row["agents"])] if exp == "exp6" else rows
 
@@ -2601,13 +2736,14 @@ def detail_tasks(sweep, out):
 def report_tasks(sweep, folder):
     """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
 
-    The answers of the experiments come first (ranking, env backend, compile modes, scaling, many agents); a section
-    whose experiment the sweep does not hold returns no lines. A sweep of several machine kinds gets each answer once
-    per kind, then the details kind by kind: runs are ranked and paired only within one kind.
+    The answers of the experiments come first (ranking, ranking per model size, env backend, compile modes, scaling,
+    many agents); a section whose experiment the sweep does not hold returns no lines. A sweep of several machine kinds
+    gets each answer once per kind, then the details kind by kind: runs are ranked and paired only within one kind.
     """
     parts = machine_parts(sweep, folder)
-    answers = [(section, part, out) for section in (section_ranking, section_env_backend, section_compile_modes,
-                                                    section_scaling, section_agents) for part, out in parts]
+    answers = [(section, part, out) for section in (section_ranking, section_sizes, section_env_backend,
+                                                    section_compile_modes, section_scaling, section_agents)
+               for part, out in parts]
     details = [task for part, out in parts for task in detail_tasks(part, out)]
     return [*answers, (definitions_section, sweep), (env_section, sweep), *details]
 

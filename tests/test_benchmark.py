@@ -1442,7 +1442,8 @@ def test_a_failing_process_fails_its_group_stops_the_others_and_leaves_no_group_
     assert not list(out.glob("runs/exp6/*/group.json"))
     logs = out / "logs" / "exp6" / four
     assert sorted(path.name for path in logs.iterdir()) == ["agent__seed1.log", "agent__seed2.log"]  # none started after
-    assert not running(int(read_lines(logs / "agent__seed1.log")[0]))  # stopped
+    started = read_lines(logs / "agent__seed1.log")  # its pid, unless it was stopped before it printed it (a busy CPU)
+    assert not started or not running(int(started[0]))  # stopped
     assert "0 runs finished, 2 failed" in result.stdout
 
 

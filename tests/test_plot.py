@@ -323,8 +323,9 @@ def test_report_opens_with_the_smoke_test_label_the_machines_and_the_workload(sh
     assert "{'name'" not in report
     assert f"**git commit:** {'a' * 40} (working tree dirty)" in head and "(clean)" in head
     assert "**load average:** 0.12 0.10 0.05" in head and "eager_iterations 10" in head
-    assert "`s1`: **sweep wall time:** 40.0 min (2400 s, 2 invocations); **1-minute load average at the end of " \
-           "each run:** median 1.10, range 0.90–2.50 over 3 runs" in head
+    assert "`s1`: **sweep wall time:** 40.0 min (2400 s, 2 invocations from 2026-11-22T10:00:00+00:00 to " \
+           "2026-11-22T11:10:00+00:00); **1-minute load average at the end of each run:** median 1.10, range 0.90–2.50 over 3 " \
+           "runs" in head
     assert "`s2`:" not in head  # s2 recorded neither file
     assert ("**Workload:** num_envs 32, num_steps 256, update_epochs 10, num_minibatches 8, bootstrap_truncated True; "
             "iterations 12, eager iterations 10;") in head
@@ -398,17 +399,18 @@ def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experime
     assert [line for line in report.splitlines() if "Not in this sweep" in line] == [
         "- **Not in this sweep:** exp1 (the fully compiled variants, async: the ranking); exp2 (every compile mode "
         "per env, synchronised); exp3 (every compile mode per model size, synchronised); exp5 (how the cost grows "
-        "with the number of envs); exp6 (many agents in one process against many processes)."]
+        "with the number of envs); exp6 (many agents in one process against many processes); exp7 (the ranking at each "
+        "model size, with seeds)."]
     assert "Skipped" not in report and "skipping" not in result.stderr
     assert sorted(path.stem for path in tmp_path.glob("*.png")) == [
         "env_backend", "learning_curves_exp4_steps", "learning_curves_exp4_time", "memory"]
 
 
-def test_a_sweep_of_exp1_to_exp4_names_only_exp5_and_exp6_as_missing(shards):
+def test_a_sweep_of_exp1_to_exp4_names_only_exp5_to_exp7_as_missing(shards):
     _, _, report = shards
     assert [line for line in report.splitlines() if "Not in this sweep" in line] == [
         "- **Not in this sweep:** exp5 (how the cost grows with the number of envs); exp6 (many agents in one process "
-        "against many processes)."]
+        "against many processes); exp7 (the ranking at each model size, with seeds)."]
     assert report.index("## Which variant is fastest?") < report.index("## Env backend against framework (exp4)") \
         < report.index("## Effect of each compile mode") < report.index("## How to read this report")
 

@@ -1,0 +1,104 @@
+"""plot.py on exp7, model sizes: the ranking at each size, how the gap moves with the size, the spread over seeds
+beside the spread over envs, the rollout's share per size; the large runs' shorter workload kept apart."""
+
+import pytest
+
+from events import write_run
+from test_plot import run_plot
+from test_plot_short_runs import section
+
+SIZES_SECTION = "## Does the ranking hold at every model size? (exp7)"
+EXP7_ENVS = ("CartPole-v1", "Breakout-MinAtar", "Asterix-MinAtar")
+STEADY = {"small": 0.01, "medium": 0.04, "large": 0.5}  # linen's steady seconds per iteration
+TORCH_GAP = {"small": 3.0, "medium": 1.5, "large": 1.2}  # torch's steady state over linen's: narrows with the size
+TORCH_ENV = {"Breakout-MinAtar": 1.1, "Asterix-MinAtar": 1 / 1.1}  # and per env (1 elsewhere: a geometric mean of 1)
+TORCH_SEED = {1: 0.99, 2: 1.0, 3: 1.01}  # and per seed, on Breakout-MinAtar at small
+ROLLOUT_SHARE = {"small": 0.5, "medium": 0.25, "large": 0.1}
+LENGTH = {"small": 100, "medium": 100, "large": 12}
+
+
+def seconds(steady, length):
+    """Iteration 0 100×, iterations 1–7 1.5× and the rest exactly the steady time."""
+    return [100 * steady] + [1.5 * steady] * 7 + [steady] * (length - 8)
+
+
+def write_exp7(root, medium_envs):
+    """exp7 as benchmark.sh lays it out: linen jit and torch env-jit, small on 3 envs × seeds 1–3, medium on
+    medium_envs, large on 3 envs in runs of 12 iterations, synchronised runs on CartPole-v1 at each size."""
+    cells = [("small", env, seed) for env in EXP7_ENVS for seed in (1, 2, 3)]
+    cells += [("medium", env, 1) for env in medium_envs] + [("large", env, 1) for env in EXP7_ENVS]
+    for size, env, seed in cells:
+        for variant, mode, factor in (("ppo_linen", "jit", 1.0),
+                                      ("ppo_torch", "env-jit", TORCH_GAP[size] * TORCH_ENV.get(env, 1.0)
+                                       * (TORCH_SEED[seed] if (env, size) == ("Breakout-MinAtar", "small") else 1.0))):
+            steady = STEADY[size] * factor
+            syncs = (False, True) if env == "CartPole-v1" and seed == 1 else (False,)
+            for sync in syncs:
+                name = f"exp7__{variant}__{mode}__{env}__{size}{'__sync' if sync else ''}__{seed}"
+                write_run(root / "runs" / "exp7" / name, seconds(steady, LENGTH[size]), variant=variant,
+                          compile_mode=mode, env_id=env, model_size=size, seed=seed, sync_timing=sync,
+                          rollout_fraction=ROLLOUT_SHARE[size])
+    return root
+
+
+@pytest.fixture(scope="module")
+def sizes_report(tmp_path_factory):
+    """exp7 with medium on 8 envs (enough for a bootstrap CI) beside a small exp1 of 100-iteration runs."""
+    root = write_exp7(tmp_path_factory.mktemp("exp7"), ("CartPole-v1", "Acrobot-v1", "MountainCar-v0",
+                                                        "DiscountingChain-bsuite", "MemoryChain-bsuite",
+                                                        "Breakout-MinAtar", "Asterix-MinAtar", "Freeway-MinAtar"))
+    for variant, mode in (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached")):
+        write_run(root / "runs" / "exp1" / f"exp1__{variant}__{mode}__CartPole-v1__small__1", seconds(0.01, 100),
+                  variant=variant, compile_mode=mode)
+    result = run_plot(root)
+    assert result.returncode == 0, result.stderr
+    return (root / "REPORT.md").read_text()
+
+
+def table_row(text, *cells):
+    """The first markdown table line of text that starts with these cells."""
+    start = "| " + " | ".join(cells) + " |"
+    return next(line for line in text.splitlines() if line.startswith(start))
+
+
+def test_each_size_is_ranked_on_its_own_runs_with_its_own_steady_window(sizes_report):
+    text = section(sizes_report, SIZES_SECTION)
+    assert "![ranking at each model size](ranking_sizes.png)" in text
+    assert "torch (env-jit) | 3 | 3.00× [range 2.73–3.30]" in table_row(text, "small", "torch (env-jit)")
+    assert "| 8 | 1.50× [95% CI" in table_row(text, "medium", "torch (env-jit)")  # 8 envs: a CI
+    assert "| 3 | 1.20× [range 1.09–1.32]" in table_row(text, "large", "torch (env-jit)")
+    assert "iterations 8–99/iterations 8–11, relative" in text  # each size's window as its runs hold it
+    assert "**large** (3 envs, runs of 12 iterations)" in text
+    assert "*Reduced workload:* the large (12 iterations) runs are shorter than the others" in text
+
+
+def test_the_gap_to_the_fastest_is_followed_across_sizes_and_its_direction_said(sizes_report):
+    text = section(sizes_report, SIZES_SECTION)
+    assert table_row(text, "torch (env-jit)").startswith(
+        "| torch (env-jit) | 3.00× [range 2.73–3.30] | 1.50× [95% CI")
+    assert table_row(text, "torch (env-jit)").endswith("| 1.20× [range 1.09–1.32] |")
+    assert ("The slowest variant's steady state is 3.00× at small, 1.50× at medium and 1.20× at large the fastest's: "
+            "the gap between the frameworks narrows from small to large.") in text
+
+
+def test_the_spread_over_seeds_is_shown_beside_the_spread_over_envs(sizes_report):
+    text = section(sizes_report, SIZES_SECTION)
+    row = table_row(text, "small", "torch (env-jit)", "3.00×")
+    # over envs: each env's geometric mean over its seeds; over seeds: Breakout-MinAtar's 0.99 to 1.01 of 3.30
+    assert row == "| small | torch (env-jit) | 3.00× | 2.73–3.30× | 3.27–3.33× | 3 |", row
+    assert "| medium |" not in text.split("**Run-to-run spread")[1].split("**Rollout and update")[0]  # one seed
+
+
+def test_the_rollout_share_is_given_per_size_from_the_synchronised_runs(sizes_report):
+    text = section(sizes_report, SIZES_SECTION)
+    assert table_row(text, "large", "linen (jit)", "iterations 8–11").endswith("| 10.0% |")
+    assert ("The rollout's share of the iteration by model size: linen (jit) 50.0% (small) → 25.0% (medium) → "
+            "10.0% (large); torch (env-jit) 50.0% (small) → 25.0% (medium) → 10.0% (large).") in text
+
+
+def test_exp7_stays_out_of_the_other_sections_and_their_windows(sizes_report):
+    ranking = section(sizes_report, "## Which variant is fastest? (exp1")
+    assert "torch (env-jit)" not in ranking and "| large |" not in ranking
+    assert "iterations 8–99, relative" in ranking  # exp7's 12-iteration runs do not rename exp1's window
+    returns = sizes_report.split("**exp7**")[1]
+    assert "Breakout-MinAtar" in returns  # exp7's final returns, async runs only
