@@ -477,8 +477,7 @@ def peak_device_bytes(device: jax.Device, torch_device: torch.device) -> int | N
 
 
 def peak_rss_bytes() -> int:
-    """Peak resident host memory of this process: Linux's VmHWM (its ru_maxrss keeps the peak of the process that
-    started this one), elsewhere ru_maxrss (bytes on macOS)."""
+    """Peak resident memory: Linux's VmHWM (ru_maxrss there keeps the parent's peak), elsewhere ru_maxrss."""
     with contextlib.suppress(OSError), open("/proc/self/status") as f:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -493,8 +492,7 @@ class Run:
     """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
 
     def __init__(self, args: Args):
-        reason = check_args(args)
-        if reason:
+        if reason := check_args(args):
             fail(reason)
         default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
         args.run_name = args.run_name or default_name
@@ -529,6 +527,8 @@ class Run:
 
     def log_iteration(self, global_step, lr, losses: dict, finished_return_sum, finished_length_sum, finished_count):
         """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        if self.stopped_by:  # the handler's exit was swallowed by the code it interrupted (seen in torch.compile)
+            sys.exit(128 + self.stopped_by)
         now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
         if finished_count > 0:
             add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
