@@ -471,7 +471,7 @@ def system_info(args: Args) -> dict:
     """Script, compile mode, device, Python and package versions, CPU model, git commit."""
     packages = ("torch", "gymnasium", "numpy", "tensorboard")
     compile_mode, device = "eager" if args.vectorization == "sync" else "eager-vector", select_device(args.device)
-    device_name = f"cuda: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else "cpu: cpu"
+    device_name = f"gpu: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else "cpu: cpu"
     here = os.path.dirname(os.path.abspath(__file__))
     git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
     return {

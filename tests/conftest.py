@@ -63,8 +63,10 @@ def background_kind(item):
 
 
 def pytest_configure(config):
-    """The session's JAX compilation cache, for every process started from here on (set before jax is imported)."""
+    """The session's JAX compilation cache, for every process started from here on (set before jax is imported), and
+    no JAX preallocation on a GPU: this process's JAX would otherwise hold most of the GPU the scripts it starts use."""
     os.environ.update(
+        XLA_PYTHON_CLIENT_PREALLOCATE="false",
         JAX_COMPILATION_CACHE_DIR=os.path.join(shared().root, "jax-cache"),
         JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
         JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1",

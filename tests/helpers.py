@@ -129,6 +129,15 @@ EAGER_ITERATIONS = 5  # the probed eager run: compilations must stop growing aft
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
 
 
+@functools.cache
+def auto_device() -> str:
+    """The device `--device auto` picks on this machine: "gpu" where JAX and torch both see a CUDA GPU, else "cpu"."""
+    import jax
+    import torch
+
+    return "gpu" if torch.cuda.is_available() and jax.default_backend() == "gpu" else "cpu"
+
+
 def learning_iterations(script: str) -> int:
     return FUSED_LEARNING_ITERATIONS if script in FUSED_SCRIPTS else LEARNING_ITERATIONS
 

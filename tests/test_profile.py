@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import JAX_SCRIPTS, SCRIPTS
+from helpers import JAX_SCRIPTS, SCRIPTS, auto_device
 
 
 def profiled_run(script, shared_runs):
@@ -40,8 +40,10 @@ def test_profile_torch_writes_a_chrome_trace_with_the_policy_action_hand_over_dl
         events = json.load(f)["traceEvents"]
     names = [event.get("name", "") for event in events]
     # Python stacks name the script's functions (the jitted env step is one C++ call, seen by the hand-overs around it:
-    # the action as a NumPy view on the CPU, the packed step back through DLPack); the ops below them are torch's
-    for function in ("policy_step", "method numpy of Tensor", "from_dlpack", "update_minibatch"):
+    # the action as a NumPy view on the CPU, through JAX's DLPack on a GPU, the packed step back through torch's); the
+    # ops below them are torch's
+    hand_over = "method numpy of Tensor" if auto_device() == "cpu" else os.path.join("jax", "_src", "dlpack.py")
+    for function in ("policy_step", hand_over, os.path.join("torch", "utils", "dlpack.py"), "update_minibatch"):
         assert any(function in name for name in names), function
     assert "aten::linear" in names and "aten::_fused_adam_" in names
     # one rollout of TINY's 16 steps: the trace holds one iteration, not iteration 0 as well

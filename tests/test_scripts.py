@@ -12,7 +12,7 @@ import pytest
 from helpers import (
     ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, FUSED_SCRIPTS, GYMNASIUM_SCRIPTS,
     JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NO_GYMNASIUM_ENV, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
-    agent_runs, assert_clean_error, final_return, learning_iterations, profiled, table,
+    agent_runs, assert_clean_error, auto_device, final_return, learning_iterations, profiled, table,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -39,7 +39,7 @@ def assert_every_spec_tag(run, script, env_id, eager, sync, iterations, batch=64
     assert [step for step, _ in scalars["charts/SPS"]] == [batch * (i + 1) for i in range(iterations)]
     hyperparameters, system = table(texts["hyperparameters"]), table(texts["system"])
     assert hyperparameters["env_id"] == env_id and hyperparameters["sync_timing"] == str(sync)
-    assert system["script"] == script and system["device"].startswith("cpu")
+    assert system["script"] == script and system["device"].startswith(f"{auto_device()}: ")
     assert system["compile_mode"] == ("none" if eager else system["compile_mode"])
 
 
