@@ -116,6 +116,7 @@ FINAL_RETURN_EPISODES = 5
 FINAL_RETURN_SPLITS = {"exp5": ("num_envs", "N envs"), "exp6": ("agents", "N agents")}
 # exp5: a variant is "within" the fastest at the numbers of envs where its time is at most this factor of the fastest's.
 WITHIN_FASTEST = 1.25
+KEEPS_UP = 1.10  # exp7: within this of the fastest at every size, a variant keeps up (seeds alone move it ~10 %)
 FIT_LEVEL = 0.95  # the coverage of the intervals of the cost model's a and b
 # exp6: the variant whose exp5 cost model predicts the vmapped process's gain, and the fields plot.py reads from a
 # group's group.json (a variant whose every group ran one process for several agents is the vmapped one).
@@ -2040,15 +2041,29 @@ def size_trend_lines(rankings):
     lines = ["**How the gap moves with the model size** (each variant's steady state relative to the fastest of its "
              "size, geometric mean over envs and seeds, as in the table above):", ""]
     lines += markdown_table(["variant (mode)"] + [ranking.size for ranking in rankings], table)
+    gaps = {label: {ranking.size: sized[label].steady[0] for ranking, sized in zip(rankings, by_size)
+                    if label in sized and not math.isnan(sized[label].steady[0])} for label in labels}
+    lines += [gap_move_text(label, by_size) for label, by_size in gaps.items() if len(by_size) > 1]
     spreads = {ranking.size: max(standing.steady[0] for standing in ranking.table) for ranking in rankings
                if not any(math.isnan(standing.steady[0]) for standing in ranking.table)}
     if len(spreads) < 2:
-        return lines
+        return lines + [""]
     first, last = list(spreads)[0], list(spreads)[-1]
     direction = "narrows" if spreads[last] < spreads[first] else "widens"
     moves = listed([f"{spread:.2f}× at {size}" for size, spread in spreads.items()])
     return lines + [f"- The slowest variant's steady state is {moves} the fastest's: the gap between the frameworks "
                     f"{direction} from {first} to {last}.", ""]
+
+
+def gap_move_text(label, by_size):
+    """One variant's steady state relative to each size's fastest, from the smallest size to the largest, and whether
+    its gap narrows or widens as the model grows, or stays within KEEPS_UP× of the fastest at every size."""
+    path = " → ".join(f"{gap:.2f}× ({size})" for size, gap in by_size.items())
+    gaps = list(by_size.values())
+    if max(gaps) <= KEEPS_UP:
+        return f"- {label}: {path}: within {KEEPS_UP - 1:.0%} of the fastest at every size."
+    direction = "narrows" if gaps[-1] < gaps[0] else "widens" if gaps[-1] > gaps[0] else "ends where it started"
+    return f"- {label}: {path}: its gap to the fastest {direction} as the model grows."
 
 
 def seed_spread_lines(rankings):

@@ -3,6 +3,7 @@ beside the spread over envs, the rollout's share per size; the large runs' short
 
 import pytest
 
+import plot
 from events import write_run
 from test_plot import run_plot
 from test_plot_short_runs import section
@@ -79,6 +80,17 @@ def test_the_gap_to_the_fastest_is_followed_across_sizes_and_its_direction_said(
     assert table_row(text, "torch (env-jit)").endswith("| 1.20× [range 1.09–1.32] |")
     assert ("The slowest variant's steady state is 3.00× at small, 1.50× at medium and 1.20× at large the fastest's: "
             "the gap between the frameworks narrows from small to large.") in text
+    assert ("- torch (env-jit): 3.00× (small) → 1.50× (medium) → 1.20× (large): its gap to the fastest narrows as the "
+            "model grows.") in text
+    assert "- linen (jit): 1.00× (small) → 1.00× (medium) → 1.00× (large): within 10% of the fastest at every size." \
+        in text
+
+
+def test_a_gap_that_grows_with_the_model_is_said_to_widen():
+    assert plot.gap_move_text("torch (env-jit)", {"small": 1.5, "medium": 1.2, "large": 2.0}) == \
+        "- torch (env-jit): 1.50× (small) → 1.20× (medium) → 2.00× (large): its gap to the fastest widens as the model grows."
+    assert plot.gap_move_text("equinox (jit)", {"small": 1.0, "large": 1.04}).endswith(
+        "within 10% of the fastest at every size.")
 
 
 def test_the_spread_over_seeds_is_shown_beside_the_spread_over_envs(sizes_report):
