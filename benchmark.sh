@@ -222,7 +222,8 @@ is in the repository (a missing script is simply not in the grid):
                     large iteration takes 30-45 s on a 2-core CPU): 168 runs; plus --sync-timing
                     runs on CartPole-v1 for the rollout/update split per size, every variant
                     but scan (one compiled call) at small and medium, linen jit and torch
-                    env-jit at large: 14 runs. About 7 hours on a 2-core CPU (an estimate)
+                    env-jit at large: 14 runs. About 7 hours on a 2-core CPU by the estimate;
+                    7.5 measured on a 2-core AMD EPYC (7.2 h of them in the runs)
 Every run of exp1 to exp4, exp6 and exp7 (but its large runs) does 100 iterations, eager modes
 (JAX none, torch none) 10 (--eager-iterations), all of the same per-iteration workload:
 --num-envs 32 --num-steps 256 --update-epochs 10 --num-minibatches 8. Repeat r (0-based) runs
@@ -242,7 +243,7 @@ minutes for the 45 runs it had before exp4's 4 and exp5's joined it (70 now, exp
 built-in cost model (--dry-run prints its figure for any selection; a sweep refines it from its
 own runs), --grid study about 2 days, the default grid with every variant about 4.5 days (the
 large model size dominates), exp5 about 82 minutes, exp6 about 50 (81 measured on a 2-core AMD EPYC),
-exp7 about 7 hours. On one GPU, a guess: about 7 hours for the reference grid (mostly
+exp7 about 7 hours (7.5 measured on a 2-core AMD EPYC). On one GPU, a guess: about 7 hours for the reference grid (mostly
 the eager runs), 10 to 15 minutes for --quick.
 
 Options:
