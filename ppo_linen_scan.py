@@ -1,8 +1,4 @@
-"""PPO (CleanRL-style, single file) in Flax Linen + optax on a gymnax environment, the whole training compiled:
-ppo_linen.py's iteration in a `jax.lax.scan`, the `--num-seeds` agents under `jax.vmap` (agent i as `ppo_linen.py
---seed (seed + i)`), chunks of it run in a thread of their own, an io_callback handing the host each iteration's
-metrics. A fused loop cannot time rollout and update apart (--sync-timing is refused), profile one iteration
-(--profile traces the chunks of iterations 8-10), stop inside a chunk (the exit waits for it) or run eagerly."""
+"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap."""
 import time
 
 PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
@@ -45,8 +41,6 @@ class Args:
     """the number of agents trained together (vmapped), agent i with seed --seed + i"""
     chunk_iterations: int = 10
     """the iterations one compiled call runs (0, or at least --num-iterations: the whole training in one call)"""
-    iteration_callback: bool = True
-    """hand each iteration's metrics to the host as it ends (off: a chunk's metrics when the chunk returns)"""
     sync_timing: bool = False
     """synchronise around rollout and update to time them separately"""
     profile: bool = False
@@ -221,11 +215,9 @@ def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
 
 def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
     """Masked per-env update of running returns and lengths, on device."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
+    returns, lengths = stats.returns + reward, stats.lengths + 1
     return EpisodeStats(
-        returns=jnp.where(done, 0.0, returns),
-        lengths=jnp.where(done, 0, lengths),
+        returns=jnp.where(done, 0.0, returns), lengths=jnp.where(done, 0, lengths),
         finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
         finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
         finished_count=stats.finished_count + jnp.sum(done),
@@ -385,30 +377,24 @@ def train_iteration(state: tuple, agent: Agent, env: Any, env_params: Any, args:
 
 def train_chunk(state: tuple, length: int, iteration_fn, report):
     """`length` iterations of every agent (state leaves: a leading agent axis); an ordered io_callback (which cannot be
-    vmapped) hands `report` each iteration's metrics of every agent as it ends; without `report` they return stacked."""
+    vmapped) hands `report` each iteration's metrics of every agent as it ends."""
 
     def step(state, _):
         state, metrics = jax.vmap(iteration_fn)(state)
-        if report is not None:
-            io_callback(report, None, metrics, ordered=True)
-        return state, metrics if report is None else None
+        io_callback(report, None, metrics, ordered=True)
+        return state, None
 
-    return jax.lax.scan(step, state, length=length)
+    return jax.lax.scan(step, state, length=length)[0]
 
 
-def run_chunk(executables: dict, state: tuple, length: int, host_metrics: queue.Queue):
-    """One compiled chunk, in the device thread; returns the state the next one starts from. Without the callback its
-    metrics reach `host_metrics` here, as does an error (the host never waits in vain)."""
+def run_chunk(executable, state: tuple, host_metrics: queue.Queue):
+    """One compiled chunk, in the device thread; returns the state the next one starts from. An error reaches
+    `host_metrics` too: the host, waiting for the chunk's metrics there, never waits in vain."""
     try:
-        state, stacked = executables[length](state)
+        return executable(state)
     except Exception as error:
         host_metrics.put(error)
         raise
-    if stacked is not None:
-        stacked = jax.device_get(stacked)
-        for i in range(length):
-            host_metrics.put(jax.tree.map(lambda leaf: leaf[i], stacked))
-    return state
 
 
 # TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
@@ -429,7 +415,7 @@ def main(args: Args, run: "AgentRuns"):
     lengths = [min(chunk, args.num_iterations - start) for start in range(0, args.num_iterations, chunk)]
     host_metrics = queue.Queue()  # every iteration's metrics of every agent, in order, as NumPy arrays
     iteration_fn = functools.partial(train_iteration, agent=agent, env=env, env_params=env_params, args=args)
-    report = (lambda metrics: host_metrics.put(jax.device_get(metrics))) if args.iteration_callback else None
+    report = lambda metrics: host_metrics.put(jax.device_get(metrics))
     chunk_fn = functools.partial(train_chunk, iteration_fn=iteration_fn, report=report)
     train_fn = jax.jit(chunk_fn, static_argnums=1, donate_argnums=0)  # donated: each call replaces the state
 
@@ -443,7 +429,7 @@ def main(args: Args, run: "AgentRuns"):
                 executables = run.compile(lambda: {n: train_fn.lower(state, n).compile() for n in set(lengths)})
             if iteration % chunk == 0:  # the next chunk starts from the state the last one returned
                 state = call.result() if call else state
-                call = device_thread.submit(run_chunk, executables, state, lengths[iteration // chunk], host_metrics)
+                call = device_thread.submit(run_chunk, executables[lengths[iteration // chunk]], state, host_metrics)
             global_step += args.num_envs * args.num_steps
 
             # LOGGING: the iteration's metrics of every agent, as the host receives them

@@ -202,11 +202,9 @@ def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
 
 def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
     """Masked per-env update of running returns and lengths, on device."""
-    returns = stats.returns + reward
-    lengths = stats.lengths + 1
+    returns, lengths = stats.returns + reward, stats.lengths + 1
     return EpisodeStats(
-        returns=jnp.where(done, 0.0, returns),
-        lengths=jnp.where(done, 0, lengths),
+        returns=jnp.where(done, 0.0, returns), lengths=jnp.where(done, 0, lengths),
         finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
         finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
         finished_count=stats.finished_count + jnp.sum(done),
