@@ -15,21 +15,10 @@ from pathlib import Path
 
 import pytest
 
+import sweep_info
+
 REPO = Path(__file__).resolve().parents[1]
-ENVS = [
-    "CartPole-v1",
-    "Acrobot-v1",
-    "MountainCar-v0",
-    "DiscountingChain-bsuite",
-    "MemoryChain-bsuite",
-    "UmbrellaChain-bsuite",
-    "BernoulliBandit-misc",
-    "GaussianBandit-misc",
-    "Asterix-MinAtar",
-    "Breakout-MinAtar",
-    "Freeway-MinAtar",
-    "SpaceInvaders-MinAtar",
-]
+ENVS = list(sweep_info.GRID_ENVS)  # the 12 envs in grid order; docs/method.md lists them (tested below)
 SIZES = ["small", "medium", "large"]
 PAIRS = [
     ("ppo_linen", "none"),
@@ -591,6 +580,12 @@ def test_a_bad_memory_override_fails_with_one_line(value):
     assert_one_line_error(result, "BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB")
 
 
+def test_the_grid_envs_are_the_twelve_that_docs_method_md_lists_in_grid_order():
+    text = " ".join((REPO / "docs" / "method.md").read_text().split())
+    listed = re.search(r"The 12 envs, in grid order \(.*?\): (.*?)\. Sizes", text)[1].split(", ")
+    assert listed == ENVS and len(ENVS) == 12
+
+
 def test_the_grid_envs_come_from_sweep_info_grid_envs(tmp_path):
     repo = study_repo(tmp_path)
     source = (repo / "sweep_info.py").read_text()
@@ -816,8 +811,6 @@ def test_sweep_info_observation_sizes_are_those_of_the_gymnax_envs():
     import math
 
     import gymnax
-
-    import sweep_info
 
     assert list(sweep_info.OBS_SIZES) == list(sweep_info.GRID_ENVS)
     for env_id, size in sweep_info.OBS_SIZES.items():
