@@ -1,10 +1,11 @@
-"""tools/host_time_jax.py end to end on the smallest config: it runs the scripts it names, reports every call."""
+"""tools/host_time_jax.py and tools/torch_step_parts.py end to end on the smallest configs, and their bad input."""
 import os
 import subprocess
 import sys
 
 import pytest
 
+import torch_step_parts
 from helpers import ROOT
 
 TOOL = os.path.join(ROOT, "tools", "host_time_jax.py")
@@ -37,3 +38,32 @@ def test_host_time_tool_passes_on_a_script_error_as_one_line():
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert lines == ["error: unknown env 'NoSuchEnv-v0': not a registered gymnax environment"]
+
+
+STEP_PARTS = os.path.join(ROOT, "tools", "torch_step_parts.py")
+
+
+@pytest.mark.slow
+def test_step_parts_tool_times_each_part_and_the_whole_step_of_ppo_torch_and_sums_the_parts():
+    result = subprocess.run([sys.executable, STEP_PARTS, "--rounds", "2", "--calls", "10"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in result.stdout.splitlines()
+            if line.startswith("| ") and "---" not in line}
+    parts = [label for label in rows if label not in ("part of one rollout step", "**sum of the parts**",
+                                                      "the whole step, the same calls in one loop",
+                                                      "the whole step / the sum of the parts")]
+    assert len(parts) == 4
+    medians = [float(rows[label].split()[0]) for label in parts]
+    assert all(median > 0 for median in medians)
+    assert abs(float(rows["**sum of the parts**"].strip("*")) - sum(medians)) < 0.5
+    assert float(rows["the whole step, the same calls in one loop"].split()[0]) > 0
+
+
+@pytest.mark.parametrize("argv, error", [
+    (["--calls", "0"], "error: --num-envs, --calls and --rounds must be at least 1"),
+    (["--env-id", "NoSuchEnv-v0"], "error: unknown env 'NoSuchEnv-v0': not a registered gymnax environment"),
+])
+def test_step_parts_tool_refuses_bad_input_with_one_line(argv, error, capsys):
+    assert torch_step_parts.main(argv) == 2
+    assert capsys.readouterr().err == error + "\n"

@@ -1,0 +1,160 @@
+"""Where one rollout step of ppo_torch.py goes on the CPU: its parts timed apart against the whole step.
+
+ppo_torch.py steps a gymnax env in JAX and acts with a torch policy, handing arrays across once each way per step.
+This tool loads the script's own functions (policy_step, env_step under jax.jit with its carry donated, unpack_step),
+builds them as main() does for --device cpu and times, per call, on the default workload's shapes (32 envs):
+
+  - policy_step: the actor's forward and Gumbel-max sampling, under torch.no_grad as in the rollout;
+  - the action as a NumPy view (how the action crosses to JAX on the CPU);
+  - the jitted env step, its result awaited each call (the rollout must have it before the next action);
+  - torch.from_dlpack of a ready packed step, its copy into the storage and unpack_step's views;
+  - the whole step: the same calls in one loop, as rollout() makes them.
+
+Each row is a block of --calls calls; the rows alternate within each of --rounds rounds, the order reversed every other
+round, after one warm-up block each. The table gives the median over the rounds of the microseconds per call, with the
+range, the sum of the parts' medians, and the whole step over that sum. Timings mean something only on an otherwise
+idle machine (load average near 0, nothing else running):
+
+    python tools/torch_step_parts.py --rounds 5 --calls 2000
+    python tools/torch_step_parts.py --rounds 2 --calls 20   # a quick check that the tool runs
+"""
+import argparse
+import functools
+import importlib.util
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Steps:
+    """ppo_torch.py's rollout pieces on the CPU, built as its main() builds them, and the state they carry."""
+
+    def __init__(self, env_id: str, model_size: str, num_envs: int, calls: int):
+        self.m = m = load_script("ppo_torch")
+        jax, jnp, torch = m.jax, m.jnp, m.torch
+        device, torch_device = m.select_device("cpu")
+        jax.config.update("jax_default_device", device)
+        torch.set_float32_matmul_precision("highest")
+        key, env_key = jax.random.split(jax.random.PRNGKey(1))
+        torch.manual_seed(1)
+        env, env_params = m.gymnax.make(env_id)
+        step, env_state = m.env_reset(env_key, env, env_params, num_envs)
+        self.obs = m.unpack_step(torch.from_dlpack(step))[0]
+        num_actions = env.action_space(env_params).n
+        agent = m.make_agent(self.obs.shape[1], num_actions, model_size, torch_device)
+        zeros = jnp.zeros(num_envs)
+        stats = m.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+        self.env_carry = jax.device_put(m.EnvCarry(key, env_state, stats), device)
+        self.policy_fn = functools.partial(m.policy_step, actor=agent.actor)
+        self.env_step_fn = jax.jit(functools.partial(m.env_step, env=env, env_params=env_params), donate_argnums=0)
+        self.gumbel = m.gumbel_noise(calls, num_envs, num_actions, torch_device)
+        self.storage = torch.empty(calls, num_envs, 2 * self.obs.shape[1] + 3)
+        self.action = self.policy_fn(self.obs, self.gumbel[0])[0]
+        self.env_carry, self.ready_step = self.env_step_fn(self.env_carry, self.action.numpy())
+        jax.block_until_ready(self.ready_step)
+
+    def policy(self, t: int):
+        self.action = self.policy_fn(self.obs, self.gumbel[t])[0]
+
+    def action_view(self, t: int):
+        self.action.numpy()
+
+    def env_step_awaited(self, t: int):
+        self.env_carry, step = self.env_step_fn(self.env_carry, self.action.numpy())
+        self.m.jax.block_until_ready(step)
+
+    def from_dlpack(self, t: int):
+        self.storage[t] = self.m.torch.from_dlpack(self.ready_step)
+        self.m.unpack_step(self.storage[t])
+
+    def whole_step(self, t: int):
+        action, _ = self.policy_fn(self.obs, self.gumbel[t])
+        self.env_carry, step = self.env_step_fn(self.env_carry, action.numpy())
+        self.storage[t] = self.m.torch.from_dlpack(step)
+        self.obs = self.m.unpack_step(self.storage[t])[0]
+
+
+PARTS = {  # label: the Steps method that times it
+    "`policy_step` (actor forward, Gumbel-max sampling)": "policy",
+    "the action as a NumPy view": "action_view",
+    "the jitted env step, its result awaited": "env_step_awaited",
+    "`torch.from_dlpack` of the packed step, the copy into the storage, the views": "from_dlpack",
+}
+WHOLE = "the whole step, the same calls in one loop"
+
+
+def block_microseconds(call, calls: int) -> float:
+    """Microseconds per call over a block of `calls` calls (torch on the CPU is synchronous; JAX's wait is explicit)."""
+    start = time.perf_counter()
+    for t in range(calls):
+        call(t)
+    return 1e6 * (time.perf_counter() - start) / calls
+
+
+def measure(steps: Steps, rounds: int, calls: int) -> dict:
+    """{label: [microseconds per call, one per round]}, the rows alternating, the order reversed every other round."""
+    labels = [*PARTS, WHOLE]
+    methods = {label: getattr(steps, PARTS.get(label, "whole_step")) for label in labels}
+    with steps.m.torch.no_grad():
+        for label in labels:  # warm-up: compilation, lazy set-up, the allocator
+            block_microseconds(methods[label], calls)
+        times = {label: [] for label in labels}
+        for round_index in range(rounds):
+            for label in labels if round_index % 2 == 0 else labels[::-1]:
+                times[label].append(block_microseconds(methods[label], calls))
+            print(f"round {round_index + 1}/{rounds} done", file=sys.stderr, flush=True)
+    return times
+
+
+def spread(values: list) -> str:
+    return f"{statistics.median(values):.1f} [{min(values):.1f}–{max(values):.1f}]"
+
+
+def table(times: dict) -> list:
+    """The markdown table's lines: each part, the sum of the parts' medians, the whole step and its ratio to the sum."""
+    parts_sum = sum(statistics.median(times[label]) for label in PARTS)
+    whole = statistics.median(times[WHOLE])
+    lines = ["| part of one rollout step | µs per call, median [range over rounds] |", "| --- | --- |"]
+    lines += [f"| {label} | {spread(times[label])} |" for label in PARTS]
+    lines += [f"| **sum of the parts** | **{parts_sum:.1f}** |", f"| {WHOLE} | {spread(times[WHOLE])} |",
+              f"| the whole step / the sum of the parts | {whole / parts_sum:.2f} |"]
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env-id", default="CartPole-v1", help="a gymnax env with discrete actions (default CartPole-v1)")
+    parser.add_argument("--model-size", default="small", choices=["small", "medium", "large"])
+    parser.add_argument("--num-envs", type=int, default=32, help="envs stepped per call (default 32)")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per timed block (default 2000)")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of blocks (default 5)")
+    args = parser.parse_args(argv)
+    if min(args.num_envs, args.calls, args.rounds) < 1:
+        print("error: --num-envs, --calls and --rounds must be at least 1", file=sys.stderr)
+        return 2
+    import gymnax  # after the argument checks: importing JAX takes seconds
+
+    if args.env_id not in gymnax.registered_envs:
+        print(f"error: unknown env '{args.env_id}': not a registered gymnax environment", file=sys.stderr)
+        return 2
+    with open("/proc/loadavg") if os.path.exists("/proc/loadavg") else open(os.devnull) as f:
+        print(f"load average before: {f.read().strip() or 'unknown'}", flush=True)
+    steps = Steps(args.env_id, args.model_size, args.num_envs, args.calls)
+    times = measure(steps, args.rounds, args.calls)
+    print(f"\n{args.env_id}, {args.num_envs} envs, {args.model_size}, {args.rounds} rounds of {args.calls} calls\n")
+    print("\n".join(table(times)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
