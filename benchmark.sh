@@ -24,7 +24,7 @@
 #   finished.txt                   one run name per line: exit 0 and a time/total scalar
 #   durations.txt                  "<run_name> <milliseconds>" per finished run: the ETA's observations
 #   load.txt                       "<run_name> <1-minute load average>" read as each run ends (Linux)
-#   sweeps.txt                     "<start> <end> <seconds> <runs attempted>" per invocation that ran to its end
+#   sweeps.txt                     "<start> <end> <seconds> <runs attempted> <command>" per invocation that ran to its end
 #   failed.txt                     one line per failed attempt: <run_name> <exit code|timeout|incomplete> <log, relative to OUT>
 #   .lock                          held (flock) by the sweep writing into OUT, with its pid
 # run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 exp2 exp3 exp4;
@@ -1241,7 +1241,7 @@ run_sweep() {
   for ((number = 1; number <= ${#todo[@]}; number++)); do
     run_one "$number" "${#todo[@]}" "${todo[@]:number-1}"
   done
-  echo "$started $(date -Iseconds) $((SECONDS - start)) ${#todo[@]}" >>"$OUT/sweeps.txt"
+  echo "$started $(date -Iseconds) $((SECONDS - start)) ${#todo[@]} $COMMAND_LINE" >>"$OUT/sweeps.txt"
 
   echo "done in $(format_duration $((SECONDS - start))): $((${#todo[@]} - ${#FAILED[@]})) runs finished," \
     "${#FAILED[@]} failed${REFUSED[0]:+, ${#REFUSED[@]} refused}"

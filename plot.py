@@ -221,6 +221,7 @@ class SweepConditions:
     wall_seconds: list  # one per invocation of benchmark.sh that ran to its end (sweeps.txt)
     loads: list  # 1-minute load average at the end of each run (load.txt)
     span: tuple = ("", "")  # the first invocation's start and the last one's end, as sweeps.txt has them
+    commands: list = field(default_factory=list)  # each invocation's command line ("" where sweeps.txt has none)
 
 
 @dataclass
@@ -399,13 +400,14 @@ def read_conditions(folder):
         invocations = [line.split() for line in sweeps.read_text().splitlines() if line.strip()] \
             if sweeps.is_file() else []
         wall = [float(fields[2]) for fields in invocations]
+        commands = [" ".join(fields[4:]) for fields in invocations]
         load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
             if loads.is_file() else []
     except (IndexError, ValueError, OSError) as error:
         warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
         return None
     span = (invocations[0][0], invocations[-1][1]) if invocations else ("", "")
-    return SweepConditions(wall_seconds=wall, loads=load, span=span)
+    return SweepConditions(wall_seconds=wall, loads=load, span=span, commands=commands)
 
 
 def drop_duplicate_runs(runs, machine_of):
@@ -1878,6 +1880,7 @@ def condition_lines(sweep):
             parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
                          + (f", {len(conditions.wall_seconds)} invocations" if several else "")
                          + (f" from {conditions.span[0]} to {conditions.span[1]}" if several else "") + ")")
+            parts += [invocations_text(conditions.commands)] if several else []
         if conditions.loads:
             loads = sorted(conditions.loads)
             parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
@@ -1886,6 +1889,16 @@ def condition_lines(sweep):
         prefix = f"`{folder.name}`: " if max(len(sweep.conditions), len(sweep.systems)) > 1 else ""
         lines.append("- " + prefix + "; ".join(parts))
     return lines + [""] if lines else []
+
+
+def invocations_text(commands):
+    """The command lines of a sweep's invocations, each once with how many ran it; older sweeps.txt files recorded
+    none, and then the command above (system.json's) is only the last invocation's."""
+    if not any(commands):
+        return "**commands:** not recorded per invocation (the command above is the last invocation's)"
+    counts = Counter(commands)
+    return "**commands (invocations):** " + ", ".join(
+        f"`{command}` ({count})" if command else f"not recorded ({count})" for command, count in counts.items())
 
 
 def workload_key(row):

@@ -934,8 +934,9 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     assert [line.split()[0] for line in read_lines(out / "durations.txt")] == names
     assert [line.split()[0] for line in read_lines(out / "load.txt")] == names
     assert all(float(line.split()[1]) >= 0 for line in read_lines(out / "load.txt"))
-    [sweep_line] = read_lines(out / "sweeps.txt")  # start, end, seconds, runs attempted
+    [sweep_line] = read_lines(out / "sweeps.txt")  # start, end, seconds, runs attempted, command
     assert int(sweep_line.split()[2]) >= 0 and sweep_line.split()[3] == "2"
+    assert shlex.split(sweep_line.split(maxsplit=4)[4])[1:] == args
     assert not (out / "failed.txt").exists()
     assert not stale.exists()  # an earlier attempt's leftovers are cleaned
     for name in names:

@@ -324,13 +324,20 @@ def test_report_opens_with_the_smoke_test_label_the_machines_and_the_workload(sh
     assert f"**git commit:** {'a' * 40} (working tree dirty)" in head and "(clean)" in head
     assert "**load average:** 0.12 0.10 0.05" in head and "eager_iterations 10" in head
     assert "`s1`: **sweep wall time:** 40.0 min (2400 s, 2 invocations from 2026-11-22T10:00:00+00:00 to " \
-           "2026-11-22T11:10:00+00:00); **1-minute load average at the end of each run:** median 1.10, range 0.90–2.50 over 3 " \
+           "2026-11-22T11:10:00+00:00); **commands:** not recorded per invocation (the command above is the last " \
+           "invocation's); **1-minute load average at the end of each run:** median 1.10, range 0.90–2.50 over 3 " \
            "runs" in head
     assert "`s2`:" not in head  # s2 recorded neither file
     assert ("**Workload:** num_envs 32, num_steps 256, update_epochs 10, num_minibatches 8, bootstrap_truncated True; "
             "iterations 12, eager iterations 10;") in head
     assert "**Iterations each window holds, runs of 10 iterations:** iteration 0: 0; iterations 1–7: 1–7; " \
            "iterations 8–99: 8–9" in head
+
+
+def test_a_resumed_sweep_names_each_invocations_command_once_with_how_many_ran_it():
+    resume, narrowed = "./benchmark.sh --only exp7 --out r", "./benchmark.sh --only exp7 --filter __large__ --out r"
+    assert plot.invocations_text([resume, resume, "", narrowed]) == (
+        f"**commands (invocations):** `{resume}` (2), not recorded (1), `{narrowed}` (1)")
 
 
 def test_folders_on_different_machines_are_flagged_and_env_timing_comes_from_any_folder(shards):
