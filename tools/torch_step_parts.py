@@ -60,18 +60,17 @@ class Steps:
         self.gumbel = m.gumbel_noise(calls, num_envs, num_actions, torch_device)
         self.storage = torch.empty(calls, num_envs, 2 * self.obs.shape[1] + 3)
         self.action = self.policy_fn(self.obs, self.gumbel[0])[0]
-        self.action_view = self.action.numpy()  # for the env step's row, which the view's own row times apart
-        self.env_carry, self.ready_step = self.env_step_fn(self.env_carry, self.action_view)
+        self.env_carry, self.ready_step = self.env_step_fn(self.env_carry, self.action.numpy())
         jax.block_until_ready(self.ready_step)
 
     def policy(self, t: int):
         self.action = self.policy_fn(self.obs, self.gumbel[t])[0]
 
-    def to_numpy(self, t: int):
+    def action_view(self, t: int):
         self.action.numpy()
 
     def env_step_awaited(self, t: int):
-        self.env_carry, step = self.env_step_fn(self.env_carry, self.action_view)
+        self.env_carry, step = self.env_step_fn(self.env_carry, self.action.numpy())
         self.m.jax.block_until_ready(step)
 
     def from_dlpack(self, t: int):
@@ -87,7 +86,7 @@ class Steps:
 
 PARTS = {  # label: the Steps method that times it
     "`policy_step` (actor forward, Gumbel-max sampling)": "policy",
-    "the action as a NumPy view": "to_numpy",
+    "the action as a NumPy view": "action_view",
     "the jitted env step, its result awaited": "env_step_awaited",
     "`torch.from_dlpack` of the packed step, the copy into the storage, the views": "from_dlpack",
 }
