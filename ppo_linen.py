@@ -602,6 +602,7 @@ class Run:
 
     def close(self):
         self.ignore_signals()  # a late signal must not cut the close short
+        self.profiling.close()  # a run stopped in its profiled iterations still writes its trace
         self.writer.writer.close()
         if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
             sys.exit(128 + self.stopped_by)

@@ -230,7 +230,8 @@ RolloutCarry = namedtuple("RolloutCarry", "obs stats")
 # ROLLOUT
 def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.device) -> torch.Tensor:
     """Gumbel(0, 1) noise for a whole rollout, drawn at once: argmax(logits + noise) samples softmax(logits)."""
-    return -torch.log(-torch.log(torch.rand(num_steps, num_envs, num_actions, device=device)))
+    uniform = torch.rand(num_steps, num_envs, num_actions, device=device)
+    return -torch.log(-torch.log(uniform.clamp_(min=torch.finfo(uniform.dtype).tiny)))  # U = 0 would give -inf
 
 
 def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
@@ -602,6 +603,7 @@ class Run:
 
     def close(self):
         self.ignore_signals()  # a late signal must not cut the close short
+        self.profiling.close()  # a run stopped in its profiled iterations still writes its trace
         self.writer.writer.close()
         if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
             sys.exit(128 + self.stopped_by)

@@ -44,6 +44,12 @@ EAGER_FLAG = {
     "ppo_linen_scan.py": None,
 }
 SCRIPTS = list(EAGER_FLAG)
+# the compile mode each script's system text names in its default mode (its eager flag's mode is "none")
+COMPILE_MODE = {
+    "ppo_linen.py": "jit", "ppo_nnx.py": "jit", "ppo_nnx_cached.py": "cached", "ppo_nnx_tree.py": "tree",
+    "ppo_equinox.py": "jit", "ppo_torch.py": "env-jit", "ppo_torch_compile.py": "compile",
+    "ppo_torch_gymnasium.py": "eager", "ppo_linen_gymnasium.py": "jit", "ppo_linen_scan.py": "scan",
+}
 # the scripts that compile the whole training (lax.scan over iterations): no host fetch per iteration in main(), one
 # compiled call per chunk of iterations, no --sync-timing (rollout and update are one call); they train --num-seeds
 # agents in one process, each in its own run folder ({run_name}__seed{s} when there are several)
@@ -231,18 +237,20 @@ class SharedRuns:
                 record = json.load(file)
         return Run(result, run_dir, scalars, texts, record)
 
-    def interrupt(self, folder, script, signame):
-        """`script` on TINY for 2000 iterations, sent `signame` once it prints its first iteration: the result's stdout
-        holds that line (empty if it never came), its stderr all the script wrote there."""
+    def interrupt(self, folder, script, signame, profile):
+        """`script` on TINY for 2000 iterations, sent `signame` once it prints its first iteration (with `profile`: run
+        with --profile and sent it in iteration 9, one of the profiled 8-10, once it prints iteration 8's line): the
+        result's stdout holds that line (empty if it never came), its stderr all the script wrote there."""
         os.makedirs(folder)
+        profiling, line_start = (["--profile"], "iteration 9/") if profile else ([], "iteration ")
         with open(os.path.join(folder, "stderr"), "w+") as stderr:
             process = subprocess.Popen(
-                [sys.executable, os.path.join(ROOT, script), *TINY, "--num-iterations", "2000", "--log-dir", folder,
-                 "--run-name", "run"], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                [sys.executable, os.path.join(ROOT, script), *TINY, "--num-iterations", "2000", *profiling,
+                 "--log-dir", folder, "--run-name", "run"], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True,
             )
             self.processes.add(process)
             try:
-                started = next((line for line in process.stdout if line.startswith("iteration ")), "")
+                started = next((line for line in process.stdout if line.startswith(line_start)), "")
                 process.send_signal(signal.Signals[signame])
                 process.communicate(timeout=300)
             finally:
@@ -251,10 +259,10 @@ class SharedRuns:
             result = subprocess.CompletedProcess(process.args, process.returncode, started, stderr.read())
         return Run(result, os.path.join(folder, "run"), {}, {}, None)
 
-    def interrupted(self, script: str, signame: str, background: bool = False) -> Run | None:
+    def interrupted(self, script: str, signame: str, profile: bool = False, background: bool = False) -> Run | None:
         """The run of `interrupt`, shared."""
-        work = functools.partial(self.interrupt, script=script, signame=signame)
-        future = self.future(("interrupted", script, signame), work, background)
+        work = functools.partial(self.interrupt, script=script, signame=signame, profile=profile)
+        future = self.future(("interrupted", script, signame, profile), work, background)
         return None if background else future.result()
 
     def diverged(self, script: str, background: bool = False) -> Run | None:

@@ -5,6 +5,7 @@ import glob
 import gzip
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -50,18 +51,40 @@ def test_profile_torch_writes_a_chrome_trace_with_the_policy_action_hand_over_dl
     assert sum(name.endswith(": policy_step") for name in names) == 16
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_profile_in_every_script_writes_a_readable_trace_of_the_policy_and_update(script, shared_runs):
-    run_dir = str(profiled_run(script, shared_runs))
+def trace_names(run_dir: str, script: str) -> set:
+    """The event names of the one profiler trace in run_dir (a JAX script's Perfetto trace, with its non-empty XPlane
+    beside it; a torch script's Chrome trace)."""
     if script in JAX_SCRIPTS:
         (session,) = glob.glob(os.path.join(run_dir, "plugins", "profile", "*"))
         assert [os.path.getsize(path) > 0 for path in glob.glob(os.path.join(session, "*.xplane.pb"))] == [True]
-        with gzip.open(os.path.join(session, "perfetto_trace.json.gz")) as f:
-            names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
-        assert any("update" in name for name in names), sorted(names)[:50]
+        path = os.path.join(session, "perfetto_trace.json.gz")
     else:
         (path,) = glob.glob(os.path.join(run_dir, "*.pt.trace.json.gz"))
-        with gzip.open(path) as f:
-            names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
+    with gzip.open(path) as f:
+        return {event.get("name", "") for event in json.load(f)["traceEvents"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_profile_in_every_script_writes_a_readable_trace_of_the_policy_and_update(script, shared_runs):
+    names = trace_names(str(profiled_run(script, shared_runs)), script)
+    if script in JAX_SCRIPTS:
+        assert any("update" in name for name in names), sorted(names)[:50]
+    else:
         assert any(name.endswith(": policy_step") for name in names) and "aten::linear" in names
+
+
+@pytest.mark.background("interrupted")
+@pytest.mark.parametrize("script,signame,profile", [
+    ("ppo_torch.py", "SIGTERM", True), pytest.param("ppo_linen.py", "SIGTERM", True, marks=pytest.mark.slow),
+])
+def test_a_signal_in_the_profiled_iterations_closes_the_profiler_exits_143_and_leaves_a_readable_trace(
+    script, signame, profile, shared_runs
+):
+    run = shared_runs.interrupted(script, signame, profile)
+    result, run_dir = run.result, run.run_dir
+    assert result.stdout.startswith("iteration 9/"), result.stderr[-3000:]  # the signal came in iteration 9
+    assert result.returncode == 128 + signal.SIGTERM, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr and "was not called" not in result.stderr, result.stderr[-3000:]
+    assert f"interrupted by SIGTERM: partial run (no time/total) in {run_dir}" in result.stderr.splitlines()
+    assert trace_names(run_dir, script)

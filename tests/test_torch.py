@@ -2,6 +2,7 @@
 once per iteration, --no-jit-env stays eager, sampling, the rollout's bootstrap values (GPU-only flags on a CPU: the
 CLI probe, tests/test_robustness.py)."""
 import collections
+import importlib
 import os
 
 import gymnax
@@ -82,6 +83,17 @@ def test_policy_step_samples_the_softmax_distribution_with_the_rollouts_gumbel_n
     frequencies = np.bincount(action.numpy(), minlength=4) / n
     np.testing.assert_allclose(frequencies, torch.softmax(logits, 0).numpy(), atol=4e-3)
     assert action.dtype == torch.int32 and torch.equal(step_logits[0], logits)
+
+
+@pytest.mark.parametrize("script", ["ppo_torch", "ppo_torch_compile", "ppo_torch_gymnasium"])
+def test_gumbel_noise_stays_finite_where_the_uniform_draw_is_zero(script, monkeypatch):
+    """torch.rand draws from [0, 1): U = 0 (about once in 2**24 draws) must not give -inf and drop the action."""
+    module = importlib.import_module(script)
+    monkeypatch.setattr(module.torch, "rand", lambda *shape, device: torch.zeros(*shape, device=device))
+    gumbel = module.gumbel_noise(2, 3, 4, torch.device("cpu"))
+    assert gumbel.shape == (2, 3, 4) and torch.isfinite(gumbel).all()
+    # as jax.random.gumbel: U at the smallest positive normal float32, -log(-log(tiny)) = -log(87.34)
+    np.testing.assert_allclose(gumbel.numpy(), -np.log(-np.log(np.finfo(np.float32).tiny)), rtol=1e-6)
 
 
 @pytest.fixture
