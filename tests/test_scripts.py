@@ -10,7 +10,7 @@ import re
 import pytest
 
 from helpers import (
-    ALWAYS_TAGS, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, FUSED_SCRIPTS, GYMNASIUM_SCRIPTS,
+    ALWAYS_TAGS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, FUSED_SCRIPTS, GYMNASIUM_SCRIPTS,
     JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NO_GYMNASIUM_ENV, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
     agent_runs, assert_clean_error, auto_device, final_return, learning_iterations, profiled, table,
 )
@@ -40,7 +40,7 @@ def assert_every_spec_tag(run, script, env_id, eager, sync, iterations, batch=64
     hyperparameters, system = table(texts["hyperparameters"]), table(texts["system"])
     assert hyperparameters["env_id"] == env_id and hyperparameters["sync_timing"] == str(sync)
     assert system["script"] == script and system["device"].startswith(f"{auto_device()}: ")
-    assert system["compile_mode"] == ("none" if eager else system["compile_mode"])
+    assert system["compile_mode"] == ("none" if eager else COMPILE_MODE[script])
 
 
 @pytest.mark.background("smoke")
