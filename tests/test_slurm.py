@@ -18,6 +18,7 @@ from test_benchmark import REPO, assert_one_line_error, benchmark, read_lines
 # every selection and workload option; `--timeout` shows in no dry-run line, only in the task's command
 SELECTION = ["--grid", "study", "--quick", "--repeats", "2", "--only", "exp3", "--filter", "__(small|medium)__",
              "--iterations", "7", "--eager-iterations", "3", "--timeout", "900"]
+LOCAL_SLURM = str(REPO / "tools" / "local_slurm.sh")
 SBATCH_WORDS = ["--partition=gpu", "--account=me", "--gres=gpu:1", "--time=12:00:00", "--comment=two words"]
 
 
@@ -221,15 +222,16 @@ def test_help_documents_slurm_and_the_shipped_template_is_there():
 
 
 def test_local_slurm_says_in_one_line_whether_its_cluster_runs_and_refuses_an_unknown_command():
-    tool = str(REPO / "tools" / "local_slurm.sh")
-    status = subprocess.run([tool, "status"], capture_output=True, text=True, timeout=60)
+    status = subprocess.run([LOCAL_SLURM, "status"], capture_output=True, text=True, timeout=60)
     assert status.returncode in (0, 1) and status.stdout.startswith("local SLURM cluster "), status
     assert len(status.stdout.splitlines()) == 1 and status.stderr == ""
-    wrong = subprocess.run([tool, "restart"], capture_output=True, text=True)
+    wrong = subprocess.run([LOCAL_SLURM, "restart"], capture_output=True, text=True)
     assert wrong.returncode == 2 and wrong.stderr == "usage: tools/local_slurm.sh start|stop|status\n"
 
 
-# A REAL CLUSTER
+# A REAL CLUSTER: one that answers already, or tools/local_slurm.sh's, started by the tests where they run as root
+LOCAL_MARKER = "# written by benchback's tools/local_slurm.sh"
+MUNGE_LOG = Path("/var/log/munge/munged.log")
 TEST_RUNS = r"^(warmup|exp1)__ppo_(linen|nnx_cached|nnx_tree|equinox)__[a-z]+__CartPole-v1__small__"
 WAIT_SECONDS = 900
 
@@ -247,8 +249,43 @@ def cluster_problem():
     return None
 
 
-CLUSTER_PROBLEM = cluster_problem()
-needs_cluster = pytest.mark.skipif(CLUSTER_PROBLEM is not None, reason=str(CLUSTER_PROBLEM))
+def local_cluster_allowed():
+    """Whether the tests may start (and restart) tools/local_slurm.sh's cluster here: as root, where no other
+    cluster's slurm.conf is installed."""
+    conf = Path("/etc/slurm/slurm.conf")
+    return os.geteuid() == 0 and (not conf.exists() or LOCAL_MARKER in conf.read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A cluster to submit to. As root (where no other cluster is configured) tools/local_slurm.sh's one-node cluster,
+    started as on a fresh machine, munged's log not there yet, and stopped after the module unless it ran before:
+    yields what `start` did. Elsewhere a cluster that answers already (yields None), or the tests skip."""
+    if not local_cluster_allowed():
+        if problem := cluster_problem():
+            pytest.skip(problem)
+        yield None
+        return
+    was_running = subprocess.run([LOCAL_SLURM, "status"], capture_output=True).returncode == 0
+    subprocess.run([LOCAL_SLURM, "stop"], capture_output=True, timeout=120)
+    MUNGE_LOG.unlink(missing_ok=True)
+    started = subprocess.run([LOCAL_SLURM, "start"], capture_output=True, text=True, timeout=900)
+    if "apt-get install slurm-wlm munge failed" in started.stderr or "no apt-get" in started.stderr:
+        pytest.skip(f"SLURM cannot be installed here: {started.stderr.strip()}")
+    yield started
+    if not was_running:
+        subprocess.run([LOCAL_SLURM, "stop"], capture_output=True, timeout=120)
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+def test_local_slurm_starts_its_cluster_where_munged_has_never_written_its_log(cluster):
+    if cluster is None:
+        pytest.skip("another SLURM cluster is configured here: tools/local_slurm.sh start is not tried")
+    assert cluster.returncode == 0, cluster.stderr
+    assert cluster.stdout.startswith("local SLURM cluster running: node localhost (") and cluster.stderr == ""
+    assert MUNGE_LOG.owner() == "munge"
+    assert cluster_problem() is None
 
 
 def submit(out):
@@ -294,8 +331,9 @@ def task_output(out, job, task):
 
 
 @pytest.fixture(scope="module")
-def submitted_sweep(tmp_path_factory):
+def submitted_sweep(tmp_path_factory, cluster):
     """The test sweep submitted and waited for: (sweep folder, job id)."""
+    assert cluster is None or cluster.returncode == 0, cluster.stderr
     out = tmp_path_factory.mktemp("slurm") / "sweep"
     job = submit(out)
     wait_for(lambda: not queued(job), f"job {job}")
@@ -303,9 +341,10 @@ def submitted_sweep(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def resumed_sweep(tmp_path_factory):
+def resumed_sweep(tmp_path_factory, cluster):
     """The test sweep submitted, task 1 cancelled midway (one of its two runs finished), then OUT/sweep.sbatch
     resubmitted once the job has ended: (sweep folder, first job, its state when it ended, second job)."""
+    assert cluster is None or cluster.returncode == 0, cluster.stderr
     out = tmp_path_factory.mktemp("slurm-resumed") / "sweep"
     job = submit(out)
     shard = out / "shard-1"
@@ -322,7 +361,6 @@ def resumed_sweep(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.slurm
-@needs_cluster
 def test_a_submitted_sweep_runs_every_selected_run_exactly_once_across_its_two_tasks(submitted_sweep):
     out, job = submitted_sweep
     assert task_states(job) == {1: ("COMPLETED", "0:0"), 2: ("COMPLETED", "0:0")}
@@ -337,7 +375,6 @@ def test_a_submitted_sweep_runs_every_selected_run_exactly_once_across_its_two_t
 
 @pytest.mark.slow
 @pytest.mark.slurm
-@needs_cluster
 def test_a_task_cancelled_midway_is_completed_by_resubmitting_without_running_any_run_twice(resumed_sweep):
     out, job, cut, again = resumed_sweep
     assert cut["tasks"][1][0] == "CANCELLED" and cut["tasks"][2] == ("COMPLETED", "0:0")
@@ -356,7 +393,6 @@ def test_a_task_cancelled_midway_is_completed_by_resubmitting_without_running_an
 
 @pytest.mark.slow
 @pytest.mark.slurm
-@needs_cluster
 def test_plot_reads_the_shards_of_a_resumed_sweep_as_one_sweep_with_each_run_once(resumed_sweep, tmp_path):
     out = resumed_sweep[0]
     report = tmp_path / "report"

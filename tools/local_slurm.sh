@@ -20,6 +20,7 @@ CONF=/etc/slurm/slurm.conf
 MARKER="# written by benchback's tools/local_slurm.sh"
 MUNGE_KEY=/etc/munge/munge.key
 MUNGE_PID=/run/munge/munged.pid
+MUNGE_LOG=/var/log/munge/munged.log
 CTLD_PID=/run/slurmctld.pid
 SLURMD_PID=/run/slurmd.pid
 LOG_DIR=/var/log/slurm
@@ -100,10 +101,11 @@ start_munge() {
     chown munge:munge "$MUNGE_KEY"
     chmod 0400 "$MUNGE_KEY"
   fi
-  mkdir -p /run/munge
-  chown munge:munge /run/munge
-  runuser -u munge -- munged --pid-file "$MUNGE_PID" 2>>/var/log/munge/munged.log ||
-    fail "munged did not start; see /var/log/munge/munged.log"
+  mkdir -p /run/munge "${MUNGE_LOG%/*}"
+  # munged refuses a log it does not own, and the redirection below opens it as root: the log is munge's before
+  touch "$MUNGE_LOG"
+  chown munge:munge /run/munge "${MUNGE_LOG%/*}" "$MUNGE_LOG"
+  runuser -u munge -- munged --pid-file "$MUNGE_PID" 2>>"$MUNGE_LOG" || fail "munged did not start; see $MUNGE_LOG"
 }
 
 start_slurm() {
