@@ -986,7 +986,7 @@ check_prerequisites() { # what a real sweep needs besides bash; one line and exi
   fi
 }
 
-lock_out() { # one sweep at a time into OUT: the lock lives as long as this shell and its runs
+lock_out() { # one sweep at a time into OUT: the lock lives as long as this shell (its runs get no copy of fd 9)
   local holder
   mkdir -p "$OUT"
   exec 9>>"$OUT/.lock"
