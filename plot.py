@@ -7,7 +7,7 @@ DIR is a sweep folder written by benchmark.sh (system.json, env_timing.json, opt
 runs/<exp>/<run>/events.*; exp6: runs/exp6/<group>/group.json and one run folder per agent) or any folder
 holding run folders; several DIRs (e.g. the shards of one sweep) are read as one sweep. A run's
 configuration and workload come from its `hyperparameters` and `system` text summaries, never from its
-folder name. Runs under runs/warmup/ are ignored. Runs found outside runs/<exp1|...|exp6>/ count as exp1
+folder name. Runs under runs/warmup/ are ignored. Runs found outside runs/<exp1|...|exp7>/ count as exp1
 when async; sync ones are labelled "sync" and count as exp2 (those of model size small) and as exp3.
 
 Speedup of A over B = time_B / time_A for matched configurations (same experiment, env, model size,
@@ -31,6 +31,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from scipy.stats import binom as binomial
 from scipy.stats import t as student_t
 from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
 
@@ -122,8 +123,7 @@ FIT_LEVEL = 0.95  # the coverage of the intervals of the cost model's a and b
 # group's group.json (a variant whose every group ran one process for several agents is the vmapped one).
 PREDICTION_LABEL = "linen (jit)"
 GROUP_FIELDS = ("script", "mode", "env_id", "agents", "processes", "parallel", "wall_seconds")
-BOOTSTRAP_RESAMPLES = 10_000
-BOOTSTRAP_SEED = 0
+CI_LEVEL = 0.95  # the coverage of the confidence intervals over envs
 # Fewer envs than this: an interval is the min–max range over envs, labelled so (docs/method.md, Statistics, says why).
 MIN_ENVS_FOR_CI = 8
 DPI = 110
@@ -450,8 +450,9 @@ def shared_window_runs(runs):
     return [run for run in runs if run.config.exp not in ("exp5", "exp6", "exp7")] or runs
 
 
-def read_runs(folders, pool):
-    """Every finished run under the folders (warm-up runs aside), each with the folder it was read from."""
+def read_runs(folders, pool, chunks):
+    """Every finished run under the folders (warm-up runs aside), each with the folder it was read from; the files are
+    read in `chunks` calls in the pool (one per worker)."""
     folder_of = {}
     for folder in folders:
         found = [path for path in sorted(folder.rglob("events.out.tfevents.*")) if path.parent.parent.name != "warmup"]
@@ -460,7 +461,7 @@ def read_runs(folders, pool):
         folder_of.update(dict.fromkeys(found, folder))
     paths = list(folder_of)
     print(f"reading {len(paths)} event files under {', '.join(map(str, folders))}", flush=True)
-    chunks = [paths[i::WORKERS] for i in range(WORKERS)]
+    chunks = [paths[i::chunks] for i in range(chunks)]
     results = dict(zip([path for chunk in chunks for path in chunk],
                        itertools.chain.from_iterable(in_parallel(pool, [(load_runs, chunk) for chunk in chunks]))))
     runs = []
@@ -529,19 +530,20 @@ def read_groups(folders, rows):
             groups.append(group)
     for group in groups:
         for row in group.rows:
-            row["agents"] = group.agents
+            row["agents"], row["process_agents"] = group.agents, group.agents // group.processes
     for folder in agent_rows:
         warn(f"leaving out the exp6 runs in {folder}: no group.json beside them")
     return groups
 
 
-def load_sweep(folders, pool):
-    """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them.
+def load_sweep(folders, pool, workers=1):
+    """Reads every finished run under the folders, plus the system.json, workload.json and env_timing.json beside them;
+    the event files in one call per worker of the pool.
 
     A run belongs to the machine kind of the folder it was read from (that folder's system.json).
     """
     started = time.perf_counter()
-    runs, folder_of = read_runs(folders, pool)
+    runs, folder_of = read_runs(folders, pool, max(workers, 1))
     systems = [(folder, read_json(folder / "system.json", "the report cannot name this machine")) for folder in folders]
     kinds = {folder: machine_kind(system) for folder, system in systems}
     machine_of = {run.path: kinds[folder_of[run.path]] for run in runs}
@@ -601,6 +603,7 @@ def summary_row(run, machine=""):
         "peak_memory_bytes": run.peak_memory,
         "peak_rss_bytes": run.peak_rss,
         "agents": math.nan,  # exp6: its group's number of agents, set with the groups
+        "process_agents": 1,  # exp6: the agents its process trained (a vmapped group's N), set with the groups
         "path": str(run.path),
         "label": run.label,
         "machine": machine,
@@ -630,9 +633,11 @@ def ordered_configs(rows, env_order):
 
 
 def row_sort_key(row, env_order):
-    """Rows by experiment, variant/mode, env complexity, size and seed."""
+    """Rows by experiment, variant/mode, env complexity, size, number of envs, timing mode and seed (then path: the
+    order never depends on the order the files were read in)."""
     label_rank, env_rank, size_rank = rank(LABEL_COLORS), rank(env_order), rank(SIZES)
-    return row["exp"], label_rank(row["label"]), env_rank(row["env"]), size_rank(row["size"]), row["seed"]
+    return (row["exp"], label_rank(row["label"]), env_rank(row["env"]), size_rank(row["size"]), num_envs(row) or 0,
+            row["timing"], row["seed"], row["path"])
 
 
 def csv_cell(value):
@@ -739,27 +744,44 @@ def by_env(pairs):
     return list(groups.values())
 
 
-def interval(pairs, statistic):
-    """(low, high, kind) of statistic over the pairs' speedups.
+def interval(pairs):
+    """(low, high, kind) of the geometric mean of the pairs' speedups, over envs (the seeds of one env are not
+    independent evidence about other envs, so each env counts once, by the geometric mean of its seeds).
 
-    With at least MIN_ENVS_FOR_CI envs, kind is 'CI': a 95% percentile-bootstrap interval resampling whole
-    envs (the seeds of one env are not independent evidence about other envs). With fewer, kind is 'range':
-    the min and max over envs of the statistic of each env's pairs. NaN with fewer than two envs.
+    With at least MIN_ENVS_FOR_CI envs, kind is '95% CI': Student's t interval of the envs' mean log speedup,
+    exp(m ± t(n−1) s/√n), exact when log speedups are normal. With fewer, kind is 'range': the min and max over
+    envs. NaN with fewer than two envs.
     """
-    groups = by_env(pairs)
-    if len(groups) < 2:
+    per_env = [float(geometric_mean(group)) for group in by_env(pairs)]
+    if len(per_env) < MIN_ENVS_FOR_CI:
+        return envs_range(per_env)
+    logs = np.log(per_env)
+    half_width = student_t.ppf(0.5 + CI_LEVEL / 2, len(logs) - 1) * np.std(logs, ddof=1) / math.sqrt(len(logs))
+    return math.exp(logs.mean() - half_width), math.exp(logs.mean() + half_width), f"{CI_LEVEL:.0%} CI"
+
+
+def median_interval(pairs):
+    """(low, high, kind) of the median of the pairs' speedups, over envs (each env once, by the median of its seeds).
+
+    With at least MIN_ENVS_FOR_CI envs, a distribution-free confidence interval of the median: the k-th smallest and
+    k-th largest env, k the largest for which the coverage 1 − 2·P(Binomial(n, ½) < k) is at least CI_LEVEL; that
+    coverage is exact for any continuous distribution and discrete in n, so kind names it rounded down, e.g. '96% CI'
+    (12 envs). With fewer, 'range' as interval() gives it.
+    """
+    per_env = sorted(float(median(group)) for group in by_env(pairs))
+    if len(per_env) < MIN_ENVS_FOR_CI:
+        return envs_range(per_env)
+    n = len(per_env)
+    coverages = {k: 1 - 2 * binomial.cdf(k - 1, n, 0.5) for k in range(1, n // 2 + 1)}
+    k = max(k for k, coverage in coverages.items() if coverage >= CI_LEVEL)
+    return per_env[k - 1], per_env[n - k], f"{math.floor(coverages[k] * 100)}% CI"
+
+
+def envs_range(per_env):
+    """(min, max, 'range') over the envs' values; NaN with fewer than two envs."""
+    if len(per_env) < 2:
         return math.nan, math.nan, ""
-    if len(groups) < MIN_ENVS_FOR_CI:
-        per_env = [float(statistic(group)) for group in groups]
-        return min(per_env), max(per_env), "range"
-    padded = np.full((len(groups), max(map(len, groups))), np.nan)
-    for i, group in enumerate(groups):
-        padded[i, : len(group)] = group
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    picks = rng.integers(len(groups), size=(BOOTSTRAP_RESAMPLES, len(groups)))
-    statistics = statistic(padded[picks].reshape(BOOTSTRAP_RESAMPLES, -1), axis=1)
-    low, high = np.percentile(statistics, [2.5, 97.5])
-    return float(low), float(high), "CI"
+    return min(per_env), max(per_env), "range"
 
 
 def distinguishable(bounds):
@@ -831,7 +853,7 @@ def fastest_label(rows, labels, metric):
 def relative_to(rows, fastest, label, metric):
     """(geometric mean, interval) of label's metric over fastest's, paired by env and seed."""
     pairs = paired_labels(rows, fastest, label, metric)
-    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
 
 
 def standings(rows, labels):
@@ -894,7 +916,7 @@ def effect_summary(effects, effect):
     """(geometric mean, interval over envs) of effect(framework effect, backend effect) over every seed of every cell."""
     pairs = [Pair(Config("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
              for (env, size), cell in effects.items() for framework, backend in cell]
-    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs, geometric_mean)
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
 
 
 def inverted(value):
@@ -1265,18 +1287,20 @@ def speedups_by_category(rows, category_field, categories, comparisons, metric):
 DUPLICATE_STYLES = ((0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (2, 4)))
 
 
-def curve_x(run, x_axis):
-    """A run's x values for its returns: env steps, or seconds of training after the end of iteration 0."""
+def curve_x(run, x_axis, process_agents=1):
+    """A run's x values for its returns: env steps, or seconds of training after the end of iteration 0 (divided by
+    the agents its process trained: the agents of one vmapped process share its clock)."""
     if x_axis == "steps":
         return run.return_steps
-    return run.return_seconds - np.nan_to_num(run.iteration_seconds[0])
+    return (run.return_seconds - np.nan_to_num(run.iteration_seconds[0])) / process_agents
 
 
 def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
     """Draws each label's curve in one panel; returns notes on identical and missing curves for the report."""
     notes, drawn = [], {}
     for label in labels:
-        runs = sorted((row["run"] for row in where(panel_rows, label=label)), key=lambda run: run.seed)
+        label_rows = sorted(where(panel_rows, label=label), key=lambda row: row["seed"])
+        runs = [row["run"] for row in label_rows]
         if not runs:
             continue
         signature = tuple((run.seed, tuple(run.return_steps), tuple(run.returns)) for run in runs)
@@ -1285,7 +1309,8 @@ def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
         if same_as:
             notes.append(f"{label} is identical to {same_as[0]} (drawn dashed on top of it)")
         drawn.setdefault(signature, []).append(label)
-        curves = [(curve_x(run, x_axis), run.returns) for run in runs if run.returns.size]
+        curves = [(curve_x(row["run"], x_axis, row["process_agents"]), row["run"].returns) for row in label_rows
+                  if row["run"].returns.size]
         curve = mean_curve([(x, y) for x, y in curves if len(y) > 1 and np.isfinite(x).all()])
         if curve:
             grid, mean, low, high = curve
@@ -1317,10 +1342,10 @@ def spread_time_axis(ax):
     ends = [end for end in ends if end > 0]
     if len(ends) > 1 and max(ends) > 10 * min(ends):
         ax.set_xscale("symlog", linthresh=min(ends) / 10)
-        ax.set_xlabel("training time after iteration 0 (s, log above " + f"{min(ends) / 10:.2g} s)")
+        ax.set_xlabel(ax.get_xlabel().removesuffix(" (s)") + f" (s, log above {min(ends) / 10:.2g} s)")
 
 
-def learning_curve_figure(rows, env_order, title, x_axis, out, name):
+def learning_curve_figure(rows, env_order, title, x_axis, out, name, time_label="training time after iteration 0"):
     """One panel per (env, size): each variant/mode's mean episodic return with a min–max band across seeds.
 
     Returns the file name and notes per panel (identical curves, runs without returns) for the report.
@@ -1338,7 +1363,7 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name):
         if any("identical" in note for note in panel_notes):
             ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
         ax.set(title=panel, ylabel="episodic return",
-               xlabel="env steps" if x_axis == "steps" else "training time after iteration 0 (s)")
+               xlabel="env steps" if x_axis == "steps" else f"{time_label} (s)")
         if x_axis == "time":
             spread_time_axis(ax)
         ax.grid(alpha=0.3)
@@ -1373,6 +1398,33 @@ def ranking_chart(rankings, out, exp, name):
     return save_figure(figure, out, name)
 
 
+def size_trend_chart(rankings, out):
+    """Chart (exp7): one panel, x the model size, y each variant's steady iteration relative to that size's fastest
+    (log; geometric mean over envs and seeds, bars its interval), one line per variant: how each gap moves with size."""
+    figure, (ax,) = new_figure("How the gap to the fastest moves with the model size — exp7 (async)\npoints: steady "
+                               "iteration relative to that size's fastest, geometric mean over envs and seeds; bars: "
+                               "interval (95% CI, or range with few envs)", 1, panel_size=(7.5, 5.0))
+    labels = ordered((standing.label for ranking in rankings for standing in ranking.table), SIZE_LABELS)
+    colors = colors_for(labels)
+    offsets, _ = series_offsets(len(labels), group_width=0.3)
+    for offset, label in zip(offsets, labels):
+        points = [(x + offset, standing.steady) for x, ranking in enumerate(rankings) for standing in ranking.table
+                  if standing.label == label and not math.isnan(standing.steady[0])]
+        if not points:
+            continue
+        xs, values = zip(*points)
+        means = [mean for mean, _ in values]
+        errors = np.array([[0, 0] if math.isnan(low) else [mean - low, high - mean] for mean, (low, high, _) in values])
+        ax.errorbar(xs, means, yerr=errors.T, color=colors[label], marker="o", markersize=5, linewidth=1.5, capsize=3,
+                    label=label)
+    ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+    log_axis(ax, "y", "×")
+    category_axis(ax, [f"{ranking.size} ({ranking.steady_name})" for ranking in rankings])
+    ax.set(xlabel="model size (steady window)", ylabel="steady iteration / that size's fastest")
+    ax.grid(axis="y", which="major", alpha=0.3)
+    return save_figure(figure, out, "ranking_sizes.png")
+
+
 def compile_mode_chart(rows, comparisons, out, names):
     """Chart: per framework, the speedup of each compiled mode over its baseline on each metric (exp2)."""
     frameworks = ordered((framework for framework, _, _ in comparisons), map(framework_of, LABEL_COLORS))
@@ -1400,19 +1452,24 @@ def count_axis(ax, counts, name):
 
 def scaling_sps_chart(tables, steps, out, steady_name):
     """Chart: per exp5 cell, each variant's steady-state SPS against the number of envs (log-log), each run a point,
-    the fitted cost model a line drawn over the measured numbers of envs only."""
+    the fitted cost model a line drawn over the measured numbers of envs only, its largest residual written beside."""
     figure, axes = new_figure("Steady-state env steps per second against the number of envs — exp5 (async)\n"
                               f"points: runs, SPS = N × num_steps / median of {steady_name}; lines: the fitted "
-                              "t(N) = a + b·N, over the measured N only", len(tables), ncols=min(len(tables), 2),
-                              panel_size=(6.4, 4.6))
+                              "t(N) = a + b·N, over the measured N only, with its largest residual", len(tables),
+                              ncols=min(len(tables), 2), panel_size=(6.4, 4.6))
     colors = colors_for([scaling.label for table in tables.values() for scaling in table])
     for ax, (name, table) in zip(axes, tables.items()):
+        residuals = []
         for scaling in table:
             ns, seconds = np.array(scaling.points, dtype=float).T
             ax.scatter(ns, ns * steps[name] / seconds, color=colors[scaling.label], s=25, zorder=3, label=scaling.label)
             grid = np.geomspace(scaling.ns[0], scaling.ns[-1], 100)
             if scaling.fit and (scaling.fit.at(grid) > 0).all():
                 ax.plot(grid, grid * steps[name] / scaling.fit.at(grid), color=colors[scaling.label], linewidth=1.5)
+                residuals.append(f"{scaling.label}: {percent_text(max_residual(scaling.fit), '')}")
+        if residuals:
+            ax.text(0.02, 0.98, "fit's largest relative residual\n" + "\n".join(residuals), transform=ax.transAxes,
+                    fontsize=7, va="top", bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})
         count_axis(ax, sorted({int(n) for scaling in table for n in scaling.ns}), "number of envs N")
         log_axis(ax, "y", "")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1e6:g}M" if value >= 1e6 else
@@ -1496,7 +1553,6 @@ def speedup_text(value, bounds=(math.nan, math.nan, "")):
     if math.isnan(value):
         return "–"
     low, high, kind = bounds
-    kind = "95% CI" if kind == "CI" else kind
     return f"{value:.2f}×" + ("" if math.isnan(low) else f" [{kind} {low:.2f}–{high:.2f}]")
 
 
@@ -1536,8 +1592,8 @@ def speedup_table(groups):
         envs = len({pair.config.env for pair in pairs})
         lines.append([
             group, f"{label_a} over {label_b}", len(pairs), envs,
-            speedup_text(geometric_mean(speedups), interval(pairs, geometric_mean)),
-            speedup_text(median(speedups), interval(pairs, median)),
+            speedup_text(geometric_mean(speedups), interval(pairs)),
+            speedup_text(median(speedups), median_interval(pairs)),
         ])
     header = ["model size", "speedup of A over B", "pairs", "envs", "geometric mean [interval]", "median [interval]"]
     return markdown_table(header, lines)
@@ -2037,7 +2093,7 @@ def section_sizes(sweep, out):
                   "iteration 0 more; totals are compared within a size, never across sizes, and the trend across "
                   "sizes below is the steady state's.", ""]
     lines += empty_window_lines([row for ranking in rankings for row in ranking.rows], ("iter8_99_median_s",))
-    lines += image(ranking_chart(rankings, out, "exp7", "ranking_sizes.png"), "ranking at each model size")
+    lines += image(size_trend_chart(rankings, out), "steady iteration relative to each size's fastest")
     return lines + ranking_lines(rankings) + size_trend_lines(rankings) + seed_spread_lines(rankings) + \
         size_share_lines(where(rows, timing="sync"))
 
@@ -2162,10 +2218,16 @@ def section_scaling(sweep, out):
 
 
 def scaling_model_lines(tables, steps, out, steady):
-    """The cost model of each exp5 cell: the two charts, the a/b table and the generated conclusions."""
+    """The cost model of each exp5 cell: the two charts (the relative one only where an env has two variants to
+    compare), the a/b table and the generated conclusions."""
     lines = image(scaling_sps_chart(tables, steps, out, steady), "steady-state SPS against the number of envs")
-    lines += image(scaling_relative_chart(tables, out, steady),
-                   "time relative to the fastest against the number of envs")
+    if any(len(table) > 1 for table in tables.values()):
+        lines += image(scaling_relative_chart(tables, out, steady),
+                       "time relative to the fastest against the number of envs")
+    else:
+        variants = listed(sorted({scaling.label for table in tables.values() for scaling in table}))
+        lines += [f"No chart of times relative to the fastest: every env ran one variant ({variants}), which would "
+                  "only be compared with itself.", ""]
     table = [[name, scaling.label, len(scaling.points), "/".join(map(str, scaling.ns)), cost_text(scaling.fit, "a"),
               cost_text(scaling.fit, "b"), percent_text(max_residual(scaling.fit), ""), within_text(scaling)]
              for name, cells in tables.items() for scaling in cells]
@@ -2326,31 +2388,71 @@ def section_env_backend(sweep, out):
                         f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
     lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
               + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
-              + ". Each effect is a time ratio averaged over the other factor (see summary.csv for the four times).", ""]
+              + ". The chart and the first table give the cells' times; each effect in the second is a time ratio "
+              "averaged over the other factor.", ""]
     lines += empty_window_lines(rows, metrics)
-    series = ("framework: torch / linen", "env backend: Gymnasium / gymnax")
     cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
                             sweep.env_order)
-    categories = [f"{env} · {size}" for env, size in cells]
-    figure, axes = new_figure("Framework effect against env-backend effect — exp4 (async)\n"
-                              "points: seeds, black line: geometric mean; above 1×: torch / Gymnasium take longer",
-                              len(metrics), panel_size=(max(5.0, 1.2 * len(categories)), 4.4))
-    table = []
-    for ax, metric in zip(axes, metrics):
-        ratios = {(f"{env} · {size}", name): [effect[i] for effect in effects[metric].get((env, size), [])]
-                  for env, size in cells for i, name in enumerate(series)}
-        draw_speedup_strips(ax, categories, series, ratios, dict(zip(series, OTHER_COLORS)))
-        ax.set(title=sweep.names[metric], ylabel="time ratio")
-        for (env, size), cell in sorted(effects[metric].items()):
-            table.append([sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
-                          f"{geometric_mean([b for _, b in cell]):.2f}×"])
-    lines += image(save_figure(figure, out, "env_backend.png"), "framework against env backend")
+    table = [[sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
+              f"{geometric_mean([b for _, b in cell]):.2f}×"]
+             for metric in metrics for (env, size), cell in sorted(effects[metric].items())]
+    lines += image(env_backend_chart(rows, cells, out, sweep.names["iter8_99_median_s"]),
+                   "each framework's steady iteration on each env backend")
+    lines += cell_time_lines(rows, cells, sweep.names)
+    lines += ["**The effects** (time ratios, geometric means over seeds):", ""]
     lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
                              "env backend: Gymnasium / gymnax"], table)
     conclusions = [backend_conclusion(effects[metric], what) for metric, what in
                    (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
                    if effects[metric]]
     return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def backend_axes():
+    """The frameworks and the env backends of exp4's cells, each in BACKEND_CELLS's order."""
+    return list(dict.fromkeys(fw for fw, _ in BACKEND_CELLS)), list(dict.fromkeys(b for _, b in BACKEND_CELLS))
+
+
+def env_backend_chart(rows, cells, out, steady_name):
+    """Chart: per env and size, each framework's steady iteration on each env backend (x: the backend, one line per
+    framework through the geometric means over seeds, each seed a point; log y): the cells themselves, so that an
+    interaction between the two factors shows as lines that are not parallel."""
+    frameworks, backends = backend_axes()
+    figure, axes = new_figure(f"Steady iteration per framework and env backend — exp4 (async, median of "
+                              f"{steady_name})\npoints: seeds; lines: geometric mean over seeds; parallel lines: the "
+                              "two factors do not interact", len(cells), ncols=min(len(cells), 3),
+                              panel_size=(4.4, 3.8))
+    colors = colors_for(BACKEND_CELLS.values())
+    for ax, (env, size) in zip(axes, cells):
+        for framework in frameworks:
+            present = [(x, backend) for x, backend in enumerate(backends) if (framework, backend) in BACKEND_CELLS]
+            color = colors[BACKEND_CELLS[framework, present[0][1]]]
+            seconds = [metric_values(where(rows, env=env, size=size, label=BACKEND_CELLS[framework, backend]),
+                                     "iter8_99_median_s") for _, backend in present]
+            measured = [(x, values) for (x, _), values in zip(present, seconds) if values]
+            for x, values in measured:
+                ax.scatter([x] * len(values), values, color=color, s=20, alpha=0.7, zorder=3)
+            if measured:
+                ax.plot([x for x, _ in measured], [geometric_mean(values) for _, values in measured], color=color,
+                        marker="o", linewidth=2, label=framework)
+        log_axis(ax, "y", " s")
+        category_axis(ax, backends)
+        ax.set(title=f"{env} · {size}", xlabel="env backend", ylabel="s per steady iteration")
+        ax.grid(axis="y", which="major", alpha=0.3)
+    return save_figure(figure, out, "env_backend.png")
+
+
+def cell_time_lines(rows, cells, names):
+    """Table: each exp4 cell's steady iteration (geometric mean over seeds) per env and size, framework × backend."""
+    frameworks, backends = backend_axes()
+    columns = [(framework, backend) for framework in frameworks for backend in backends
+               if (framework, backend) in BACKEND_CELLS]
+    table = [[env, size] + [seconds_text(geometric_mean(metric_values(
+        where(rows, env=env, size=size, label=BACKEND_CELLS[column]), "iter8_99_median_s"))) for column in columns]
+        for env, size in cells]
+    return [f"**The cells** (s per steady iteration, median of {names['iter8_99_median_s']}; geometric mean over "
+            "seeds):", ""] + markdown_table(["env", "model size"] + [f"{fw} on {backend}" for fw, backend in columns],
+                                            table)
 
 
 def section_compile_modes(sweep, out):
@@ -2407,8 +2509,9 @@ def definitions_section(sweep):
         "and model creation) precedes iteration 0. **Total** is `time/total` (iteration 0 to the end).",
         "- exp1 runs asynchronously (the honest end-to-end time); exp2 and exp3 synchronise around rollout "
         "and update to time them separately, which adds host syncs.",
-        f"- Intervals over envs: with {MIN_ENVS_FOR_CI} or more envs a **95% CI** (percentile bootstrap, "
-        f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}, drawing whole envs with replacement); with fewer "
+        f"- Intervals over envs (each env once, its seeds averaged): with {MIN_ENVS_FOR_CI} or more envs a **95% CI** "
+        "of a geometric mean (Student's t on the envs' mean log speedups) and, for a median, the distribution-free "
+        "interval between two envs' values, labelled with its exact coverage (e.g. 96% CI at 12 envs); with fewer "
         "envs the **range** (min–max over envs), which is no confidence interval. Both describe the spread over "
         "this sweep's envs and seeds on this machine, not across machines.",
         "",
@@ -2635,13 +2738,17 @@ def section_learning_curves(sweep, out, exp, size):
     rows = where(rows, size=size) if size else rows
     what = f"{exp}, {size}" if size else exp
     lines = [heading(sweep, f"Learning curves: {what}", "###"), ""]
+    shared = any(row["process_agents"] > 1 for row in rows)  # exp6's vmapped agents: one clock for N agents
+    time_label = f"training time{' per agent' * shared} after iteration 0"
     notes = []
-    for x_axis, against in (("steps", "env steps"), ("time", "training time after iteration 0")):
+    for x_axis, against in (("steps", "env steps"), ("time", time_label)):
         name = f"learning_curves_{exp}{'_' + size if size else ''}_{x_axis}.png"
         title = (f"Episodic return against {against} — {what} ({scope(rows)})\nmean over seeds, band: min–max"
                  + ("; iteration 0 (compilation) left out of the time axis, see the overhead windows" if x_axis == "time"
                     else ""))
-        figure_name, notes = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name)
+        if x_axis == "time" and shared:
+            title += "\ntime per agent: a process's time divided by the agents it trains (one for a process per agent)"
+        figure_name, notes = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name, time_label)
         lines += image(figure_name, f"learning curves {what} against {against}")
     return lines + ([f"- {note}" for note in notes] + [""] if notes else [])
 
@@ -2680,7 +2787,7 @@ def section_compare(sides, sweeps, out):
             sized_speedups = [pair.speedup for pair in sized]
             table.append([label, timing, size, len(sized), seconds_text(median([pair.time_a for pair in sized])),
                           seconds_text(median([pair.time_b for pair in sized])),
-                          speedup_text(geometric_mean(sized_speedups), interval(sized, geometric_mean))])
+                          speedup_text(geometric_mean(sized_speedups), interval(sized))])
     if not categories:
         warn("skipping compare.png: the two sweeps share no configuration")
         return lines + ["Skipped: the two sweeps share no configuration.", ""]
@@ -2809,12 +2916,12 @@ def main(argv=None):
     with ProcessPoolExecutor(max_workers=args.workers) if args.workers else InProcess() as pool:
         if args.compare:
             sides = (args.compare, args.vs)
-            sweeps = [load_sweep(folders, pool) for folders in sides]
+            sweeps = [load_sweep(folders, pool, args.workers) for folders in sides]
             out.mkdir(parents=True, exist_ok=True)
             report = ["# PPO framework benchmark: comparison of two sweeps", ""] + section_compare(sides, sweeps,
                                                                                                 ChartFolder(out))
         else:
-            sweep = load_sweep(args.dirs, pool)
+            sweep = load_sweep(args.dirs, pool, args.workers)
             out.mkdir(parents=True, exist_ok=True)
             write_summary_csv(sweep.rows, out / "summary.csv")
             print("drawing charts", flush=True)

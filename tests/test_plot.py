@@ -9,6 +9,7 @@ import sys
 import traceback
 from pathlib import Path
 
+import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
@@ -50,6 +51,24 @@ def run_plot(*args, cwd=None):
             traceback.print_exc()
             returncode = 1
     return subprocess.CompletedProcess(args, returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def capture_figures(monkeypatch):
+    """{file name: Figure} of every chart that plot.save_figure writes from now on in this process (run_plot)."""
+    figures, save = {}, plot.save_figure
+
+    def saving(figure, out, name):
+        figures[name] = figure
+        return save(figure, out, name)
+
+    monkeypatch.setattr(plot, "save_figure", saving)
+    return figures
+
+
+def lines_by_label(ax):
+    """{legend label: Line2D} of the lines drawn in ax with a label (an error bar's: its data line)."""
+    lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    return lines | {bars.get_label(): bars.lines[0] for bars in ax.containers if not bars.get_label().startswith("_")}
 
 
 def read_summary(folder):
@@ -155,6 +174,27 @@ def test_unfinished_corrupt_and_cut_runs_are_skipped_with_one_warning_each(known
         warnings = [line for line in result.stderr.splitlines() if f"/{run}/" in line]
         assert len(warnings) == 1 and warnings[0].startswith("warning: skipping") and "no time/total" in warnings[0]
     assert {key[5] for key in read_summary(root)} == {"1"}  # seeds 2, 3 and 4 were the skipped runs
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_workers_sets_the_processes_and_the_calls_that_read_the_event_files(workers, known_sweep, tmp_path,
+                                                                          monkeypatch):
+    pools = []
+
+    class RecordingPool(plot.InProcess):  # in this process, recording what main asks of its pool
+        def __init__(self, max_workers):
+            self.max_workers, self.calls = max_workers, []
+            pools.append(self)
+
+        def submit(self, fn, /, *args, **kwargs):
+            self.calls.append(fn)
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(plot, "ProcessPoolExecutor", RecordingPool)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        plot.main([str(known_sweep[0]), "--out", str(tmp_path), "--workers", str(workers)])
+    assert [pool.max_workers for pool in pools] == [workers]
+    assert pools[0].calls.count(plot.load_runs) == workers
 
 
 @pytest.mark.parametrize("make_folder", [lambda tmp: tmp, lambda tmp: tmp / "missing"], ids=["empty", "missing"])
@@ -392,6 +432,26 @@ def test_env_backend_experiment_draws_the_two_by_two_with_a_generated_conclusion
             ) in report
 
 
+def test_the_env_backend_chart_draws_each_frameworks_cells_against_the_backend(tmp_path, monkeypatch):
+    """The 2 × 2 itself, not each factor averaged over the other: x the env backend, a line per framework through the
+    geometric mean over seeds of its steady iterations, log y."""
+    steady = {("ppo_linen", "jit"): 0.1, ("ppo_linen_gymnasium", "jit"): 0.3, ("ppo_torch", "env-jit"): 0.4,
+              ("ppo_torch_gymnasium", "eager"): 0.5}
+    for (variant, mode), seconds in steady.items():
+        for seed, factor in ((1, 1.0), (2, 4.0)):
+            write_run(tmp_path / "runs" / "exp4" / f"{variant}_{seed}", [1.0] * 8 + [seconds * factor] * 4,
+                      variant=variant, compile_mode=mode, seed=seed)
+    figures = capture_figures(monkeypatch)
+    assert run_plot(tmp_path).returncode == 0
+    (ax,) = figures["env_backend.png"].axes
+    assert [label.get_text() for label in ax.get_xticklabels()] == ["gymnax", "Gymnasium"]
+    lines = lines_by_label(ax)
+    assert sorted(lines) == ["linen", "torch"] and ax.get_yscale() == "log"
+    assert lines["linen"].get_ydata() == pytest.approx([0.2, 0.6])  # √(0.1 · 0.4), √(0.3 · 1.2)
+    assert lines["torch"].get_ydata() == pytest.approx([0.8, 1.0])
+    assert "| CartPole-v1 | small | 0.8 | 1 | 0.2 | 0.6 |" in (tmp_path / "REPORT.md").read_text()
+
+
 def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experiments_it_lacks(tmp_path):
     for env in ("CartPole-v1", "Acrobot-v1"):
         for (variant, mode), seconds in BACKEND_SECONDS.items():
@@ -474,11 +534,44 @@ def pairs_over_envs(count):
     return [plot.Pair(config(f"env{i}"), 1.0, float(i + 1)) for i in range(count)]
 
 
-def test_an_interval_is_a_bootstrap_ci_only_from_the_minimum_number_of_envs():
-    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI - 1), plot.geometric_mean)
+def test_an_interval_is_a_confidence_interval_only_from_the_minimum_number_of_envs():
+    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI - 1))
     assert (low, kind) == (1.0, "range") and high == pytest.approx(plot.MIN_ENVS_FOR_CI - 1.0)
-    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI), plot.geometric_mean)
-    assert kind == "CI" and 1.0 < low < high < plot.MIN_ENVS_FOR_CI
+    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI))
+    assert kind == "95% CI" and 1.0 < low < high < plot.MIN_ENVS_FOR_CI
+    # log speedups 0, ln 2, …, ln 8: exp(mean ± t(7, 0.975) · sd / √8), by hand
+    logs = np.log(np.arange(1, 9))
+    half_width = 2.3646243 * logs.std(ddof=1) / math.sqrt(8)
+    assert (low, high) == pytest.approx((math.exp(logs.mean() - half_width), math.exp(logs.mean() + half_width)))
+
+
+def simulated_pairs(rng, envs, seeds, true_log_speedup):
+    """Pairs of `seeds` seeds on each of `envs` envs: each env's log speedup normal around the true one (sd 0.3), its
+    seeds' normal around the env's (sd 0.1)."""
+    config = lambda env: plot.Config("exp1", env, "small", "async", ())
+    env_logs = rng.normal(true_log_speedup, 0.3, envs)
+    return [plot.Pair(config(f"env{i}"), 1.0, math.exp(rng.normal(env_log, 0.1)))
+            for i, env_log in enumerate(env_logs) for _ in range(seeds)]
+
+
+@pytest.mark.parametrize("envs,seeds", [(8, 1), (12, 1), (12, 3)])
+def test_the_95_percent_ci_covers_the_true_geometric_mean_95_percent_of_the_time(envs, seeds):
+    rng, true_log_speedup, draws = np.random.default_rng(envs * 10 + seeds), 0.4, 2000
+    covered = 0
+    for _ in range(draws):
+        low, high, kind = plot.interval(simulated_pairs(rng, envs, seeds, true_log_speedup))
+        covered += low <= math.exp(true_log_speedup) <= high
+    assert kind == "95% CI" and 0.94 <= covered / draws <= 0.96, covered / draws
+
+
+@pytest.mark.parametrize("envs,label", [(8, "99% CI"), (10, "97% CI"), (12, "96% CI")])
+def test_the_median_interval_covers_the_true_median_at_least_as_often_as_its_label_says(envs, label):
+    rng, true_log_speedup, draws = np.random.default_rng(envs), 0.4, 2000
+    covered = 0
+    for _ in range(draws):
+        low, high, kind = plot.median_interval(simulated_pairs(rng, envs, 1, true_log_speedup))
+        covered += low <= math.exp(true_log_speedup) <= high
+    assert kind == label and covered / draws >= int(label[:2]) / 100 - 0.01, covered / draws
 
 
 def test_the_time_axis_of_learning_curves_starts_at_the_end_of_iteration_0(tmp_path):
@@ -521,7 +614,8 @@ def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_exclu
             "2.00× [range 1.67–2.50] faster per iteration than linen (jit), the shortest in total; its longer iteration "
             "0 is repaid after about 21 iterations.") in conclusion
     assert break_even == "after 21 iterations"  # 1 + (14 − 4) / (1 − 0.5)
-    conclusion, break_even = ranked((1.01, (0.98, 1.03, "CI")), (0.99, (0.97, 1.02, "CI")), (0.99, (0.97, 1.02, "CI")))
+    ci = "95% CI"
+    conclusion, break_even = ranked((1.01, (0.98, 1.03, ci)), (0.99, (0.97, 1.02, ci)), (0.99, (0.97, 1.02, ci)))
     assert ("No variant is fastest in total: linen (jit) has the shortest total time, and nnx_cached (cached) (1.01× [95% CI "
             "0.98–1.03]) is not distinguishable from it (its interval holds 1×).") in conclusion
     assert "No variant is fastest in the steady state (iterations 8–99): nnx_cached (cached)" in conclusion
@@ -538,8 +632,8 @@ def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_exclu
 
 
 def test_an_interval_tells_two_variants_apart_only_if_it_excludes_one_as_printed():
-    assert not plot.distinguishable((1.003, 1.03, "CI"))  # printed [1.00–1.03]: holds 1×
-    assert plot.distinguishable((1.006, 1.03, "CI")) and plot.distinguishable((0.5, 0.994, "range"))
+    assert not plot.distinguishable((1.003, 1.03, "95% CI"))  # printed [1.00–1.03]: holds 1×
+    assert plot.distinguishable((1.006, 1.03, "95% CI")) and plot.distinguishable((0.5, 0.994, "range"))
     assert not plot.distinguishable((math.nan, math.nan, ""))  # one env: no interval
 
 

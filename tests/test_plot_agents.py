@@ -7,7 +7,7 @@ import math
 import pytest
 
 from events import write_exp5_runs, write_exp6_group, write_json, write_run
-from test_plot import run_plot
+from test_plot import capture_figures, lines_by_label, run_plot
 from test_plot_scaling import GYMNAX_COSTS
 from test_plot_short_runs import section
 
@@ -115,3 +115,17 @@ def test_the_exp5_fit_of_linen_predicts_the_gain_beside_the_measured_one(tmp_pat
     # exp5 and exp6 open the report: neither the agents nor exp5's runs were taken for exp1 runs
     assert [line for line in report.splitlines() if line.startswith("## ")][:2] == [
         "## How the cost grows with the number of envs (exp5)", AGENTS]
+
+
+def test_the_time_axis_gives_a_vmapped_process_s_agents_its_time_divided_by_their_number(tmp_path, monkeypatch):
+    """Four agents in one process share its clock: against time per agent they learn as fast as one agent each."""
+    figures = capture_figures(monkeypatch)
+    write_exp6_group(tmp_path, "ppo_linen_scan", "scan", 4, 30.0, processes=1, parallel=1)
+    write_exp6_group(tmp_path, "ppo_linen", "jit", 4, 60.0, processes=4, parallel=2)
+    assert run_plot(tmp_path).returncode == 0
+    (ax,) = figures["learning_curves_exp6_time.png"].axes
+    lines = lines_by_label(ax)
+    # 11 iterations of 0.1 s after iteration 0: the process's 1.1 s over its 4 agents, or 1.1 s each
+    assert max(lines["linen_scan (scan)"].get_xdata()) == pytest.approx(1.1 / 4)
+    assert max(lines["linen (jit)"].get_xdata()) == pytest.approx(1.1)
+    assert ax.get_xlabel() == "training time per agent after iteration 0 (s)"

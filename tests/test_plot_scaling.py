@@ -9,7 +9,7 @@ import pytest
 
 import plot
 from events import write_exp5_runs, write_run
-from test_plot import run_plot
+from test_plot import capture_figures, run_plot
 from test_plot_short_runs import section
 
 # Steady seconds per iteration a + b·N of each variant: torch's fixed cost is 10× linen's, its cost per env a little
@@ -97,6 +97,22 @@ def test_a_sweep_of_exp5_alone_opens_with_its_answer_and_draws_both_charts(exp5_
     absent = next(line for line in report.splitlines() if line.startswith("- **Not in this sweep:**"))
     assert [exp for exp in plot.EXPERIMENTS if f" {exp} (" in absent] == ["exp1", "exp2", "exp3", "exp4", "exp6", "exp7"]
     assert "- **Workload (exp5):** num_envs 8/32/128/512/2048, num_steps 256," in report
+
+
+def test_one_variant_gets_no_relative_chart_and_each_fitted_line_states_its_largest_residual(tmp_path, monkeypatch):
+    figures = capture_figures(monkeypatch)
+    linen = {("ppo_linen", "jit"): COSTS["ppo_linen", "jit"]}
+    write_exp5_runs(tmp_path, linen, num_envs=(8, 128, 2048))
+    write_run(tmp_path / "runs" / "exp5" / "slow", [1.0] * 8 + [3 * (1e-3 + 1e-5 * 512)] * 4, num_envs=512)
+    assert run_plot(tmp_path).returncode == 0
+    assert not (tmp_path / "scaling_relative.png").exists() and "scaling_relative.png" not in figures
+    assert ("No chart of times relative to the fastest: every env ran one variant (linen (jit)), which would only be "
+            "compared with itself.") in (tmp_path / "REPORT.md").read_text()
+    (ax,) = figures["scaling_sps.png"].axes
+    ns = (8, 128, 512, 2048)
+    fit = plot.fit_cost(ns, [(1e-3 + 1e-5 * n) * (3 if n == 512 else 1) for n in ns])
+    (text,) = [text.get_text() for text in ax.texts]
+    assert text == f"fit's largest relative residual\nlinen (jit): {plot.percent_text(plot.max_residual(fit), '')}"
 
 
 def test_the_cost_model_table_gives_a_and_b_and_where_each_variant_comes_within_the_fastest(exp5_alone):

@@ -5,7 +5,7 @@ import pytest
 
 import plot
 from events import write_run
-from test_plot import run_plot
+from test_plot import capture_figures, lines_by_label, run_plot
 from test_plot_short_runs import section
 
 SIZES_SECTION = "## Does the ranking hold at every model size? (exp7)"
@@ -44,7 +44,7 @@ def write_exp7(root, medium_envs):
 
 @pytest.fixture(scope="module")
 def sizes_report(tmp_path_factory):
-    """exp7 with medium on 8 envs (enough for a bootstrap CI) beside a small exp1 of 100-iteration runs."""
+    """exp7 with medium on 8 envs (enough for a CI) beside a small exp1 of 100-iteration runs."""
     root = write_exp7(tmp_path_factory.mktemp("exp7"), ("CartPole-v1", "Acrobot-v1", "MountainCar-v0",
                                                         "DiscountingChain-bsuite", "MemoryChain-bsuite",
                                                         "Breakout-MinAtar", "Asterix-MinAtar", "Freeway-MinAtar"))
@@ -64,7 +64,7 @@ def table_row(text, *cells):
 
 def test_each_size_is_ranked_on_its_own_runs_with_its_own_steady_window(sizes_report):
     text = section(sizes_report, SIZES_SECTION)
-    assert "![ranking at each model size](ranking_sizes.png)" in text
+    assert "![steady iteration relative to each size's fastest](ranking_sizes.png)" in text
     assert "torch (env-jit) | 3 | 3.00× [range 2.73–3.30]" in table_row(text, "small", "torch (env-jit)")
     assert "| 8 | 1.50× [95% CI" in table_row(text, "medium", "torch (env-jit)")  # 8 envs: a CI
     assert "| 3 | 1.20× [range 1.09–1.32]" in table_row(text, "large", "torch (env-jit)")
@@ -114,3 +114,13 @@ def test_exp7_stays_out_of_the_other_sections_and_their_windows(sizes_report):
     assert "iterations 8–99, relative" in ranking  # exp7's 12-iteration runs do not rename exp1's window
     returns = sizes_report.split("**exp7**")[1]
     assert "Breakout-MinAtar" in returns  # exp7's final returns, async runs only
+
+
+def test_the_size_chart_is_one_panel_of_each_variants_steady_gap_against_the_model_size(tmp_path, monkeypatch):
+    figures = capture_figures(monkeypatch)
+    assert run_plot(write_exp7(tmp_path, EXP7_ENVS)).returncode == 0
+    (ax,) = figures["ranking_sizes.png"].axes
+    assert [label.get_text().split(" (")[0] for label in ax.get_xticklabels()] == ["small", "medium", "large"]
+    lines = lines_by_label(ax)
+    assert {"torch (env-jit)", "linen (jit)"} <= set(lines) and ax.get_yscale() == "log"
+    assert lines["torch (env-jit)"].get_ydata() == pytest.approx([3.0, 1.5, 1.2], rel=0.01)  # the gap narrows
