@@ -35,7 +35,7 @@ from scipy.stats import binom as binomial
 from scipy.stats import t as student_t
 from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
 
-from sweep_info import GRID_ENVS
+from sweep.experiments import GRID_ENVS
 
 
 # --------------------------------------- settings: what is compared and how, and the types the stages pass on

@@ -11,7 +11,7 @@ from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.types_pb2 import DT_STRING
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from sweep_info import GRID_ENVS
+from sweep.experiments import GRID_ENVS
 
 ENVS = GRID_ENVS
 SIZES = ("small", "medium", "large")

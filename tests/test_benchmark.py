@@ -1,4 +1,5 @@
-"""benchmark.sh: the grid it lists (dry runs) and how it runs, records and resumes a sweep."""
+"""benchmark.sh and its planner (the sweep package): the grid it lists (dry runs) and how it runs, records and
+resumes a sweep."""
 
 import itertools
 import json
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-import sweep_info
+from sweep import estimate, experiments, records
+from sweep.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
-ENVS = list(sweep_info.GRID_ENVS)  # the 12 envs in grid order; docs/method.md lists them (tested below)
+ENVS = list(experiments.GRID_ENVS)  # the 12 envs in grid order; docs/method.md lists them (tested below)
 SIZES = ["small", "medium", "large"]
 PAIRS = [
     ("ppo_linen", "none"),
@@ -38,10 +40,10 @@ MODE_FLAGS = {  # the flag each (script, mode) passes; the other modes are their
 }
 FLAGS = {"--no-jit", "--no-jit-env"}
 EAGER = {("ppo_linen", "none"), ("ppo_nnx", "none"), ("ppo_torch", "none")}
-# added since the study: in the default grid once their scripts are in the repository
+# added since the study: in the default grid
 NEW_PAIRS = [("ppo_nnx_tree", "tree"), ("ppo_equinox", "none"), ("ppo_equinox", "jit")]
 NEW_COMPILED = [("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit")]
-SCAN_COMPILED = ("ppo_linen_scan", "scan")  # in exp1 alone, once its script is in the repository
+SCAN_COMPILED = ("ppo_linen_scan", "scan")  # in exp1 alone
 BACKEND_VARIANTS = [("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_gymnasium", "eager"), ("ppo_linen_gymnasium", "jit")]
 REFERENCE_WORKLOAD = {"--num-envs": "32", "--num-steps": "256", "--update-epochs": "10", "--num-minibatches": "8"}
 QUICK_WORKLOAD = {"--num-envs": "32", "--num-steps": "32", "--update-epochs": "2", "--num-minibatches": "4"}
@@ -173,25 +175,27 @@ def expected_exp7(variants, envs=EXP7_ENVS, medium_envs=ENVS, seeds=3):
     return Counter(runs)
 
 
-def present(variants, scripts):
-    return [(s, m) for s, m in variants if s in scripts]
-
-
-def fake_repo(tmp_path, scripts):
-    """A copy of the sweep (benchmark.sh, sweep_info.py) with the given {file name: source} as its scripts."""
+def fake_repo(tmp_path, scripts, data=()):
+    """A copy of the sweep (benchmark.sh, its planner, the SLURM template) with the given {file name: source} as its
+    scripts; `data`: (old, new) replacements in the planner's data, sweep/experiments.py."""
     repo = tmp_path / "repo"
     repo.mkdir(parents=True)
-    for name in ("benchmark.sh", "sweep_info.py"):
-        shutil.copy(REPO / name, repo / name)
+    shutil.copy(REPO / "benchmark.sh", repo / "benchmark.sh")
+    for folder in ("sweep", "slurm"):
+        shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (repo / "sweep" / "experiments.py").read_text()
+    for old, new in data:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    (repo / "sweep" / "experiments.py").write_text(source)
     for name, source in scripts.items():
         (repo / name).write_text(source)
     return repo
 
 
-def study_repo(tmp_path, *added):
-    """A repository holding the study's scripts (empty files: enough for a dry run) and the `added` ones."""
-    names = {f"{script}.py" for script, _ in PAIRS} | {f"{script}.py" for script in added}
-    return fake_repo(tmp_path, dict.fromkeys(names, ""))
+def plan(*args, environ=None):
+    """The planner's plan of `benchmark.sh ARGS`, in this process (2 cores, as the sweeps' tests assume)."""
+    return Plan(list(args), "benchmark.sh", str(REPO), "python", 2, 2)
 
 
 def assert_one_line_error(result, expected, status=2):
@@ -226,27 +230,21 @@ def test_study_grid_is_the_published_product_for_each_experiment():
     assert {r["size"] for r in runs} == set(SIZES)
 
 
-def test_study_grid_ignores_the_scripts_added_since(tmp_path):
-    repo = study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox", "ppo_torch_gymnasium", "ppo_linen_gymnasium")
+def test_the_grid_does_not_depend_on_which_scripts_are_in_the_repository(tmp_path):
     out = ["--out", str(tmp_path / "sweep")]
-    assert [r["line"] for r in dry_run("--grid", "study", *out, repo=repo)] == [r["line"] for r in dry_run("--grid", "study", *out)]
+    assert [r["line"] for r in dry_run(*out, repo=fake_repo(tmp_path, {}))] == [r["line"] for r in dry_run(*out)]
 
 
-def test_default_grid_without_the_new_scripts_is_the_study_grid_then_exp5_of_the_study_scripts(tmp_path):
-    repo = study_repo(tmp_path)
-    runs = dry_run(repo=repo)
-    assert [r["line"] for r in runs[:231]] == [r["line"] for r in dry_run("--grid", "study", repo=repo)]
-    assert exp5_configs(runs[231:]) == expected_exp5(present(EXP5_VARIANTS, {s for s, _ in PAIRS}))
-    assert exp7_configs(runs[231:]) == expected_exp7(present(EXP7_VARIANTS, {s for s, _ in PAIRS}))
-
-
-def test_default_grid_adds_nnx_tree_and_equinox_to_exp1_exp2_exp3_when_their_scripts_exist(tmp_path):
-    runs = dry_run(repo=study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox"))
-    pairs, compiled = PAIRS + NEW_PAIRS, COMPILED + NEW_COMPILED
-    exp5 = sum(expected_exp5(present(EXP5_VARIANTS, {s for s, _ in pairs})).values())
-    exp7 = sum(expected_exp7(present(EXP7_VARIANTS, {s for s, _ in pairs})).values())
-    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 5, "exp2": 12 * 11, "exp3": 3 * 11,
-                                               "exp5": exp5, "exp7": exp7}
+def test_the_study_grid_is_the_start_of_the_default_grid_which_adds_nnx_tree_equinox_and_scan(tmp_path):
+    runs = dry_run()
+    study = dry_run("--grid", "study")
+    without_index = lambda r: r["line"].split(" ", 1)[1]
+    studied = [without_index(r) for r in runs if (r["script"], r["mode"]) in PAIRS and r["exp"] in ("warmup", "exp1",
+                                                                                                    "exp2", "exp3")]
+    assert studied == [without_index(r) for r in study]  # the study's runs in the study's order, the others between
+    pairs, compiled = PAIRS + NEW_PAIRS, COMPILED + NEW_COMPILED + [SCAN_COMPILED]
+    assert Counter(r["exp"] for r in runs if r["exp"] in ("warmup", "exp1", "exp2", "exp3")) == {
+        "warmup": 3, "exp1": 12 * 3 * 6, "exp2": 12 * 11, "exp3": 3 * 11}
     assert configs(runs, "exp1") == Counter((s, m, e, z) for (s, m), e, z in itertools.product(compiled, ENVS, SIZES))
     assert configs(runs, "exp2") == Counter((s, m, e, "small") for (s, m), e in itertools.product(pairs, ENVS))
     assert configs(runs, "exp3") == Counter((s, m, "Acrobot-v1", z) for (s, m), z in itertools.product(pairs, SIZES))
@@ -256,26 +254,15 @@ def test_default_grid_adds_nnx_tree_and_equinox_to_exp1_exp2_exp3_when_their_scr
     assert flags[("ppo_equinox", "jit")] == flags[("ppo_nnx_tree", "tree")] == []
 
 
-def test_default_grid_adds_only_the_new_scripts_that_exist(tmp_path):
-    runs = dry_run(repo=study_repo(tmp_path, "ppo_equinox"))
-    assert {r["script"] for r in runs} == {s for s, _ in PAIRS} | {"ppo_equinox"}
-    exp5 = expected_exp5(present(EXP5_VARIANTS, {s for s, _ in PAIRS} | {"ppo_equinox"}))
-    exp7 = expected_exp7(present(EXP7_VARIANTS, {s for s, _ in PAIRS} | {"ppo_equinox"}))
-    assert Counter(r["exp"] for r in runs) == {"warmup": 3, "exp1": 12 * 3 * 4, "exp2": 12 * 10, "exp3": 3 * 10,
-                                               "exp5": sum(exp5.values()), "exp7": sum(exp7.values())}
-
-
-def test_env_backend_experiment_exp4_needs_both_gymnasium_scripts(tmp_path):
-    one = study_repo(tmp_path / "one", "ppo_torch_gymnasium")
-    assert "exp4" not in {r["exp"] for r in dry_run(repo=one)}
-    runs = dry_run(repo=study_repo(tmp_path / "both", "ppo_torch_gymnasium", "ppo_linen_gymnasium"))
+def test_env_backend_experiment_exp4_is_in_the_default_grid_only():
+    assert "exp4" not in {r["exp"] for r in dry_run("--grid", "study")}
+    runs = dry_run()
     product = itertools.product(BACKEND_VARIANTS, ["CartPole-v1", "Acrobot-v1", "MountainCar-v0"], ["small", "medium"])
     assert configs(runs, "exp4") == Counter((s, m, e, z) for (s, m), e, z in product)
     exp4 = [r for r in runs if r["exp"] == "exp4"]
     assert not any(r["sync"] or r["flags"] for r in exp4)
     assert {r["iterations"] for r in exp4} == {100}
-    assert len(runs) == 231 + 24 + len([r for r in runs if r["exp"] in ("exp5", "exp7")])
-    assert {r["exp"] for r in dry_run("--only", "exp4", "--filter", "^exp4__", repo=study_repo(tmp_path / "again", "ppo_torch_gymnasium", "ppo_linen_gymnasium"))} == {"exp4"}
+    assert {r["exp"] for r in dry_run("--only", "exp4", "--filter", "^exp4__")} == {"exp4"}
 
 
 def exp5_name(script, mode, env, num_envs, sync, seed=1):
@@ -307,17 +294,17 @@ def test_exp5_iterations_option_sets_only_the_exp5_runs():
     assert {r["iterations"] for r in runs if r["exp"] == "warmup"} == {50}
 
 
-def test_exp5_runs_8192_envs_only_for_the_runs_listed_in_benchmark_sh(tmp_path):
-    repo = study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox", "ppo_torch_gymnasium", "ppo_linen_gymnasium")
-    source = (repo / "benchmark.sh").read_text()
-    assert source.count("\nEXP5_LARGEST_RUNS=()\n") == 1
-    listed = 'EXP5_LARGEST_RUNS=("ppo_linen jit CartPole-v1" "ppo_torch env-jit Breakout-MinAtar")'
-    (repo / "benchmark.sh").write_text(source.replace("\nEXP5_LARGEST_RUNS=()\n", f"\n{listed}\n"))
-    runs = [r for r in dry_run("--only", "exp5", repo=repo) if r["exp"] == "exp5"]
-    largest = [r for r in runs if r["num_envs"] == 8192]
-    assert [r["run_name"] for r in largest] == [exp5_name("ppo_linen", "jit", "CartPole-v1", 8192, False),
-                                                 exp5_name("ppo_torch", "env-jit", "Breakout-MinAtar", 8192, False)]
-    assert exp5_configs(r for r in runs if r["num_envs"] != 8192) == expected_exp5(EXP5_VARIANTS)
+def test_exp5_runs_8192_envs_only_for_the_runs_listed_in_the_planners_data(monkeypatch):
+    assert experiments.EXP5_LARGEST_RUNS == ()
+    monkeypatch.setattr(experiments, "EXP5_LARGEST_RUNS", (("ppo_linen", "jit", "CartPole-v1"),
+                                                           ("ppo_torch", "env-jit", "Breakout-MinAtar")))
+    runs = [run for run in plan("--only", "exp5").selected if run.config.exp == "exp5"]
+    largest = [run.name for run in runs if run.config.num_envs == 8192]
+    assert largest == [exp5_name("ppo_linen", "jit", "CartPole-v1", 8192, False),
+                       exp5_name("ppo_torch", "env-jit", "Breakout-MinAtar", 8192, False)]
+    others = Counter((c.script, c.mode, c.env, c.num_envs, c.timing == "sync") for c in (run.config for run in runs)
+                     if c.num_envs != 8192)
+    assert others == expected_exp5(EXP5_VARIANTS)
 
 
 def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
@@ -414,24 +401,20 @@ def exp6_name(script, mode, env, agents, seed=1):
     return f"exp6__{script}__{mode}__{env}__small__a{agents}__{seed}"
 
 
-def test_exp6_joins_the_default_grid_before_exp7_once_ppo_linen_scan_py_exists(tmp_path):
-    out = ["--out", str(tmp_path / "sweep")]
-    runs = dry_run(*out, repo=study_repo(tmp_path / "with", "ppo_linen_scan"))
+def test_exp6_is_in_the_default_grid_before_exp7():
+    runs = dry_run()
     assert exp6_groups(runs) == expected_exp6(EXP6_SCAN_N, EXP6_PROCESS_N, EXP6_ENVS)
     assert sum(exp6_groups(runs).values()) == 28
-    without = dry_run(*out, repo=study_repo(tmp_path / "without"))
-    others = [r for r in runs if r["exp"] != "exp6" and (r["script"], r["mode"]) != SCAN_COMPILED]
-    assert [r["line"].split(" ", 1)[1] for r in others] == [r["line"].split(" ", 1)[1] for r in without]  # no index
     exps = [r["exp"] for r in runs if r["exp"] != "exp7"]
     assert exps[-28:] == ["exp6"] * 28 and [r["exp"] for r in runs].index("exp7") > exps.index("exp6")
     # per env, N ascending, the variants side by side at each N
     order = [(r["env"], r["agents"]) for r in runs if r["exp"] == "exp6"]
     assert order == sorted(order, key=lambda key: (EXP6_ENVS.index(key[0]), key[1]))
-    assert "exp6" not in {r["exp"] for r in dry_run("--grid", "study", repo=study_repo(tmp_path / "study", "ppo_linen_scan"))}
+    assert "exp6" not in {r["exp"] for r in dry_run("--grid", "study")}
 
 
 def test_the_scan_variant_joins_exp1_and_exp7_alone_as_a_fully_compiled_variant_of_one_agent(tmp_path):
-    runs = [r for r in dry_run(repo=study_repo(tmp_path, "ppo_linen_scan")) if r["exp"] != "exp6"]
+    runs = [r for r in dry_run() if r["exp"] != "exp6"]
     scan = [r for r in runs if (r["script"], r["mode"]) == SCAN_COMPILED]
     assert configs(scan, "exp1") == Counter((*SCAN_COMPILED, e, z) for e, z in itertools.product(ENVS, SIZES))
     assert {r["exp"] for r in scan} == {"exp1", "exp7"} and all(r["agents"] == 1 and r["flags"] == [] for r in scan)
@@ -440,8 +423,7 @@ def test_the_scan_variant_joins_exp1_and_exp7_alone_as_a_fully_compiled_variant_
 
 def test_exp6_groups_name_their_agents_seeds_and_folders_and_run_as_many_processes_at_a_time_as_cores(tmp_path):
     out = tmp_path / "sweep"
-    runs = dry_run("--only", "exp6", "--repeats", "2", "--iterations", "7", "--out", str(out),
-                   repo=study_repo(tmp_path, "ppo_linen_scan"))
+    runs = dry_run("--only", "exp6", "--repeats", "2", "--iterations", "7", "--out", str(out))
     groups = [r for r in runs if r["exp"] == "exp6"]
     assert [r["seed"] for r in groups] == [1] * 28 + [1001] * 28  # repeats train disjoint seeds
     for r in groups:
@@ -460,13 +442,13 @@ def test_exp6_groups_name_their_agents_seeds_and_folders_and_run_as_many_process
 
 
 def test_quick_holds_exp6_on_cartpole_with_one_and_two_agents_of_the_quick_workload(tmp_path):
-    runs = [r for r in dry_run("--quick", repo=study_repo(tmp_path, "ppo_linen_scan")) if r["exp"] == "exp6"]
+    runs = [r for r in dry_run("--quick") if r["exp"] == "exp6"]
     assert exp6_groups(runs) == expected_exp6([1, 2], [1, 2], ["CartPole-v1"])
     assert all(r["workload"] == QUICK_WORKLOAD and r["iterations"] == 10 for r in runs)
 
 
 def test_only_exp6_keeps_its_groups_and_the_warmup_runs_and_filter_matches_group_names(tmp_path):
-    repo = study_repo(tmp_path, "ppo_linen_scan")
+    repo = REPO
     assert Counter(r["exp"] for r in dry_run("--only", "exp6", repo=repo)) == {"warmup": 3, "exp6": 28}
     eight = dry_run("--filter", "__a8__", repo=repo)
     assert {r["exp"] for r in eight} == {"exp6"}
@@ -474,7 +456,7 @@ def test_only_exp6_keeps_its_groups_and_the_warmup_runs_and_filter_matches_group
 
 
 def test_shards_and_so_slurm_tasks_take_each_exp6_group_whole_and_once(tmp_path):
-    repo = study_repo(tmp_path, "ppo_linen_scan")
+    repo = REPO
     whole = [r["line"] for r in dry_run("--only", "exp6", "--filter", "^exp6__", repo=repo)]
     shards = [[r["line"] for r in dry_run("--only", "exp6", "--filter", "^exp6__", "--shard", f"{k}/3", repo=repo)]
               for k in (1, 2, 3)]
@@ -482,7 +464,7 @@ def test_shards_and_so_slurm_tasks_take_each_exp6_group_whole_and_once(tmp_path)
 
 
 def test_the_estimate_prices_a_scan_group_as_one_wider_process_and_a_process_group_as_waves_of_runs(tmp_path):
-    repo = study_repo(tmp_path, "ppo_linen_scan")
+    repo = REPO
     ten = ["--iterations", "10"]  # short runs: the estimate stays in seconds, unrounded
 
     def seconds(regex):
@@ -505,7 +487,7 @@ def refusals(stderr):
 
 
 def test_exp6_groups_that_would_not_fit_are_refused_beyond_the_largest_number_of_agents_that_fits(tmp_path):
-    repo = study_repo(tmp_path, "ppo_linen_scan")
+    repo = REPO
     selection = ["--only", "exp6", "--filter", "^exp6__"]
     nothing = {"BENCHMARK_MEM_AVAILABLE_KB": "1"}
     peaks = {name: peak for name, (peak, _) in refusals(benchmark("--dry-run", *selection, repo=repo, env=nothing).stderr).items()}
@@ -558,18 +540,17 @@ def test_runs_above_the_available_memory_are_refused_up_front_one_line_each_and_
     assert f"runs ({len(refused)} refused: memory); estimated time" in result.stderr
 
 
-def test_without_the_override_the_memory_available_is_memavailable(tmp_path):
+def test_without_the_override_the_memory_available_is_memavailable(monkeypatch, capsys):
     meminfo = Path("/proc/meminfo")
     if not meminfo.exists():
         pytest.skip("no /proc/meminfo here: benchmark.sh checks no memory")
-    repo = study_repo(tmp_path)
-    source = (repo / "benchmark.sh").read_text()  # a run too large for any machine: 8192 x 256 x 100 copies of Breakout
-    (repo / "benchmark.sh").write_text(source.replace("\nEXP5_LARGEST_NUM_ENVS=8192\n", "\nEXP5_LARGEST_NUM_ENVS=819200\n")
-                                       .replace("\nEXP5_LARGEST_RUNS=()\n", '\nEXP5_LARGEST_RUNS=("ppo_linen jit Breakout-MinAtar")\n'))
-    result = benchmark("--dry-run", "--only", "exp5", repo=repo, env={"BENCHMARK_MEM_AVAILABLE_KB": None})
-    assert result.returncode == 0, result.stderr
-    [(name, (_, available))] = refusals(result.stderr).items()
-    assert name == exp5_name("ppo_linen", "jit", "Breakout-MinAtar", 819200, False)
+    # a run too large for any machine: 819,200 x 256 steps of Breakout
+    monkeypatch.setattr(experiments, "EXP5_LARGEST_NUM_ENVS", 819200)
+    monkeypatch.setattr(experiments, "EXP5_LARGEST_RUNS", (("ppo_linen", "jit", "Breakout-MinAtar"),))
+    sweep = plan("--only", "exp5")
+    sweep.refuse_oversized({})
+    [(name, (_, available))] = refusals(capsys.readouterr().err).items()
+    assert name == exp5_name("ppo_linen", "jit", "Breakout-MinAtar", 819200, False) and list(sweep.refused) == [name]
     [kib] = [int(line.split()[1]) for line in meminfo.read_text().splitlines() if line.startswith("MemAvailable:")]
     assert available == pytest.approx(kib / 1024, rel=0.25)  # what else runs here moves it a little
 
@@ -586,16 +567,15 @@ def test_the_grid_envs_are_the_twelve_that_docs_method_md_lists_in_grid_order():
     assert listed == ENVS and len(ENVS) == 12
 
 
-def test_the_grid_envs_come_from_sweep_info_grid_envs(tmp_path):
-    repo = study_repo(tmp_path)
-    source = (repo / "sweep_info.py").read_text()
-    (repo / "sweep_info.py").write_text(source.replace('    "SpaceInvaders-MinAtar",\n', "", 1))
-    runs = dry_run("--grid", "study", repo=repo)
-    assert list(dict.fromkeys(r["env"] for r in runs if r["exp"] == "exp1")) == ENVS[:-1]
+def test_the_grid_envs_come_from_one_list_in_the_planners_data(monkeypatch):
+    monkeypatch.setattr(experiments, "GRID_ENVS", experiments.GRID_ENVS[:-1])
+    runs = plan("--grid", "study").selected
+    assert list(dict.fromkeys(run.config.env for run in runs if run.config.exp == "exp1")) == ENVS[:-1]
     named_by_the_grid = {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "DiscountingChain-bsuite", "Breakout-MinAtar",
                          "Asterix-MinAtar"}
+    sources = [REPO / "benchmark.sh"] + [path for path in (REPO / "sweep").glob("*.py") if path.name != "experiments.py"]
     for env in set(ENVS) - named_by_the_grid:  # (warm-up, exp3 to exp7 and --quick name theirs) no copy of the list
-        assert env not in (REPO / "benchmark.sh").read_text()
+        assert not [path.name for path in sources if env in path.read_text()], env
 
 
 def test_each_compile_mode_passes_its_flag_and_the_defaults_pass_none():
@@ -785,19 +765,20 @@ def test_quick_touches_every_pair_two_sizes_both_timing_modes_and_every_env_fami
     assert {tuple(r["workload"].items()) for r in runs} == {tuple(QUICK_WORKLOAD.items())}
 
 
-def test_quick_default_grid_touches_every_new_variant_and_exp4(tmp_path):
-    repo = study_repo(tmp_path, "ppo_nnx_tree", "ppo_equinox", "ppo_torch_gymnasium", "ppo_linen_gymnasium")
-    runs = dry_run("--quick", repo=repo)
-    assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS + QUICK_EXP5_VARIANTS)
-    assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp1"} == set(COMPILED + NEW_COMPILED)
+def test_quick_default_grid_touches_every_new_variant_and_exp4():
+    runs = dry_run("--quick")
+    assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS + QUICK_EXP5_VARIANTS
+                                                          + [SCAN_COMPILED])
+    assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp1"} == set(COMPILED + NEW_COMPILED + [SCAN_COMPILED])
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp4"} == set(BACKEND_VARIANTS)
     assert {r["iterations"] for r in runs if r["exp"] != "exp5"} == {10}
 
 
-def test_sweep_info_records_the_machine_without_importing_a_framework():
+def test_the_planner_and_its_machine_record_import_no_framework():
     code = (
-        "import sys, sweep_info\n"
-        "info = sweep_info.system_info('cmd')\n"
+        "import sys\n"
+        "from sweep import __main__, records\n"
+        "info = records.system_info('cmd')\n"
         "assert info['packages']['torch'] and info['command'] == 'cmd', info\n"
         "assert info['cpu'] and info['cpu_count'] and info['cpus_usable'] and 'gpu' in info, info\n"
         "assert 'git_commit' in info and 'git_dirty' in info, info\n"
@@ -807,13 +788,13 @@ def test_sweep_info_records_the_machine_without_importing_a_framework():
     assert result.returncode == 0, result.stderr
 
 
-def test_sweep_info_observation_sizes_are_those_of_the_gymnax_envs():
+def test_the_observation_sizes_of_the_planners_data_are_those_of_the_gymnax_envs():
     import math
 
     import gymnax
 
-    assert list(sweep_info.OBS_SIZES) == list(sweep_info.GRID_ENVS)
-    for env_id, size in sweep_info.OBS_SIZES.items():
+    assert list(experiments.OBS_SIZES) == list(experiments.GRID_ENVS)
+    for env_id, size in experiments.OBS_SIZES.items():
         env, env_params = gymnax.make(env_id)
         assert math.prod(env.observation_space(env_params).shape) == size, env_id
 
@@ -1299,10 +1280,8 @@ def on_two_cores():
 def exp6_repo(tmp_path, agent_script):
     """A sweep with the fake scan script and `agent_script` as ppo_linen.py and ppo_torch.py, whose --quick exp6
     trains groups of 1 and 4 agents (not 1 and 2), so that a group of processes waits for free cores."""
-    repo = fake_repo(tmp_path, {"ppo_linen_scan.py": FAKE_SCAN, "ppo_linen.py": agent_script, "ppo_torch.py": agent_script})
-    source = (repo / "benchmark.sh").read_text()
-    (repo / "benchmark.sh").write_text(source.replace("\nQUICK_EXP6_AGENTS=(1 2)\n", "\nQUICK_EXP6_AGENTS=(1 4)\n", 1))
-    return repo
+    scripts = {"ppo_linen_scan.py": FAKE_SCAN, "ppo_linen.py": agent_script, "ppo_torch.py": agent_script}
+    return fake_repo(tmp_path, scripts, [("\nQUICK_EXP6_AGENTS = (1, 2)\n", "\nQUICK_EXP6_AGENTS = (1, 4)\n")])
 
 
 def agent_times(path):

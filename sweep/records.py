@@ -1,21 +1,12 @@
-"""What benchmark.sh records besides the runs: the machine, and how costly each env is to step.
+"""What a sweep records besides its runs, and what it checks before and after them: system.json (the machine),
+env_timing.json (how costly each env is to step, in the benchmark's own regime), workload.json, whether a run
+finished (its event file holds time/total), and whether this Python can import what the scripts import.
 
-    python sweep_info.py OUT [--envs ENV ...] [--command CMD]   writes OUT/system.json and OUT/env_timing.json
-    python sweep_info.py --finished RUN_DIR ...                  exit 0 if every run's event file holds time/total,
-                                                                 else 1, printing the other run folders, one a line
-    python sweep_info.py --list-envs                             the grid's 12 envs in grid order, one a line with
-                                                                 its observation size
-    python sweep_info.py --cores                                 "<usable> <total>": the cores this process may use
-                                                                 and the machine's (os.cpu_count())
-    python sweep_info.py --check-imports SCRIPT ...              exit 0 if every package the scripts import imports
-
-env_timing.json measures every env in the benchmark's own regime: `num_envs` environments
-stepped with `jax.vmap(env.step)` inside a `jax.lax.scan` of `num_steps` steps under
-`jax.jit`, random actions, one warm-up call, then the median of `repeats` timed calls,
-reported per vectorised step. `relative` is that time over the fastest env's, the x axis of
-plot.py's "duration against env complexity" charts.
+env_timing.json measures every env with `num_envs` environments stepped by `jax.vmap(env.step)` inside a
+`jax.lax.scan` of `num_steps` steps under `jax.jit`, random actions, one warm-up call, then the median of `repeats`
+timed calls, reported per vectorised step; `relative` is that time over the fastest env's, the x axis of the
+report's "duration against env complexity" charts.
 """
-
 import argparse
 import ast
 import datetime
@@ -31,40 +22,10 @@ import subprocess
 import sys
 import time
 
-# The 12 envs of the benchmark grid, in grid order: the one list benchmark.sh and plot.py use.
-GRID_ENVS = (
-    "CartPole-v1",
-    "Acrobot-v1",
-    "MountainCar-v0",
-    "DiscountingChain-bsuite",
-    "MemoryChain-bsuite",
-    "UmbrellaChain-bsuite",
-    "BernoulliBandit-misc",
-    "GaussianBandit-misc",
-    "Asterix-MinAtar",
-    "Breakout-MinAtar",
-    "Freeway-MinAtar",
-    "SpaceInvaders-MinAtar",
-)
-# Each env's observation size, flattened (MinAtar: 10 x 10 x channels): benchmark.sh's memory estimate.
-OBS_SIZES = {
-    "CartPole-v1": 4,
-    "Acrobot-v1": 6,
-    "MountainCar-v0": 2,
-    "DiscountingChain-bsuite": 2,
-    "MemoryChain-bsuite": 3,
-    "UmbrellaChain-bsuite": 3,
-    "BernoulliBandit-misc": 4,
-    "GaussianBandit-misc": 4,
-    "Asterix-MinAtar": 400,
-    "Breakout-MinAtar": 400,
-    "Freeway-MinAtar": 700,
-    "SpaceInvaders-MinAtar": 600,
-}
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch", "tyro", "tensorboard", "numpy")
 # Variables that change how a framework runs; recorded, never set, by the sweep.
 ENV_VAR_PREFIXES = ("XLA_", "JAX_", "CUDA_", "NVIDIA_", "TORCH", "PYTORCH_", "OMP_", "MKL_", "OPENBLAS_")
-REPO_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # SYSTEM
@@ -80,12 +41,8 @@ def cpu_model() -> str:
 def gpu_info() -> dict | None:
     """Name and driver of the first GPU nvidia-smi reports (with the GPU count), None without one."""
     try:
-        query = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        query = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = [line for line in query.stdout.splitlines() if line.strip()]
@@ -107,8 +64,7 @@ def package_versions() -> dict:
 
 
 def git_state() -> dict:
-    """Commit of the repository holding this file and whether the work tree differs from it (results/ aside:
-    a sweep writes its own output there)."""
+    """Commit of the repository and whether the work tree differs from it (results/ aside: a sweep writes there)."""
 
     def git(*args):
         return subprocess.run(["git", "-C", REPO_DIR, *args], capture_output=True, text=True)
@@ -116,7 +72,8 @@ def git_state() -> dict:
     commit = git("rev-parse", "HEAD")
     if commit.returncode != 0:
         return {"git_commit": None, "git_dirty": None}
-    return {"git_commit": commit.stdout.strip(), "git_dirty": bool(git("status", "--porcelain", "--", ".", ":!results").stdout.strip())}
+    dirty = git("status", "--porcelain", "--", ".", ":!results").stdout.strip()
+    return {"git_commit": commit.stdout.strip(), "git_dirty": bool(dirty)}
 
 
 def cpus_usable() -> int:
@@ -144,7 +101,7 @@ def system_info(command: str | None) -> dict:
 # ENV TIMING
 def env_step_seconds(env_id: str, num_envs: int, num_steps: int, repeats: int) -> float:
     """Median seconds per vectorised step of `env_id`, in the benchmark's rollout regime."""
-    import gymnax  # imported here: `--finished` and system_info need no framework
+    import gymnax  # imported here: the sweep's other records and checks need no framework
     import jax
 
     env, env_params = gymnax.make(env_id)
@@ -187,6 +144,17 @@ def env_timing(env_ids, num_envs: int = 32, num_steps: int = 256, repeats: int =
         "device": f"{device.platform}: {device.device_kind}",
         "envs": {env_id: {"step_seconds": s, "relative": s / fastest} for env_id, s in seconds.items()},
     }
+
+
+def record_machine(out: str, env_ids, command: str | None, repeats: int = 5):
+    """Writes OUT/system.json and OUT/env_timing.json, and prints each env's step time."""
+    os.makedirs(out, exist_ok=True)
+    write_json(os.path.join(out, "system.json"), system_info(command))
+    timing = env_timing(env_ids, repeats=repeats)
+    write_json(os.path.join(out, "env_timing.json"), timing)
+    print(f"env step time ({timing['num_envs']} envs, {timing['device']}):")
+    for env_id, entry in timing["envs"].items():
+        print(f"  {env_id:<24} {entry['step_seconds'] * 1e6:9.1f} us  x{entry['relative']:.2f}")
 
 
 # FINISHED RUNS
@@ -239,48 +207,16 @@ def write_json(path: str, data: dict):
         f.write("\n")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", nargs="?", help="sweep folder that receives system.json and env_timing.json")
-    parser.add_argument("--envs", nargs="+", default=list(GRID_ENVS), help="envs to time (default: the 12 of the grid)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed calls per env; the median is kept")
-    parser.add_argument("--command", help="the benchmark command line, stored in system.json")
-    parser.add_argument("--finished", nargs="+", metavar="RUN_DIR",
-                        help="only check that every RUN_DIR holds a finished run; print those that do not")
-    parser.add_argument("--list-envs", action="store_true", help="only print the grid's envs and their observation sizes")
-    parser.add_argument("--cores", action="store_true", help="only print the cores usable here and the machine's")
-    parser.add_argument("--check-imports", nargs="+", metavar="SCRIPT", help="only check that the scripts' packages import")
-    args = parser.parse_args(argv)
-    if args.finished:
-        unfinished = [run_dir for run_dir in args.finished if not run_finished(run_dir)]
-        print("\n".join(unfinished), end="\n" if unfinished else "")
-        return 1 if unfinished else 0
-    if args.list_envs:
-        print("\n".join(f"{env_id} {OBS_SIZES[env_id]}" for env_id in GRID_ENVS))
-        return 0
-    if args.cores:
-        print(cpus_usable(), os.cpu_count())
-        return 0
-    if args.check_imports:
-        problems = import_problems(args.check_imports)
-        if problems:
-            print(f"error: {sys.executable} cannot run the scripts: {', '.join(problems)}", file=sys.stderr)
-            return 1
-        return 0
-    if not args.out:
-        parser.error("give the sweep folder OUT (or --finished RUN_DIR, --list-envs, --cores, --check-imports)")
-    if args.repeats < 1:
-        parser.error("--repeats must be positive")
+def main(argv=None):
+    """python -m sweep.records OUT [ENV ...]: OUT/system.json and the env step times alone (default: every grid env)."""
+    from sweep.experiments import GRID_ENVS
 
-    os.makedirs(args.out, exist_ok=True)
-    write_json(os.path.join(args.out, "system.json"), system_info(args.command))
-    timing = env_timing(args.envs, repeats=args.repeats)
-    write_json(os.path.join(args.out, "env_timing.json"), timing)
-    print(f"env step time ({timing['num_envs']} envs, {timing['device']}):")
-    for env_id, entry in timing["envs"].items():
-        print(f"  {env_id:<24} {entry['step_seconds'] * 1e6:9.1f} us  x{entry['relative']:.2f}")
-    return 0
+    parser = argparse.ArgumentParser(prog="python -m sweep.records", description=main.__doc__.split(": ", 1)[1])
+    parser.add_argument("out", help="the folder that receives system.json and env_timing.json")
+    parser.add_argument("envs", nargs="*", default=list(GRID_ENVS), help="the gymnax envs to time")
+    args = parser.parse_args(argv)
+    record_machine(args.out, args.envs, None)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

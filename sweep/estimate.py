@@ -1,0 +1,155 @@
+"""How long runs take and how much memory they need: a prior per script family (rough costs on a 2-core CPU), refined
+by the durations a sweep records; and a peak-memory model that refuses a run that would not fit."""
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from sweep.experiments import Config, OBS_SIZES
+
+# THE PRIOR: rough costs on a 2-core CPU, for the reference workload (32 envs x 256 steps, 10 epochs); the small
+# model's from the reference sweeps measured on an idle 2-core Xeon (2026-11-22, exp1 and exp4; gymnasium-vector a
+# guess: the update's cost plus a NumPy step), the others from an earlier --quick sweep scaled to the reference
+# workload. They only order the runs until runs of this sweep are timed. A run costs FIXED + iterations x (LOOP +
+# the rest of ITERATION x the batch over the reference batch): LOOP is what an iteration costs whatever the number of
+# envs (Python and dispatch per step), the rest grows with the batch, for the small model twice as fast on a MinAtar
+# env (observation 400 and more, not 2 to 6).
+PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
+    "jax": (8, 10, (110, 900, 36000)),
+    "jax-eager": (28, 50000, (60000, 70000, 100000)),
+    "torch": (6, 200, (300, 2000, 40000)),
+    "torch-eager": (9, 14000, (15000, 16000, 55000)),
+    "compile": (22, 200, (300, 2000, 40000)),
+    "gymnasium": (4, 50, (270, 4000, 40000)),
+    "gymnasium-vector": (4, 50, (150, 2000, 40000)),
+}
+SIZES = ("small", "medium", "large")
+# exp5's runs took 1.4-1.7x these figures at every N and in every class (1.54x in all) on a 2-core Intel Xeon
+# (results/cpu-2core-exp5), and Linen's again on a 2-core AMD EPYC (results/cpu-2core-exp6: 1.4-1.65x), so their
+# prior is scaled by this
+PRIOR_EXP5_PERCENT = 154
+REFERENCE_BATCH = 32 * 256
+
+# THE PEAK MEMORY MODEL: a run's peak resident memory = BASE + samples x (SAMPLE + OBS x observation size) bytes,
+# samples = num_envs x num_steps, per script family (jax: the gymnax JAX scripts; torch: ppo_torch and
+# ppo_torch_compile). Fitted to the peak RSS (memory/peak_rss_bytes) of CPU runs of 2 iterations at 512 and 2048 envs
+# x 256 steps on CartPole-v1 and Breakout-MinAtar (the Gymnasium scripts: CartPole-v1 only, so their observation is in
+# SAMPLE) in 2026-11, each figure the smallest of its family, rounded down: only a run that surely does not fit is
+# refused. Measured at 2048 envs on Breakout-MinAtar: jax 2.5-3.1 GiB, torch 8.3-8.4 GiB (the model: 2.3 and 7.6). The
+# model size is left out (exp5's small model is a few kB). An exp6 group: the scan variant's one process as a jax run
+# of N x 32 envs; the process variants' as many runs of 32 envs as run at once.
+MEMORY = {  # family: (BASE MB, SAMPLE bytes, OBS bytes)
+    "jax": (640, 256, 8),
+    "torch": (700, 900, 33),
+    "torch_gymnasium": (330, 1150, 0),
+    "linen_gymnasium": (550, 420, 0),
+}
+
+
+def prior_class(script: str, mode: str) -> str:
+    """The run's class in the PRIOR table."""
+    if script.endswith("_gymnasium"):
+        return "gymnasium-vector" if mode.endswith("-vector") else "gymnasium"
+    if script == "ppo_torch_compile":
+        return "compile"
+    if script == "ppo_torch":
+        return "torch-eager" if mode == "none" else "torch"
+    return "jax-eager" if mode == "none" else "jax"
+
+
+def waves(config: Config, parallel: int) -> int:
+    """How many waves of processes an exp6 group of processes runs (1 for any other run)."""
+    return -(-config.agents // parallel) if config.processes else 1
+
+
+def prior_ms(config: Config, iterations: int, num_steps: int, update_epochs: int, parallel: int) -> int:
+    """The built-in rough cost of a run in ms; of an exp6 group: the scan variant's one process of an N times wider
+    batch, or N runs, `parallel` at a time (integer arithmetic, as the sweep has always estimated)."""
+    kind = prior_class(config.script, config.mode)
+    fixed_s, loop_ms, iteration_ms = PRIOR[kind]
+    envs = config.num_envs * config.agents if config.mode == "scan" else config.num_envs
+    env_percent = 200 if config.env.endswith("-MinAtar") and config.size == "small" else 100
+    batch_ms = ((iteration_ms[SIZES.index(config.size)] - loop_ms) * env_percent * envs * num_steps
+                * (10 + update_epochs) // (100 * REFERENCE_BATCH * 20))
+    prior = waves(config, parallel) * (fixed_s * 1000 + iterations * (loop_ms * num_steps // 256 + batch_ms))
+    return prior * PRIOR_EXP5_PERCENT // 100 if config.exp == "exp5" else prior
+
+
+def cost_group(config: Config) -> tuple:
+    """Runs of one cost group cost about the same: same script, mode, size, number of envs and agents."""
+    return config.script, config.mode, config.size, config.num_envs, config.agents
+
+
+@dataclass
+class Estimator:
+    """The prior of each run, and the durations observed so far: a run of an observed cost group costs its group's
+    mean; another its prior, scaled by what the observed runs took against their prior."""
+
+    prior: callable  # Config -> ms
+    observed_ms: Counter = field(default_factory=Counter)
+    observed_count: Counter = field(default_factory=Counter)
+    observed_total_ms: int = 0
+    observed_prior_ms: int = 0
+
+    def observe(self, config: Config, ms: int):
+        group = cost_group(config)
+        self.observed_ms[group] += ms
+        self.observed_count[group] += 1
+        self.observed_total_ms += ms
+        self.observed_prior_ms += self.prior(config)
+
+    def ms(self, config: Config) -> int:
+        group = cost_group(config)
+        if self.observed_count[group]:
+            return self.observed_ms[group] // self.observed_count[group]
+        prior = self.prior(config)
+        return prior * self.observed_total_ms // self.observed_prior_ms if self.observed_prior_ms else prior
+
+    def total_ms(self, configs) -> int:
+        """The estimated duration of these runs (configurations that differ only by seed count once each)."""
+        return sum(count * self.ms(config) for config, count in Counter(configs).items())
+
+    def left(self, configs) -> str:
+        return f"about {duration_text(self.total_ms(configs) // 1000)}"
+
+
+def duration_text(seconds: int) -> str:
+    """'42 s', '7 min', '3 h 05 min', '4 days 8 h'."""
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{(seconds + 30) // 60} min"
+    if seconds < 172800:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return f"{seconds // 86400} days {seconds % 86400 // 3600} h"
+
+
+def memory_family(script: str) -> str:
+    if script in ("ppo_torch", "ppo_torch_compile"):
+        return "torch"
+    if script in ("ppo_torch_gymnasium", "ppo_linen_gymnasium"):
+        return script.removeprefix("ppo_")
+    return "jax"
+
+
+def peak_memory_kb(config: Config, num_steps: int, parallel: int) -> int:
+    """A run's estimated peak RSS in KiB; an exp6 group's: the scan variant's one process of an N times wider batch,
+    or the processes that run at once."""
+    base_mb, sample_bytes, obs_bytes = MEMORY[memory_family(config.script)]
+    samples = config.num_envs * num_steps * (config.agents if config.mode == "scan" else 1)
+    copies = min(config.agents, parallel) if config.processes else 1
+    return copies * (base_mb * 1024 + samples * (sample_bytes + obs_bytes * OBS_SIZES[config.env]) // 1024)
+
+
+def available_memory_kb(environ) -> int | None:
+    """BENCHMARK_MEM_AVAILABLE_KB, else MemAvailable of /proc/meminfo; None where neither is known (no check).
+    ValueError for an override that is no positive number."""
+    override = environ.get("BENCHMARK_MEM_AVAILABLE_KB")
+    if override is not None:
+        if not re.fullmatch(r"[1-9][0-9]*", override):
+            raise ValueError(f"BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not '{override}'")
+        return int(override)
+    try:
+        with open("/proc/meminfo") as meminfo:
+            return next((int(line.split()[1]) for line in meminfo if line.startswith("MemAvailable:")), None)
+    except OSError:
+        return None

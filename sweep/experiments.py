@@ -1,0 +1,280 @@
+"""The experiments as data: which variants run on which envs, model sizes and numbers of envs or agents, one function
+per experiment (docs/method.md says why each is built so). A variant is (script, mode); every mode but the script's
+default has a flag (MODE_FLAGS). To add an experiment: a function here, its name in EXPERIMENTS, and a section in the
+report (docs/extending.md)."""
+import itertools
+from dataclasses import dataclass
+
+# The 12 envs of the benchmark grid, in grid order, each with its observation size flattened (MinAtar 10 x 10 x
+# channels): the one list the sweep and the report use; the size sets the memory estimate.
+OBS_SIZES = {
+    "CartPole-v1": 4,
+    "Acrobot-v1": 6,
+    "MountainCar-v0": 2,
+    "DiscountingChain-bsuite": 2,
+    "MemoryChain-bsuite": 3,
+    "UmbrellaChain-bsuite": 3,
+    "BernoulliBandit-misc": 4,
+    "GaussianBandit-misc": 4,
+    "Asterix-MinAtar": 400,
+    "Breakout-MinAtar": 400,
+    "Freeway-MinAtar": 700,
+    "SpaceInvaders-MinAtar": 600,
+}
+GRID_ENVS = tuple(OBS_SIZES)
+SIZES = ("small", "medium", "large")
+EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7")  # what --only accepts
+GRIDS = ("study", "default")
+
+# The flag of every mode that is not its script's default.
+MODE_FLAGS = {
+    ("ppo_linen", "none"): ("--no-jit",), ("ppo_nnx", "none"): ("--no-jit",), ("ppo_equinox", "none"): ("--no-jit",),
+    ("ppo_torch", "none"): ("--no-jit-env",),
+    # the Gymnasium scripts on Gymnasium's NumPy-vectorised env
+    ("ppo_torch_gymnasium", "eager-vector"): ("--vectorization", "vector"),
+    ("ppo_linen_gymnasium", "jit-vector"): ("--vectorization", "vector"),
+}
+EAGER_MODES = ("none",)  # JAX none (op by op) and torch none (the env op by op): the grid gives them fewer iterations
+
+# The published study's variants, and those added since (the default grid).
+STUDY_PAIRS = (("ppo_linen", "none"), ("ppo_linen", "jit"), ("ppo_nnx", "none"), ("ppo_nnx", "jit"),
+               ("ppo_nnx_cached", "cached"), ("ppo_torch", "none"), ("ppo_torch", "env-jit"),
+               ("ppo_torch_compile", "compile"))
+STUDY_COMPILED = (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_torch_compile", "compile"))
+NEW_PAIRS = (("ppo_nnx_tree", "tree"), ("ppo_equinox", "none"), ("ppo_equinox", "jit"))
+# exp1's fully compiled variants added since; the scan variant (the whole training one compiled call) in exp1 alone:
+# it cannot time rollout and update apart (exp2), and its one agent per run is exp1's workload
+NEW_COMPILED = (("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"), ("ppo_linen_scan", "scan"))
+
+# exp4, the env backend: the gymnax and Gymnasium scripts of torch and Linen on the envs both backends have.
+BACKEND_VARIANTS = (("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_gymnasium", "eager"),
+                    ("ppo_linen_gymnasium", "jit"))
+BACKEND_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")
+BACKEND_SIZES = ("small", "medium")
+
+# exp5, the number of envs N: each run of the same per-env workload (num_steps, epochs and minibatches as everywhere,
+# so the minibatch grows with the batch), small model. Every fully compiled variant and the Gymnasium scripts, on
+# Gymnasium's NumPy-vectorised CartPole ("-vector") too; CartPole-v1 for all, Breakout-MinAtar for the gymnax ones.
+EXP5_VARIANTS = (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
+                 ("ppo_torch", "env-jit"), ("ppo_torch_compile", "compile"), ("ppo_torch_gymnasium", "eager"),
+                 ("ppo_torch_gymnasium", "eager-vector"), ("ppo_linen_gymnasium", "jit"),
+                 ("ppo_linen_gymnasium", "jit-vector"))
+EXP5_ENVS = ("CartPole-v1", "Breakout-MinAtar")
+EXP5_NUM_ENVS = (8, 32, 128, 512, 2048)  # and --sync-timing runs at the first and the last, on EXP5_SYNC_ENVS
+EXP5_SYNC_ENVS = ("CartPole-v1",)  # the env every variant has
+# Gymnasium's Python loop over env copies (the modes without -vector) up to this N: at 2,048 envs the curve measures
+# the NumPy-vectorised env (the -vector modes), not a Python loop over 2,048 envs (whose 12-iteration run took 3.5 min)
+EXP5_LOOP_MAX_NUM_ENVS = 512
+# --sync-timing at the largest N too (all at the smallest) only for these, the reference of each framework: at 2,048
+# envs the update was 96-97 % of the iteration of all four gymnax JAX variants (rollout 0.34-0.44 s of 10.6-11.7 s),
+# torch.compile's rollout and update were within 10 % of torch's, and the Gymnasium scripts on the NumPy env spent
+# 0.65-0.76 s in the rollout (results/cpu-2core-exp5): these two stand for the others, whose runs there (15 min) would
+# take exp5 past 90 minutes
+EXP5_SYNC_AT_LARGEST = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"))
+# N = 8192 also, only for these (script, mode, env): the runs that stay under about 3 minutes on a 2-core CPU. The
+# cost model puts every variant's 8192-env run at 5 minutes or more (its batch, 2 M samples, is 256 x the reference
+# batch), so none is listed until a measurement says otherwise.
+EXP5_LARGEST_NUM_ENVS = 8192
+EXP5_LARGEST_RUNS = ()
+# 12 iterations: windows 0, 1-7 and 8-11, a steady state of 4 iterations; the whole exp5 took 112 min on a 2-core
+# Intel Xeon (2026-11-23) in the grid it had then (100 runs), the runs of today's grid 81 of them; today's grid took
+# 74.5 min on a 2-core AMD EPYC
+DEFAULT_EXP5_ITERATIONS = 12
+QUICK_EXP5_VARIANTS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"), ("ppo_torch_gymnasium", "eager"),
+                       ("ppo_linen_gymnasium", "jit-vector"))
+QUICK_EXP5_NUM_ENVS = (8, 32, 128)
+
+# exp6, many agents: the wall time to train N agents of the reference workload, small model, seeds s to s+N-1, by
+# one process of the scan variant (--num-seeds N, the N agents vmapped in one compiled call) and by N fresh processes
+# of each process variant, started as many at a time as this machine has usable cores. Each (variant, env, N,
+# repeat) is one group; the report extrapolates the process variants beyond their largest N.
+EXP6_SCAN_VARIANT = ("ppo_linen_scan", "scan")
+EXP6_PROCESS_VARIANTS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"))
+EXP6_ENVS = ("CartPole-v1", "Breakout-MinAtar")
+EXP6_SCAN_AGENTS = (1, 2, 4, 8, 16, 32)  # an N whose estimated peak memory does not fit is refused (estimate.py)
+EXP6_PROCESS_AGENTS = (1, 2, 4, 8)
+QUICK_EXP6_ENVS = ("CartPole-v1",)
+QUICK_EXP6_AGENTS = (1, 2)
+EXP6_SEED_STRIDE = 1000  # repeat r (0-based) trains the agents of seeds 1 + 1000 r onwards: disjoint across repeats
+
+# exp7, model sizes: the ranking at each size on this machine, with run-to-run spread beside the env-to-env spread and
+# the rollout/update split per size. Every fully compiled variant and torch env-jit beside them: small on EXP7_ENVS
+# with EXP7_SMALL_SEEDS seeds (more with --repeats), medium on all 12 envs, large on EXP7_ENVS with fewer iterations
+# (--exp7-large-iterations: a large iteration takes 30-45 s on a 2-core CPU); --sync-timing runs on EXP7_SYNC_ENVS at
+# every size for every variant but scan (one call, no split), at large only EXP7_SYNC_AT_LARGE.
+EXP7_VARIANTS = (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
+                 ("ppo_torch_compile", "compile"), ("ppo_linen_scan", "scan"), ("ppo_torch", "env-jit"))
+EXP7_ENVS = ("CartPole-v1", "Breakout-MinAtar", "Asterix-MinAtar")
+EXP7_SMALL_SEEDS = 3
+EXP7_SYNC_ENVS = ("CartPole-v1",)
+EXP7_SYNC_AT_LARGE = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"))
+# 12 iterations as exp5's (windows 0, 1-7 and 8-11): 21 large runs of 12 iterations take about 2.5 h on a 2-core CPU
+DEFAULT_EXP7_LARGE_ITERATIONS = 12
+QUICK_EXP7_VARIANTS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"))
+QUICK_EXP7_ENVS = ("CartPole-v1",)
+QUICK_EXP7_SMALL_SEEDS = 2
+
+# The per-run workload: the scripts' defaults, every one passed explicitly to every run. --quick runs 10 iterations,
+# enough to fill the windows that plot.py reads (0, 1-7, 8-99), of a smaller workload (batch 32 x 32, 2 epochs x 4
+# minibatches): quick numbers are a smoke test, not results.
+DEFAULT_ITERATIONS = 100
+DEFAULT_EAGER_ITERATIONS = 10  # eager modes (JAX none, torch none): about a minute per iteration on a 2-core CPU
+REFERENCE_WORKLOAD = (32, 256, 10, 8)  # num_envs num_steps update_epochs num_minibatches
+QUICK_ITERATIONS = 10
+QUICK_WORKLOAD = (32, 32, 2, 4)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration of the grid: a run of one variant (exp6: a group of `agents` agents)."""
+
+    exp: str
+    script: str
+    mode: str
+    env: str
+    size: str
+    num_envs: int
+    timing: str  # "sync" (--sync-timing) or "async"
+    agents: int = 1
+
+    @property
+    def eager(self) -> bool:
+        return self.mode in EAGER_MODES
+
+    @property
+    def processes(self) -> bool:
+        """An exp6 group of one process per agent (the scan variant trains them all in one)."""
+        return self.exp == "exp6" and self.mode != "scan"
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the grid depends on: the grid's name, --quick, and the numbers of envs and agents the workload gives."""
+
+    grid: str
+    quick: bool
+    num_envs: int
+
+
+def product(exp, envs, sizes, variants, num_envs, timing="async"):
+    """Every env x size x variant, in that nesting."""
+    return [Config(exp, script, mode, env, size, num_envs, timing)
+            for env, size, (script, mode) in itertools.product(envs, sizes, variants)]
+
+
+def warmup(choices):
+    """Three runs that prepare the machine (not analysed): CartPole-v1, small, the study's compiled variants."""
+    variants = (("ppo_linen", "jit"),) if choices.quick else STUDY_COMPILED
+    return product("warmup", ("CartPole-v1",), ("small",), variants, choices.num_envs)
+
+
+def compiled_variants(choices):
+    return STUDY_COMPILED + (NEW_COMPILED if choices.grid == "default" else ())
+
+
+def pairs(choices):
+    return STUDY_PAIRS + (NEW_PAIRS if choices.grid == "default" else ())
+
+
+def exp1(choices):
+    """The fully compiled variants, async, on every env and size (--quick: 3 envs, small)."""
+    envs = ("CartPole-v1", "DiscountingChain-bsuite", "Breakout-MinAtar") if choices.quick else GRID_ENVS
+    sizes = ("small",) if choices.quick else SIZES
+    return product("exp1", envs, sizes, compiled_variants(choices), choices.num_envs)
+
+
+def exp2(choices):
+    """Every variant/compile pair on every env, small, synchronised (--quick: CartPole-v1)."""
+    envs = ("CartPole-v1",) if choices.quick else GRID_ENVS
+    return product("exp2", envs, ("small",), pairs(choices), choices.num_envs, "sync")
+
+
+def exp3(choices):
+    """Every pair on Acrobot-v1 at every size, synchronised (--quick: small, and medium without the eager pairs)."""
+    if not choices.quick:
+        return product("exp3", ("Acrobot-v1",), SIZES, pairs(choices), choices.num_envs, "sync")
+    compiled = [(script, mode) for script, mode in pairs(choices) if mode not in EAGER_MODES]
+    return (product("exp3", ("Acrobot-v1",), ("small",), pairs(choices), choices.num_envs, "sync")
+            + product("exp3", ("Acrobot-v1",), ("medium",), compiled, choices.num_envs, "sync"))
+
+
+def exp4(choices):
+    """The env backend: torch and Linen on gymnax and on Gymnasium (default grid)."""
+    if choices.grid != "default":
+        return []
+    envs, sizes = (("CartPole-v1",), ("small",)) if choices.quick else (BACKEND_ENVS, BACKEND_SIZES)
+    return product("exp4", envs, sizes, BACKEND_VARIANTS, choices.num_envs)
+
+
+def exp5_has(script, mode, env, n):
+    """Whether exp5 runs this variant on env with n envs."""
+    if script.endswith("_gymnasium") and (env not in BACKEND_ENVS or not mode.endswith("-vector")
+                                          and n > EXP5_LOOP_MAX_NUM_ENVS):
+        return False
+    return n != EXP5_LARGEST_NUM_ENVS or (script, mode, env) in EXP5_LARGEST_RUNS
+
+
+def exp5(choices):
+    """The number of envs N (default grid): every variant at every N it has on each env, async; then synchronised on
+    EXP5_SYNC_ENVS at the smallest N each variant has, and at its largest for EXP5_SYNC_AT_LARGEST."""
+    if choices.grid != "default":
+        return []
+    variants = QUICK_EXP5_VARIANTS if choices.quick else EXP5_VARIANTS
+    envs = ("CartPole-v1",) if choices.quick else EXP5_ENVS
+    counts = exp5_counts(choices)
+    grid = [Config("exp5", script, mode, env, "small", n, "async")
+            for env, n, (script, mode) in itertools.product(envs, counts + (() if choices.quick else (
+                EXP5_LARGEST_NUM_ENVS,)), variants) if exp5_has(script, mode, env, n)]
+    for env, end, (script, mode) in itertools.product(EXP5_SYNC_ENVS, ("smallest", "largest"), variants):
+        has = [n for n in counts if exp5_has(script, mode, env, n)]
+        if has and (end == "smallest" or (script, mode) in EXP5_SYNC_AT_LARGEST):
+            grid.append(Config("exp5", script, mode, env, "small", has[0] if end == "smallest" else has[-1], "sync"))
+    return grid
+
+
+def exp5_counts(choices):
+    return QUICK_EXP5_NUM_ENVS if choices.quick else EXP5_NUM_ENVS
+
+
+def exp6(choices):
+    """Many agents (default grid): per env and N, the scan process, and the process variants at the N they have."""
+    if choices.grid != "default":
+        return []
+    envs = QUICK_EXP6_ENVS if choices.quick else EXP6_ENVS
+    scan_counts, process_counts = exp6_counts(choices)
+    return [Config("exp6", script, mode, env, "small", choices.num_envs, "async", n)
+            for env, n, (script, mode) in itertools.product(envs, scan_counts, (EXP6_SCAN_VARIANT,
+                                                                                *EXP6_PROCESS_VARIANTS))
+            if (script, mode) == EXP6_SCAN_VARIANT or n in process_counts]
+
+
+def exp6_counts(choices):
+    """The numbers of agents of the scan variant and of the process variants (a subset of those)."""
+    return (QUICK_EXP6_AGENTS, QUICK_EXP6_AGENTS) if choices.quick else (EXP6_SCAN_AGENTS, EXP6_PROCESS_AGENTS)
+
+
+def exp7(choices):
+    """Model sizes (default grid): each variant at small and large on EXP7_ENVS, at medium on all 12 envs (--quick:
+    CartPole-v1); then the synchronised runs on EXP7_SYNC_ENVS at each size, no scan, at large EXP7_SYNC_AT_LARGE's."""
+    if choices.grid != "default":
+        return []
+    variants = QUICK_EXP7_VARIANTS if choices.quick else EXP7_VARIANTS
+    envs = QUICK_EXP7_ENVS if choices.quick else EXP7_ENVS
+    medium_envs = QUICK_EXP7_ENVS if choices.quick else GRID_ENVS
+    grid = [config for size in SIZES
+            for config in product("exp7", medium_envs if size == "medium" else envs, (size,), variants,
+                                  choices.num_envs)]
+    return grid + [Config("exp7", script, mode, env, size, choices.num_envs, "sync")
+                   for size, env, (script, mode) in itertools.product(SIZES, EXP7_SYNC_ENVS, variants)
+                   if mode != "scan" and (size != "large" or (script, mode) in EXP7_SYNC_AT_LARGE)]
+
+
+def exp7_seeds(choices):
+    """How many seeds exp7's small async runs have at least (--repeats adds more)."""
+    return QUICK_EXP7_SMALL_SEEDS if choices.quick else EXP7_SMALL_SEEDS
+
+
+def build_grid(choices):
+    """Every configuration of the grid, in run order: the warm-up runs, then exp1 to exp7."""
+    return [config for experiment in (warmup, exp1, exp2, exp3, exp4, exp5, exp6, exp7)
+            for config in experiment(choices)]
