@@ -14,6 +14,8 @@ import pytest
 from matplotlib.figure import Figure
 
 import plot
+import report.main
+from report import charts, env_backend, header, learning, load, ranking, settings, stats
 from events import ALL_PAIRS, SIZES, write_json, write_run, write_sweep
 
 PLOT = Path(__file__).resolve().parents[1] / "plot.py"
@@ -54,14 +56,14 @@ def run_plot(*args, cwd=None):
 
 
 def capture_figures(monkeypatch):
-    """{file name: Figure} of every chart that plot.save_figure writes from now on in this process (run_plot)."""
-    figures, save = {}, plot.save_figure
+    """{file name: Figure} of every chart the report saves from now on in this process (run_plot)."""
+    figures, savefig = {}, Figure.savefig
 
-    def saving(figure, out, name):
-        figures[name] = figure
-        return save(figure, out, name)
+    def saving(figure, path, *args, **kwargs):
+        figures[Path(path).name] = figure
+        return savefig(figure, path, *args, **kwargs)
 
-    monkeypatch.setattr(plot, "save_figure", saving)
+    monkeypatch.setattr(Figure, "savefig", saving)
     return figures
 
 
@@ -181,7 +183,7 @@ def test_workers_sets_the_processes_and_the_calls_that_read_the_event_files(work
                                                                           monkeypatch):
     pools = []
 
-    class RecordingPool(plot.InProcess):  # in this process, recording what main asks of its pool
+    class RecordingPool(load.InProcess):  # in this process, recording what main asks of its pool
         def __init__(self, max_workers):
             self.max_workers, self.calls = max_workers, []
             pools.append(self)
@@ -190,11 +192,11 @@ def test_workers_sets_the_processes_and_the_calls_that_read_the_event_files(work
             self.calls.append(fn)
             return super().submit(fn, *args, **kwargs)
 
-    monkeypatch.setattr(plot, "ProcessPoolExecutor", RecordingPool)
+    monkeypatch.setattr(report.main, "ProcessPoolExecutor", RecordingPool)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         plot.main([str(known_sweep[0]), "--out", str(tmp_path), "--workers", str(workers)])
     assert [pool.max_workers for pool in pools] == [workers]
-    assert pools[0].calls.count(plot.load_runs) == workers
+    assert pools[0].calls.count(load.load_runs) == workers
 
 
 @pytest.mark.parametrize("make_folder", [lambda tmp: tmp, lambda tmp: tmp / "missing"], ids=["empty", "missing"])
@@ -376,7 +378,7 @@ def test_report_opens_with_the_smoke_test_label_the_machines_and_the_workload(sh
 
 def test_a_resumed_sweep_names_each_invocations_command_once_with_how_many_ran_it():
     resume, narrowed = "./benchmark.sh --only exp7 --out r", "./benchmark.sh --only exp7 --filter __large__ --out r"
-    assert plot.invocations_text([resume, resume, "", narrowed]) == (
+    assert header.invocations_text([resume, resume, "", narrowed]) == (
         f"**commands (invocations):** `{resume}` (2), not recorded (1), `{narrowed}` (1)")
 
 
@@ -512,33 +514,33 @@ def test_compare_takes_a_sharded_side_and_never_writes_into_a_sweep(tmp_path, kn
 
 def test_points_replace_bars_so_nothing_depends_on_where_a_log_axis_starts():
     ax = Figure().subplots()
-    plot.draw_points(ax, ["small"], ["linen (jit)"], {("small", "linen (jit)"): [1.0, 2.0, 4.0]})
+    charts.draw_points(ax, ["small"], ["linen (jit)"], {("small", "linen (jit)"): [1.0, 2.0, 4.0]})
     assert not ax.patches  # no bars
     assert list(ax.lines[0].get_ydata()) == [2.0]  # the median, whiskers to 1 and 4
 
 
 def test_every_variant_has_its_own_colour_and_comparisons_carry_both_variants_colours():
-    colours = list(plot.LABEL_COLORS.values())
-    assert len(set(colours)) == len(colours) and not set(colours) & set(plot.OTHER_COLORS)
+    colours = list(settings.LABEL_COLORS.values())
+    assert len(set(colours)) == len(colours) and not set(colours) & set(settings.OTHER_COLORS)
     for label in ("nnx_tree (tree)", "equinox (none)", "equinox (jit)", "torch_gymnasium (eager)",
                   "linen_gymnasium (jit)"):
-        assert label in plot.LABEL_COLORS
+        assert label in settings.LABEL_COLORS
     name = "linen (jit) over torch_compile (compile)"
-    assert plot.colors_for([name])[name] == plot.LABEL_COLORS["linen (jit)"]
-    assert plot.edge_color(name) == plot.LABEL_COLORS["torch_compile (compile)"]
+    assert charts.colors_for([name])[name] == settings.LABEL_COLORS["linen (jit)"]
+    assert charts.edge_color(name) == settings.LABEL_COLORS["torch_compile (compile)"]
 
 
 def pairs_over_envs(count):
     """One pair per env with speedups 1, 2, …, count."""
-    config = lambda env: plot.Config("exp1", env, "small", "async", ())
-    return [plot.Pair(config(f"env{i}"), 1.0, float(i + 1)) for i in range(count)]
+    config = lambda env: settings.Config("exp1", env, "small", "async", ())
+    return [settings.Pair(config(f"env{i}"), 1.0, float(i + 1)) for i in range(count)]
 
 
 def test_an_interval_is_a_confidence_interval_only_from_the_minimum_number_of_envs():
-    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI - 1))
-    assert (low, kind) == (1.0, "range") and high == pytest.approx(plot.MIN_ENVS_FOR_CI - 1.0)
-    low, high, kind = plot.interval(pairs_over_envs(plot.MIN_ENVS_FOR_CI))
-    assert kind == "95% CI" and 1.0 < low < high < plot.MIN_ENVS_FOR_CI
+    low, high, kind = stats.interval(pairs_over_envs(settings.MIN_ENVS_FOR_CI - 1))
+    assert (low, kind) == (1.0, "range") and high == pytest.approx(settings.MIN_ENVS_FOR_CI - 1.0)
+    low, high, kind = stats.interval(pairs_over_envs(settings.MIN_ENVS_FOR_CI))
+    assert kind == "95% CI" and 1.0 < low < high < settings.MIN_ENVS_FOR_CI
     # log speedups 0, ln 2, …, ln 8: exp(mean ± t(7, 0.975) · sd / √8), by hand
     logs = np.log(np.arange(1, 9))
     half_width = 2.3646243 * logs.std(ddof=1) / math.sqrt(8)
@@ -548,9 +550,9 @@ def test_an_interval_is_a_confidence_interval_only_from_the_minimum_number_of_en
 def simulated_pairs(rng, envs, seeds, true_log_speedup):
     """Pairs of `seeds` seeds on each of `envs` envs: each env's log speedup normal around the true one (sd 0.3), its
     seeds' normal around the env's (sd 0.1)."""
-    config = lambda env: plot.Config("exp1", env, "small", "async", ())
+    config = lambda env: settings.Config("exp1", env, "small", "async", ())
     env_logs = rng.normal(true_log_speedup, 0.3, envs)
-    return [plot.Pair(config(f"env{i}"), 1.0, math.exp(rng.normal(env_log, 0.1)))
+    return [settings.Pair(config(f"env{i}"), 1.0, math.exp(rng.normal(env_log, 0.1)))
             for i, env_log in enumerate(env_logs) for _ in range(seeds)]
 
 
@@ -559,7 +561,7 @@ def test_the_95_percent_ci_covers_the_true_geometric_mean_95_percent_of_the_time
     rng, true_log_speedup, draws = np.random.default_rng(envs * 10 + seeds), 0.4, 2000
     covered = 0
     for _ in range(draws):
-        low, high, kind = plot.interval(simulated_pairs(rng, envs, seeds, true_log_speedup))
+        low, high, kind = stats.interval(simulated_pairs(rng, envs, seeds, true_log_speedup))
         covered += low <= math.exp(true_log_speedup) <= high
     assert kind == "95% CI" and 0.94 <= covered / draws <= 0.96, covered / draws
 
@@ -569,22 +571,22 @@ def test_the_median_interval_covers_the_true_median_at_least_as_often_as_its_lab
     rng, true_log_speedup, draws = np.random.default_rng(envs), 0.4, 2000
     covered = 0
     for _ in range(draws):
-        low, high, kind = plot.median_interval(simulated_pairs(rng, envs, 1, true_log_speedup))
+        low, high, kind = stats.median_interval(simulated_pairs(rng, envs, 1, true_log_speedup))
         covered += low <= math.exp(true_log_speedup) <= high
     assert kind == label and covered / draws >= int(label[:2]) / 100 - 0.01, covered / draws
 
 
 def test_the_time_axis_of_learning_curves_starts_at_the_end_of_iteration_0(tmp_path):
-    run = plot.load_run(next(write_run(tmp_path / "run", KNOWN_SECONDS).iterdir()))
-    assert plot.curve_x(run, "time")[:2].tolist() == [0.0, 0.5]  # returns after iterations 0 and 1
-    assert plot.curve_x(run, "steps")[0] == 32 * 256
+    run = load.load_run(next(write_run(tmp_path / "run", KNOWN_SECONDS).iterdir()))
+    assert learning.curve_x(run, "time")[:2].tolist() == [0.0, 0.5]  # returns after iterations 0 and 1
+    assert learning.curve_x(run, "steps")[0] == 32 * 256
 
 
 def test_a_faster_steady_state_that_is_not_repaid_or_needs_no_repaying():
-    standing = lambda iter0, steady: plot.Standing("x", 1, (1.0, ()), (1.0, ()), iter0, steady)
-    assert plot.break_even(standing(10.0, 1.0), standing(1.0, 1.0)) is None  # not faster: never repaid
-    assert plot.break_even(standing(1.0, 0.5), standing(2.0, 1.0)) == 0  # faster from the start
-    assert plot.break_even(standing(11.0, 0.5), standing(1.0, 1.0)) == 21.0
+    standing = lambda iter0, steady: ranking.Standing("x", 1, (1.0, ()), (1.0, ()), iter0, steady)
+    assert ranking.break_even(standing(10.0, 1.0), standing(1.0, 1.0)) is None  # not faster: never repaid
+    assert ranking.break_even(standing(1.0, 0.5), standing(2.0, 1.0)) == 0  # faster from the start
+    assert ranking.break_even(standing(11.0, 0.5), standing(1.0, 1.0)) == 21.0
 
 
 @pytest.mark.parametrize("args", [["--compare", "A"], ["A", "--compare", "A", "A"]], ids=["one-side", "both-modes"])
@@ -600,11 +602,11 @@ def ranked(total, steady, steady_vs_linen):
     times (mean, interval) are total and steady; steady_vs_linen is nnx_cached's steady state over linen's."""
     itself = (1.0, (1.0, 1.0, "range"))
     envs = 1 if math.isnan(total[1][0]) else 2  # one env: no interval
-    linen = plot.Standing("linen (jit)", envs, itself, (1 / steady[0], (1 / steady[1][1], 1 / steady[1][0], "range")),
+    linen = ranking.Standing("linen (jit)", envs, itself, (1 / steady[0], (1 / steady[1][1], 1 / steady[1][0], "range")),
                           4.0, 1.0, itself)
-    nnx = plot.Standing("nnx_cached (cached)", envs, total, itself, 14.0, steady_vs_linen[0], steady_vs_linen)
-    conclusion = plot.ranking_conclusion("small", 100, [linen, nnx], linen.label, nnx.label, "iterations 8–99")
-    return conclusion, plot.break_even_text(nnx, linen, nnx.steady_vs_total)
+    nnx = ranking.Standing("nnx_cached (cached)", envs, total, itself, 14.0, steady_vs_linen[0], steady_vs_linen)
+    conclusion = ranking.ranking_conclusion("small", 100, [linen, nnx], linen.label, nnx.label, "iterations 8–99")
+    return conclusion, ranking.break_even_text(nnx, linen, nnx.steady_vs_total)
 
 
 def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_excludes_one():
@@ -632,9 +634,9 @@ def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_exclu
 
 
 def test_an_interval_tells_two_variants_apart_only_if_it_excludes_one_as_printed():
-    assert not plot.distinguishable((1.003, 1.03, "95% CI"))  # printed [1.00–1.03]: holds 1×
-    assert plot.distinguishable((1.006, 1.03, "95% CI")) and plot.distinguishable((0.5, 0.994, "range"))
-    assert not plot.distinguishable((math.nan, math.nan, ""))  # one env: no interval
+    assert not stats.distinguishable((1.003, 1.03, "95% CI"))  # printed [1.00–1.03]: holds 1×
+    assert stats.distinguishable((1.006, 1.03, "95% CI")) and stats.distinguishable((0.5, 0.994, "range"))
+    assert not stats.distinguishable((math.nan, math.nan, ""))  # one env: no interval
 
 
 def test_the_env_backend_conclusion_names_a_dominant_factor_only_where_the_interval_excludes_one():
@@ -642,13 +644,13 @@ def test_the_env_backend_conclusion_names_a_dominant_factor_only_where_the_inter
     assert ("On total time, **the env backend dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
             "takes 2.45× [range 2.00–3.00] the time of gymnax on the device, while torch takes 1.50× [range 1.50–1.50] "
             "the time of linen; the env backend changes the time 1.63× [range 1.33–2.00] as much as the framework."
-            ) == plot.backend_conclusion(dominant, "total time")
+            ) == env_backend.backend_conclusion(dominant, "total time")
     neither = {("CartPole-v1", "small"): [(1.5, 2.0)], ("Acrobot-v1", "small"): [(0.5, 1.5)]}
     assert ("On total time, **neither factor dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
             "takes 1.73× [range 1.50–2.00] the time of gymnax on the device, while torch and linen are not told apart "
             "(torch / linen: 0.87× [range 0.50–1.50]); the env backend changes the time 1.00× [range 0.75–1.33] as "
-            "much as the framework (its interval holds 1×).") == plot.backend_conclusion(neither, "total time")
-    one_env = plot.backend_conclusion({("CartPole-v1", "small"): [(1.5, 3.0)]}, "total time")
+            "much as the framework (its interval holds 1×).") == env_backend.backend_conclusion(neither, "total time")
+    one_env = env_backend.backend_conclusion({("CartPole-v1", "small"): [(1.5, 3.0)]}, "total time")
     assert one_env.startswith("On total time, **neither factor dominates** (1 env/size cell, geometric means): "
                               "Gymnasium on the CPU and gymnax on the device are not told apart (one env: no interval, "
                               "Gymnasium on the CPU / gymnax on the device: 3.00×)")

@@ -5,6 +5,7 @@ import re
 import pytest
 
 import plot
+from report import env_backend, settings
 from events import BACKEND_PAIRS, write_run, write_sweep
 from test_plot import run_plot
 
@@ -60,12 +61,12 @@ def test_each_section_says_in_one_line_which_of_its_windows_are_empty(short_swee
     iterations, _, report = short_sweep
     for heading, windows in SECTIONS.items():
         text = section(report, heading)
-        empty = [window for window in windows if iterations <= plot.WINDOWS[window][0]]
+        empty = [window for window in windows if iterations <= settings.WINDOWS[window][0]]
         notes = [line for line in text.splitlines() if line.startswith("*Empty windows:*")]
         assert len(notes) == (1 if empty else 0), heading
         for window in empty:
             runs = f"runs of {iterations} iteration{'s' if iterations > 1 else ''}"
-            assert f"{window} is empty in every run ({runs} end before iteration {plot.WINDOWS[window][0]})" \
+            assert f"{window} is empty in every run ({runs} end before iteration {settings.WINDOWS[window][0]})" \
                 in notes[0], heading
 
 
@@ -95,7 +96,7 @@ def test_a_sweep_of_one_variant_writes_its_sections_and_says_why_it_ranks_nothin
 
 
 def failing_backend_effects(rows, metric):
-    """Stands in for plot.backend_effects: fails as a bug in one section would."""
+    """Stands in for env_backend.backend_effects: fails as a bug in one section would."""
     raise RuntimeError("boom")
 
 
@@ -103,7 +104,7 @@ def test_a_failing_section_is_one_error_line_and_the_other_sections_are_still_wr
     for exp, variant, mode in (("exp1", "ppo_linen", "jit"), ("exp1", "ppo_nnx_cached", "cached"),
                                *(("exp4", variant, mode) for variant, mode in BACKEND_PAIRS)):
         write_run(tmp_path / "runs" / exp / f"{variant}_{mode}", [4.0] + [1.0] * 8, variant=variant, compile_mode=mode)
-    monkeypatch.setattr(plot, "backend_effects", failing_backend_effects)  # the workers fork from this process
+    monkeypatch.setattr(env_backend, "backend_effects", failing_backend_effects)  # the workers fork from this process
     with pytest.raises(SystemExit) as exit_info:
         plot.main([str(tmp_path)])
     assert exit_info.value.code == 1

@@ -3,7 +3,7 @@ beside the spread over envs, the rollout's share per size; the large runs' short
 
 import pytest
 
-import plot
+from report import sizes
 from events import write_run
 from test_plot import capture_figures, lines_by_label, run_plot
 from test_plot_short_runs import section
@@ -87,9 +87,9 @@ def test_the_gap_to_the_fastest_is_followed_across_sizes_and_its_direction_said(
 
 
 def test_a_gap_that_grows_with_the_model_is_said_to_widen():
-    assert plot.gap_move_text("torch (env-jit)", {"small": 1.5, "medium": 1.2, "large": 2.0}) == \
+    assert sizes.gap_move_text("torch (env-jit)", {"small": 1.5, "medium": 1.2, "large": 2.0}) == \
         "- torch (env-jit): 1.50× (small) → 1.20× (medium) → 2.00× (large): its gap to the fastest widens as the model grows."
-    assert plot.gap_move_text("equinox (jit)", {"small": 1.0, "large": 1.04}).endswith(
+    assert sizes.gap_move_text("equinox (jit)", {"small": 1.0, "large": 1.04}).endswith(
         "within 10% of the fastest at every size.")
 
 

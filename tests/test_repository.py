@@ -7,10 +7,13 @@ import sys
 from pathlib import Path
 
 import plot
+from sweep.experiments import EXPERIMENTS
 from helpers import ROOT
 
-# the project's own modules, imported by name from the repository root, tests/ and tools/ (pytest.ini's pythonpath)
-LOCAL = {path.stem for folder in ("", "tests", "tools") for path in Path(ROOT, folder).glob("*.py")}
+# the project's own modules and packages, imported by name from the repository root, tests/ and tools/ (pytest.ini's
+# pythonpath)
+FOLDERS = ("", "tests", "tools", "sweep", "report")
+LOCAL = {path.stem for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")} | {"sweep", "report"}
 
 
 def imported_top_level_names(path: Path) -> set:
@@ -32,7 +35,7 @@ def pinned() -> dict:
 
 
 def test_requirements_pin_every_third_party_package_the_code_imports():
-    sources = [path for folder in ("", "tests", "tools") for path in Path(ROOT, folder).glob("*.py")]
+    sources = [path for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")]
     modules = set().union(*map(imported_top_level_names, sources)) - set(sys.stdlib_module_names) - LOCAL
     distributions = importlib.metadata.packages_distributions()
     requirements = pinned()
@@ -42,4 +45,4 @@ def test_requirements_pin_every_third_party_package_the_code_imports():
 
 
 def test_plot_help_names_the_last_experiment_it_reads():
-    assert f"exp1|...|{plot.EXPERIMENTS[-1]}" in plot.__doc__
+    assert f"exp1|...|{EXPERIMENTS[-1]}" in plot.__doc__

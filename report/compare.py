@@ -1,0 +1,63 @@
+"""plot.py --compare: two sweeps side by side."""
+
+import itertools
+
+from sweep.experiments import SIZES
+from report.charts import colors_for, draw_points, draw_speedup_strips, new_figure, save_figure
+from report.header import gpu_text, machine_lines, shard_differences
+from report.load import warn
+from report.settings import LABEL_COLORS
+from report.stats import geometric_mean, interval, median, paired, where
+from report.summary import ordered
+from report.text import image, markdown_table, seconds_text, speedup_text
+
+
+def side_name(letter, folders, sweep):
+    """'A: shard-1, shard-2 (NVIDIA H100 80GB HBM3 (driver 580.65) ×1)': a compared side's folders and machine."""
+    system = sweep.systems[0][1] if sweep.systems else {}
+    machine = gpu_text(system) if system.get("gpu") else system.get("cpu") or "unknown machine"
+    return f"{letter}: {', '.join(folder.name for folder in folders)} ({machine})"
+
+
+def section_compare(sides, sweeps, out):
+    """Chart and table: the same configurations' total durations on two sweeps side by side, and A's speedup over B."""
+    (sweep_a, sweep_b) = sweeps
+    name_a, name_b = side_name("A", sides[0], sweep_a), side_name("B", sides[1], sweep_b)
+    lines = ["## Comparison of two sweeps", "", f"### {name_a}", ""] + machine_lines(sweep_a.systems)
+    lines += shard_differences(sweep_a.systems) + [f"### {name_b}", ""] + machine_lines(sweep_b.systems)
+    lines += shard_differences(sweep_b.systems)
+    lines += ["Only configurations (experiment, variant, mode, env, size, timing, workload, iterations) present in "
+              "both are compared, paired by seed.", ""]
+    labels_timings = ordered(((row["label"], row["timing"]) for row in sweep_a.rows + sweep_b.rows),
+                             list(itertools.product(LABEL_COLORS, ("async", "sync"))))
+    categories, times, speedups, table, category_colors = [], {}, {}, [], {}
+    for label, timing in labels_timings:
+        pairs = paired(*(where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)), "total_s")
+        if not pairs:
+            continue
+        category = f"{label}, {timing}"
+        categories.append(category)
+        category_colors[category] = colors_for([label])[label]
+        times[category, name_a] = [pair.time_a for pair in pairs]
+        times[category, name_b] = [pair.time_b for pair in pairs]
+        speedups[category, "A over B"] = [pair.speedup for pair in pairs]
+        for size in ordered((pair.config.size for pair in pairs), SIZES):
+            sized = [pair for pair in pairs if pair.config.size == size]
+            sized_speedups = [pair.speedup for pair in sized]
+            table.append([label, timing, size, len(sized), seconds_text(median([pair.time_a for pair in sized])),
+                          seconds_text(median([pair.time_b for pair in sized])),
+                          speedup_text(geometric_mean(sized_speedups), interval(sized))])
+    if not categories:
+        warn("skipping compare.png: the two sweeps share no configuration")
+        return lines + ["Skipped: the two sweeps share no configuration.", ""]
+    figure, axes = new_figure(f"{name_a}  vs  {name_b}", 2, ncols=1, panel_size=(max(8, 1.1 * len(categories)), 4.2))
+    colors = colors_for([name_a, name_b])
+    draw_points(axes[0], categories, [name_a, name_b], times, colors)
+    axes[0].set(title="total duration of matched runs (points: median, whiskers: min–max)", ylabel="total duration")
+    draw_speedup_strips(axes[1], categories, ["A over B"], speedups, {"A over B": "black"}, category_colors)
+    axes[1].set(title="speedup of A over B = time_B / time_A\npoints: matched runs in the variant's colour, black line: "
+                "geometric mean", ylabel="speedup of A over B")
+    lines += image(save_figure(figure, out, "compare.png"), "comparison of two sweeps")
+    header = ["variant (mode)", "timing", "model size", "pairs", "median total A (s)", "median total B (s)",
+              "speedup of A over B, geo. mean [interval]"]
+    return lines + markdown_table(header, table)

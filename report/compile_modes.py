@@ -1,0 +1,64 @@
+"""exp2 and exp3: what each compile mode changes against its baseline."""
+
+import itertools
+
+from sweep.experiments import SIZES
+from report.charts import draw_speedup_strips, new_figure, save_figure
+from report.load import warn
+from report.ranking import break_even_text, relative_to, window_standing
+from report.settings import COMPILE_BASELINES, COMPILE_METRICS, LABEL_COLORS
+from report.stats import compile_mode_comparisons, framework_of, geometric_mean, paired_labels, rows_of, scope, where
+from report.summary import ordered
+from report.text import empty_window_lines, heading, image, markdown_table, speedup_text
+
+
+def compile_mode_chart(rows, comparisons, out, names):
+    """Chart: per framework, the speedup of each compiled mode over its baseline on each metric (exp2)."""
+    frameworks = ordered((framework for framework, _, _ in comparisons), map(framework_of, LABEL_COLORS))
+    metric_names = [names[metric] for metric in COMPILE_METRICS]
+    title = (f"Speedup of each compile mode over its baseline — exp2 (sync, small, {scope(rows)})\n"
+             "points: (env, seed) pairs, filled: the mode, outline: its baseline; black line: geometric mean")
+    figure, axes = new_figure(title, len(frameworks), panel_size=(5.5, 4.6))
+    for ax, framework in zip(axes, frameworks):
+        modes = [f"{label} over {baseline}" for fw, label, baseline in comparisons if fw == framework]
+        speedups = {(names[metric], mode): [pair.speedup for pair in paired_labels(rows, *mode.split(" over "), metric)]
+                    for metric in COMPILE_METRICS for mode in modes}
+        draw_speedup_strips(ax, metric_names, modes, speedups)
+        ax.set(title=f"{framework}: " + "; ".join(modes), ylabel="speedup (time_baseline / time_mode)")
+        ax.title.set_fontsize(8)
+    return image(save_figure(figure, out, "compile_modes.png"), "compile mode effect")
+
+
+def section_compile_modes(sweep, out):
+    """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
+    rows = rows_of(sweep.rows, "exp2")
+    if not rows and not rows_of(sweep.rows, "exp3"):
+        return []
+    comparisons = compile_mode_comparisons(rows)
+    lines = [heading(sweep, "Effect of each compile mode"), "",
+             "Each mode is measured against the same framework one step less compiled: "
+             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
+             + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
+               "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
+    lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)
+    if comparisons:
+        lines += compile_mode_chart(rows, comparisons, out, sweep.names)
+    else:
+        warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
+        lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
+    table = []
+    for exp in ("exp2", "exp3"):
+        exp_rows = rows_of(sweep.rows, exp)
+        for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
+            sized = where(exp_rows, size=size)
+            pairs = [paired_labels(sized, label, baseline, metric) for metric in COMPILE_METRICS]
+            if any(pairs):
+                mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
+                steady_ratio = relative_to(sized, baseline, label, "iter8_99_median_s")
+                table.append([exp, label, baseline, size, max(map(len, pairs))]
+                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
+                             + [break_even_text(mode, base, steady_ratio)])
+    header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
+    header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
+    header += ["a faster steady state repays a longer iteration 0"]
+    return lines + (markdown_table(header, table) if table else [])

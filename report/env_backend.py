@@ -1,0 +1,143 @@
+"""exp4: the env backend against the framework, the cells and the two effects."""
+
+import math
+from collections import defaultdict
+
+from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure
+from report.load import warn
+from report.ranking import tie_reason
+from report.settings import BACKEND_CELLS, Config, LENGTH_METRICS, Pair
+from report.stats import distinguishable, geometric_mean, interval, inverted, magnitude, metric_values, rows_of, where
+from report.summary import ordered_configs
+from report.text import empty_window_lines, heading, image, markdown_table, ratio_words, seconds_text, speedup_text
+
+
+def backend_effects(rows, metric):
+    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran all four variants.
+
+    Framework effect = √(torch/linen on gymnax × torch/linen on Gymnasium); backend effect = √(Gymnasium/gymnax
+    with torch × Gymnasium/gymnax with linen): time ratios, each averaged (geometrically) over the other factor.
+    """
+    values = defaultdict(dict)
+    for row in rows:
+        if not math.isnan(row[metric]):
+            length = row["num_iterations"] if metric in LENGTH_METRICS else None
+            values[row["config"], length, row["seed"]][row["label"]] = row[metric]
+    effects = defaultdict(list)
+    for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
+        if not all(label in cell for label in BACKEND_CELLS.values()):
+            continue
+        t = {key: cell[label] for key, label in BACKEND_CELLS.items()}
+        framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
+        backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
+        effects[config.env, config.size].append((framework, backend))
+    return effects
+
+
+def effect_summary(effects, effect):
+    """(geometric mean, interval over envs) of effect(framework effect, backend effect) over every seed of every cell."""
+    pairs = [Pair(Config("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
+             for (env, size), cell in effects.items() for framework, backend in cell]
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
+
+
+def backend_conclusion(effects, what):
+    """The generated sentence on one metric: each factor's effect, and which dominates where the interval says so.
+
+    Dominance is the geometric mean over seeds of |backend effect| / |framework effect| (each as a ratio ≥ 1).
+    """
+    framework = effect_summary(effects, lambda framework, _: framework)
+    backend = effect_summary(effects, lambda _, backend: backend)
+    dominance = effect_summary(effects, lambda framework, backend: magnitude(backend) / magnitude(framework))
+    facts = (f"({len(effects)} env/size cell{'s' * (len(effects) > 1)}, geometric means): "
+             f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
+             f"{ratio_words(framework, 'torch', 'linen')}")
+    if not distinguishable(dominance[1]):
+        return (f"On {what}, **neither factor dominates** {facts}; the env backend changes the time "
+                f"{speedup_text(*dominance)} as much as the framework ({tie_reason([dominance])}).")
+    factors = ("the env backend", "the framework")
+    dominant, other = factors if dominance[0] > 1 else factors[::-1]
+    ratio = dominance if dominance[0] > 1 else inverted(dominance)
+    return f"On {what}, **{dominant} dominates** {facts}; {dominant} changes the time {speedup_text(*ratio)} as much " \
+           f"as {other}."
+
+
+def section_env_backend(sweep, out):
+    """Chart, table and conclusion of exp4: framework effect against env-backend effect per env and size."""
+    rows = rows_of(sweep.rows, "exp4")
+    lines = [heading(sweep, "Env backend against framework (exp4)"), ""]
+    if not rows:
+        return []
+    metrics = ("total_s", "iter8_99_median_s")
+    effects = {metric: backend_effects(rows, metric) for metric in metrics}
+    if not any(effects.values()):
+        warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
+        return lines + ["Skipped: no exp4 env and size ran all four variants "
+                        f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
+    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
+              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
+              + ". The chart and the first table give the cells' times; each effect in the second is a time ratio "
+              "averaged over the other factor.", ""]
+    lines += empty_window_lines(rows, metrics)
+    cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
+                            sweep.env_order)
+    table = [[sweep.names[metric], env, size, len(cell), f"{geometric_mean([f for f, _ in cell]):.2f}×",
+              f"{geometric_mean([b for _, b in cell]):.2f}×"]
+             for metric in metrics for (env, size), cell in sorted(effects[metric].items())]
+    lines += image(env_backend_chart(rows, cells, out, sweep.names["iter8_99_median_s"]),
+                   "each framework's steady iteration on each env backend")
+    lines += cell_time_lines(rows, cells, sweep.names)
+    lines += ["**The effects** (time ratios, geometric means over seeds):", ""]
+    lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
+                             "env backend: Gymnasium / gymnax"], table)
+    conclusions = [backend_conclusion(effects[metric], what) for metric, what in
+                   (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
+                   if effects[metric]]
+    return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def backend_axes():
+    """The frameworks and the env backends of exp4's cells, each in BACKEND_CELLS's order."""
+    return list(dict.fromkeys(fw for fw, _ in BACKEND_CELLS)), list(dict.fromkeys(b for _, b in BACKEND_CELLS))
+
+
+def env_backend_chart(rows, cells, out, steady_name):
+    """Chart: per env and size, each framework's steady iteration on each env backend (x: the backend, one line per
+    framework through the geometric means over seeds, each seed a point; log y): the cells themselves, so that an
+    interaction between the two factors shows as lines that are not parallel."""
+    frameworks, backends = backend_axes()
+    figure, axes = new_figure(f"Steady iteration per framework and env backend — exp4 (async, median of "
+                              f"{steady_name})\npoints: seeds; lines: geometric mean over seeds; parallel lines: the "
+                              "two factors do not interact", len(cells), ncols=min(len(cells), 3),
+                              panel_size=(4.4, 3.8))
+    colors = colors_for(BACKEND_CELLS.values())
+    for ax, (env, size) in zip(axes, cells):
+        for framework in frameworks:
+            present = [(x, backend) for x, backend in enumerate(backends) if (framework, backend) in BACKEND_CELLS]
+            color = colors[BACKEND_CELLS[framework, present[0][1]]]
+            seconds = [metric_values(where(rows, env=env, size=size, label=BACKEND_CELLS[framework, backend]),
+                                     "iter8_99_median_s") for _, backend in present]
+            measured = [(x, values) for (x, _), values in zip(present, seconds) if values]
+            for x, values in measured:
+                ax.scatter([x] * len(values), values, color=color, s=20, alpha=0.7, zorder=3)
+            if measured:
+                ax.plot([x for x, _ in measured], [geometric_mean(values) for _, values in measured], color=color,
+                        marker="o", linewidth=2, label=framework)
+        log_axis(ax, "y", " s")
+        category_axis(ax, backends)
+        ax.set(title=f"{env} · {size}", xlabel="env backend", ylabel="s per steady iteration")
+        ax.grid(axis="y", which="major", alpha=0.3)
+    return save_figure(figure, out, "env_backend.png")
+
+
+def cell_time_lines(rows, cells, names):
+    """Table: each exp4 cell's steady iteration (geometric mean over seeds) per env and size, framework × backend."""
+    frameworks, backends = backend_axes()
+    columns = [(framework, backend) for framework in frameworks for backend in backends
+               if (framework, backend) in BACKEND_CELLS]
+    table = [[env, size] + [seconds_text(geometric_mean(metric_values(
+        where(rows, env=env, size=size, label=BACKEND_CELLS[column]), "iter8_99_median_s"))) for column in columns]
+        for env, size in cells]
+    return [f"**The cells** (s per steady iteration, median of {names['iter8_99_median_s']}; geometric mean over "
+            "seeds):", ""] + markdown_table(["env", "model size"] + [f"{fw} on {backend}" for fw, backend in columns],
+                                            table)

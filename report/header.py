@@ -1,0 +1,219 @@
+"""The report's header (machine, sweep conditions, workload, what the sweep lacks) and the sections on how to read
+it."""
+
+import itertools
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from report.agents import group_cell_key
+from report.load import gpu_model
+from report.settings import EAGER_MODES, EXPERIMENT_TOPICS, MIN_ENVS_FOR_CI, WINDOWS, WORK_FIELDS
+from report.stats import rows_of
+from report.summary import num_envs, ordered
+from report.text import markdown_table
+
+
+def gpu_text(system):
+    """'NVIDIA H100 80GB HBM3 (driver 580.65) ×1', or 'none (CPU only)'."""
+    name, gpu = gpu_model(system), system.get("gpu")
+    if not name:
+        return "none (CPU only)"
+    driver, count = (gpu.get("driver"), gpu.get("count", 1)) if isinstance(gpu, dict) else (system.get("driver"), 1)
+    return f"{name}" + (f" (driver {driver})" if driver else "") + f" ×{count}"
+
+
+def cpu_text(system):
+    """'AMD EPYC, 2 cores' (the core count where known)."""
+    cores = system.get("cpu_count")
+    return f"{system.get('cpu', '?')}" + (f", {cores} cores" if cores else "")
+
+
+def packages_text(system):
+    """'jax 0.10.2, torch 2.13.0, …' from system.json's packages."""
+    return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
+
+
+def machine_lines(systems):
+    """One block per system.json: machine, software, commit, command (and load or wall time where recorded)."""
+    if not systems:
+        return ["- **Machine:** unknown: no system.json was found.", ""]
+    lines = []
+    for folder, system in systems:
+        dirty = {True: " (working tree dirty)", False: " (clean)"}.get(system.get("git_dirty"), "")
+        extras = [f"**{key.replace('_', ' ')}:** {value}" for key, value in system.items()
+                  if ("load" in key or "wall" in key) and value is not None]
+        lines += [
+            *([f"- **folder:** `{folder}`"] if len(systems) > 1 else []),
+            f"- **CPU:** {cpu_text(system)}; **GPU:** {gpu_text(system)}",
+            f"- **Python:** {system.get('python', '?')}; **packages:** {packages_text(system)}",
+            f"- **git commit:** {system.get('git_commit') or 'unknown'}{dirty}; **host:** {system.get('hostname', '?')}; "
+            f"**date:** {system.get('date', '?')}",
+            f"- **command:** `{system.get('command', '?')}`" + "".join(f"; {extra}" for extra in extras),
+            "",
+        ]
+    return lines
+
+
+def shard_differences(systems):
+    """Lines naming what differs between the folders' machines (hardware, package versions); none when alike."""
+    if len(systems) < 2:
+        return []
+    aspects = {"hardware": lambda system: f"{cpu_text(system)}; GPU {gpu_text(system)}",
+               "package versions": lambda system: f"Python {system.get('python', '?')}, {packages_text(system)}"}
+    lines = []
+    for aspect, describe in aspects.items():
+        seen = defaultdict(list)
+        for folder, system in systems:
+            seen[describe(system)].append(folder.name)
+        if len(seen) > 1:
+            lines.append(f"- **Warning: the folders ran on different {aspect}**, so their runs are not like for like: "
+                         + "; ".join(f"{', '.join(names)}: {text}" for text, names in seen.items()))
+    return lines + [""] if lines else []
+
+
+def is_quick(sweep):
+    """True when the sweep was run with benchmark.sh --quick (its command line or workload.json says so)."""
+    commands = [system.get("command") or "" for _, system in sweep.systems]
+    return any("--quick" in command.split() for command in commands) or any(
+        workload.get("quick") for _, workload in sweep.workload_files)
+
+
+def condition_lines(sweep):
+    """The sweep's wall time and the load average while it ran, as benchmark.sh recorded them."""
+    lines = []
+    for folder, conditions in sweep.conditions:
+        parts = []
+        if conditions.wall_seconds:
+            total = sum(conditions.wall_seconds)
+            several = len(conditions.wall_seconds) > 1
+            parts.append(f"**sweep wall time:** {total / 60:.1f} min ({total:.0f} s"
+                         + (f", {len(conditions.wall_seconds)} invocations" if several else "")
+                         + (f" from {conditions.span[0]} to {conditions.span[1]}" if several else "") + ")")
+            parts += [invocations_text(conditions.commands)] if several else []
+        if conditions.loads:
+            loads = sorted(conditions.loads)
+            parts.append(f"**1-minute load average at the end of each run:** median {float(np.median(loads)):.2f}, "
+                         f"range {loads[0]:.2f}–{loads[-1]:.2f} over {len(loads)} runs (a run itself accounts for "
+                         f"about 1–2 on this count; more means something else was running)")
+        prefix = f"`{folder.name}`: " if max(len(sweep.conditions), len(sweep.systems)) > 1 else ""
+        lines.append("- " + prefix + "; ".join(parts))
+    return lines + [""] if lines else []
+
+
+def invocations_text(commands):
+    """The command lines of a sweep's invocations, each once with how many ran it; older sweeps.txt files recorded
+    none, and then the command above (system.json's) is only the last invocation's."""
+    if not any(commands):
+        return "**commands:** not recorded per invocation (the command above is the last invocation's)"
+    counts = Counter(commands)
+    return "**commands (invocations):** " + ", ".join(
+        f"`{command}` ({count})" if command else f"not recorded ({count})" for command, count in counts.items())
+
+
+def workload_key(row):
+    """What the header groups runs by: their workload; exp5's, which differ in the number of envs by design, by the
+    rest of it."""
+    work = row["config"].work
+    return ("exp5", ("", *work[1:])) if row["exp"] == "exp5" else ("", work)
+
+
+def workload_lines(sweep):
+    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart; exp5's in one line."""
+    lines = []
+    for (exp, work), rows in itertools.groupby(sorted(sweep.rows, key=workload_key), key=workload_key):
+        rows = list(rows)
+        counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
+        envs = ordered((row["env"] for row in rows), sweep.env_order)
+        if exp:
+            work = ("/".join(map(str, sorted({num_envs(row) or 0 for row in rows}))), *work[1:])
+        settings = ", ".join(f"{name} {value}" for name, value in zip(WORK_FIELDS, work))
+        compiled, eager = counts(False), counts(True)
+        lines.append(f"- **Workload{f' ({exp})' if exp else ''}:** {settings}; iterations "
+                     f"{'/'.join(map(str, compiled)) or '–'}, eager iterations {'/'.join(map(str, eager)) or '–'}; "
+                     f"{len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
+    for folder, workload in sweep.workload_files:
+        lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
+    exp5 = ("; exp5's runs, which differ in the number of envs by design, meet only in its cost model and its "
+            "comparisons at the same N") if rows_of(sweep.rows, "exp5") else ""
+    if len(lines) > 1 + len(sweep.workload_files) or exp5:
+        lines.append(f"- Runs of different workloads are never paired with each other{exp5}.")
+    return lines + [""]
+
+
+def machine_kind_lines(sweep):
+    """One line naming the machine kinds of a sweep of several, and that runs are compared only within one kind."""
+    if len(sweep.machines) < 2:
+        return []
+    kinds = "; ".join(f"**machine {number}:** {kind} ({', '.join(f'`{folder.name}`' for folder in folders)})"
+                      for number, (kind, folders) in enumerate(sweep.machines.items(), 1))
+    return [f"- **This sweep mixes {len(sweep.machines)} machine kinds** (CPU model, GPU model; each folder's "
+            f"system.json): {kinds}. Runs are ranked and paired only within one kind: every section below but "
+            "'How to read this report' and 'Environment complexity' is written once per kind, its heading naming "
+            "the kind.", ""]
+
+
+def absent_lines(sweep):
+    """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all."""
+    absent = [f"{exp} ({topic})" for exp, topic in EXPERIMENT_TOPICS.items() if not rows_of(sweep.rows, exp)]
+    return [f"- **Not in this sweep:** {'; '.join(absent)}.", ""] if absent else []
+
+
+def window_lines(sweep):
+    """Which iterations each window holds for each run length in the sweep."""
+    lines = []
+    for length in sorted({row["num_iterations"] for row in sweep.rows}):
+        held = []
+        for window, (first, last, _) in WINDOWS.items():
+            last = min(last, length - 1)
+            held.append(f"{window}: " + ("none" if last < first else f"{first}" if last == first else f"{first}–{last}"))
+        lines.append(f"- **Iterations each window holds, runs of {length} iterations:** " + "; ".join(held))
+    return lines + [""]
+
+
+def header_section(sweep):
+    """What a reader needs before the numbers: smoke-test warning, machine, software, commit, workload, windows."""
+    lines = []
+    if is_quick(sweep):
+        lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
+                  "the pipeline; its numbers show the shape of the effects only.", ""]
+    lines += machine_lines(sweep.systems) + shard_differences(sweep.systems) + machine_kind_lines(sweep)
+    return lines + condition_lines(sweep) + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
+
+
+def definitions_section(sweep):
+    """How to read the numbers: speedup, windows, statistics, repeats (of exp6: groups of one variant and N agents)."""
+    repeats = Counter((row["label"], row["config"], row["num_iterations"])
+                      for row in sweep.rows if row["exp"] != "exp6")
+    repeats.update((group.label, group_cell_key(group), group.agents) for group in sweep.groups)
+    counts = sorted(set(repeats.values()))
+    steady = sweep.names["iter8_99_median_s"]
+    return [
+        "## How to read this report",
+        "",
+        f"- {len(sweep.rows)} finished runs; repeats (seeds) per configuration: {', '.join(map(str, counts))}.",
+        "- **Speedup of A over B** = time_B / time_A for the same experiment, env, model size, timing mode and "
+        "per-iteration workload, paired by seed (only the same seed; totals only between runs of the same number "
+        "of iterations). Above 1× means A is faster.",
+        "- Windows of `time/iteration`: **iteration 0** (holds compilation), **iterations 1–7** (mean), "
+        f"**{steady}** (median: the steady state). **Start-up** (`time/startup`: imports, device "
+        "and model creation) precedes iteration 0. **Total** is `time/total` (iteration 0 to the end).",
+        "- exp1 runs asynchronously (the honest end-to-end time); exp2 and exp3 synchronise around rollout "
+        "and update to time them separately, which adds host syncs.",
+        f"- Intervals over envs (each env once, its seeds averaged): with {MIN_ENVS_FOR_CI} or more envs a **95% CI** "
+        "of a geometric mean (Student's t on the envs' mean log speedups) and, for a median, the distribution-free "
+        "interval between two envs' values, labelled with its exact coverage (e.g. 96% CI at 12 envs); with fewer "
+        "envs the **range** (min–max over envs), which is no confidence interval. Both describe the spread over "
+        "this sweep's envs and seeds on this machine, not across machines.",
+        "",
+    ]
+
+
+def env_section(sweep):
+    """The env complexity axis: step time relative to the fastest env."""
+    if not sweep.env_relative:
+        return []
+    header = ["env", "step time relative to the fastest env"]
+    return ["## Environment complexity", "", "From env_timing.json (the sweep's own regime).", ""] + markdown_table(
+        header, [[env, f"{sweep.env_relative[env]:.3g}"] for env in sweep.env_order if env in sweep.env_relative]
+    )

@@ -1,0 +1,246 @@
+"""exp1's answer, and exp7's per model size: which variant is fastest, relative times with intervals, break-even,
+generated conclusions."""
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from sweep.experiments import SIZES
+from report.charts import colors_for, log_axis, new_figure, save_figure
+from report.load import warn, window_names
+from report.settings import FULLY_COMPILED, LABEL_COLORS
+from report.stats import (
+    distinguishable, geometric_mean, interval, metric_values, most_common_length, paired_labels, rows_of, where,
+)
+from report.summary import ordered
+from report.text import (
+    empty_window_lines, heading, image, listed, markdown_table, relative_text, seconds_text, speedup_text,
+)
+
+
+@dataclass
+class Standing:
+    """One fully compiled variant of one model size against the fastest: relative times and its windows."""
+
+    label: str
+    envs: int
+    total: tuple  # (geometric mean of time / fastest's time, interval (low, high, kind))
+    steady: tuple
+    iter0_s: float  # geometric mean over envs and seeds
+    steady_s: float
+    steady_vs_total: tuple = (math.nan, (math.nan, math.nan, ""))  # steady state / the fastest-in-total's, as total
+
+
+class SizeRanking(NamedTuple):
+    """One model size's ranking: its runs of their most common length, the steady window's name, the standings."""
+
+    size: str
+    length: int
+    steady_name: str
+    table: list  # Standings, by total
+    fastest_total: str
+    fastest_steady: str
+    rows: list
+
+
+def window_standing(rows):
+    """A Standing holding only the geometric means of the rows' iteration 0 and steady state (for break_even)."""
+    return Standing(rows[0]["label"], len({row["env"] for row in rows}), (math.nan, ()), (math.nan, ()),
+                    geometric_mean(metric_values(rows, "iter0_s")), geometric_mean(metric_values(rows, "iter8_99_median_s")))
+
+
+def fastest_label(rows, labels, metric):
+    """The label with the smallest geometric mean of metric over the (env, seed) that every label ran; None if no value."""
+    keys = [{(row["env"], row["seed"]) for row in where(rows, label=label) if not math.isnan(row[metric])}
+            for label in labels]
+    common = set.intersection(*keys)
+    means = {label: geometric_mean([row[metric] for row in where(rows, label=label)
+                                    if (row["env"], row["seed"]) in common or not common]) for label in labels}
+    measured = [label for label in labels if not math.isnan(means[label])]
+    return min(measured, key=means.get) if measured else None
+
+
+def relative_to(rows, fastest, label, metric):
+    """(geometric mean, interval) of label's metric over fastest's, paired by env and seed."""
+    pairs = paired_labels(rows, fastest, label, metric)
+    return geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
+
+
+def standings(rows, labels):
+    """Standing of every label and the fastest labels on total and on the steady state."""
+    fastest_total = fastest_label(rows, labels, "total_s")
+    fastest_steady = fastest_label(rows, labels, "iter8_99_median_s")
+    return [Standing(label, len({row["env"] for row in where(rows, label=label)}),
+                     relative_to(rows, fastest_total, label, "total_s"),
+                     relative_to(rows, fastest_steady, label, "iter8_99_median_s"),
+                     geometric_mean(metric_values(where(rows, label=label), "iter0_s")),
+                     geometric_mean(metric_values(where(rows, label=label), "iter8_99_median_s")),
+                     relative_to(rows, fastest_total, label, "iter8_99_median_s"))
+            for label in labels], fastest_total, fastest_steady
+
+
+def break_even(variant, reference):
+    """Iterations after which variant's faster steady state repays its longer iteration 0 against reference.
+
+    With total(n) ≈ iteration 0 + (n − 1) × steady state: n = 1 + Δ iteration 0 / Δ steady state. None when
+    variant's steady state is not faster (never repaid); 0 when its iteration 0 is not longer either; NaN when a
+    steady state is unknown (its window empty).
+    """
+    if math.isnan(variant.steady_s) or math.isnan(reference.steady_s):
+        return math.nan
+    if variant.steady_s >= reference.steady_s:
+        return None
+    if variant.iter0_s <= reference.iter0_s:
+        return 0
+    return 1 + (variant.iter0_s - reference.iter0_s) / (reference.steady_s - variant.steady_s)
+
+
+def ranking_chart(rankings, out, exp, name):
+    """Chart: per model size, each variant's total and steady-state time relative to the fastest, with intervals."""
+    figure, axes = new_figure(f"Which variant is fastest? Time relative to the fastest variant per model size ({exp})\n"
+                              "points: geometric mean over envs (and seeds); bars: interval (95% CI, or range with few "
+                              "envs)", len(rankings),
+                              panel_size=(6, 0.5 * max(len(ranking.table) for ranking in rankings) + 1.8))
+    colors = colors_for(LABEL_COLORS)
+    for ax, ranking in zip(axes, rankings):
+        markers = (("o", "total"), ("s", ranking.steady_name))
+        for y, standing in enumerate(ranking.table):
+            for offset, value, (marker, _) in zip((-0.12, 0.12), (standing.total, standing.steady), markers):
+                mean, (low, high, _) = value
+                xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
+                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
+                            color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
+        for marker, what in markers:
+            ax.plot([], [], marker=marker, linestyle="none", color="black",
+                    markerfacecolor="black" if marker == "o" else "white", label=what)
+        ax.set_yticks(range(len(ranking.table)), [standing.label for standing in ranking.table])
+        ax.set_ylim(len(ranking.table) - 0.5, -0.5)
+        ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)
+        log_axis(ax, "x", "×")
+        ax.set(title=f"model size: {ranking.size} ({ranking.length} iterations)",
+               xlabel="time relative to the fastest (1× = fastest)")
+        ax.grid(axis="x", which="major", alpha=0.3)
+    return save_figure(figure, out, name)
+
+
+def tie_reason(values):
+    """Why relative times (mean, interval) do not tell variants apart: their intervals hold 1×, or there is none."""
+    if all(math.isnan(bounds[0]) for _, bounds in values):
+        return "with one env there is no interval"
+    return "its interval holds 1×" if len(values) == 1 else "their intervals hold 1×"
+
+
+def break_even_text(variant, reference, steady_ratio):
+    """Plain words for break_even; steady_ratio is (mean, interval) of variant's steady state over reference's.
+
+    A break-even is computed only between steady states that the interval tells apart.
+    """
+    if variant is reference:
+        return "–"
+    mean, bounds = steady_ratio
+    if math.isnan(mean):
+        return "– (no steady state)"
+    if not distinguishable(bounds):
+        return "– (one env: no interval)" if math.isnan(bounds[0]) else "– (steady states indistinguishable)"
+    iterations = break_even(variant, reference)
+    if mean > 1 or iterations is None:
+        return "never (steady state slower)"
+    return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
+
+
+def fastest_claim(table, fastest, value, what, time):
+    """'**X** is fastest {what}.', or, where a variant's interval against X holds 1× or one env gives none, that no
+    variant is (named) fastest: X has the shortest {time}."""
+    others = [standing for standing in table if standing.label != fastest]
+    unknown = [standing for standing in others if math.isnan(value(standing)[1][0])]
+    tied = [standing for standing in others if standing not in unknown and not distinguishable(value(standing)[1])]
+    if not tied and not unknown:
+        return f"**{fastest}** is fastest {what}."
+    text = lambda group: listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in group])
+    claim = f"No variant is {'named ' * bool(unknown)}fastest {what}: {fastest} has the shortest {time}"
+    if tied:
+        claim += (f", and {text(tied)} {'is' if len(tied) == 1 else 'are'} not distinguishable from it "
+                  f"({tie_reason([value(standing) for standing in tied])})")
+    if unknown:
+        claim += f"; with one env there is no interval to tell it from {text(unknown)}"
+    return claim + "."
+
+
+def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
+    """The steady-state sentences of a ranking conclusion: the fastest, and when a faster steady state is repaid."""
+    if fastest_steady is None:
+        return [f"No steady-state comparison: {steady_name} is empty in these runs."]
+    claim = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
+                          f"in the steady state ({steady_name})", "time per iteration")
+    reference = by_label[fastest_total]
+    if fastest_steady == fastest_total:
+        return [claim]
+    ratio = reference.steady
+    if not distinguishable(ratio[1]):
+        return [claim, f"No break-even against {fastest_total}, the shortest in total: the two steady states are not "
+                       f"told apart ({speedup_text(*ratio)})."]
+    iterations = break_even(by_label[fastest_steady], reference)
+    when = ("its iteration 0 is not longer either" if iterations == 0 else
+            f"its longer iteration 0 is repaid after about {math.ceil(iterations):,} iterations")
+    return [claim, f"{fastest_steady} is {speedup_text(*ratio)} faster per iteration than {fastest_total}, the "
+                   f"shortest in total; {when}."]
+
+
+def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
+    """One generated paragraph of conclusions for one model size; a winner is named only where intervals exclude 1×."""
+    envs = max(standing.envs for standing in table)
+    lead = f"**{size}** ({envs} env{'s' * (envs > 1)}, runs of {length} iterations):"
+    if len(table) == 1:
+        return f"{lead} only {table[0].label} ran."
+    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total", "total time")]
+    sentences += [f"{standing.label} takes {speedup_text(*standing.total)} the time of {fastest_total}."
+                  for standing in table if standing.label != fastest_total and distinguishable(standing.total[1])]
+    by_label = {standing.label: standing for standing in table}
+    return " ".join(sentences + steady_conclusion(by_label, fastest_total, fastest_steady, steady_name))
+
+
+def section_ranking(sweep, out):
+    """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
+    if not rows_of(sweep.rows, "exp1"):
+        return []
+    rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
+    lines = [heading(sweep, "Which variant is fastest? (exp1, fully compiled variants)"), ""]
+    labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
+    if len(labels) < 2:
+        warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
+        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+    rankings = size_rankings(rows, FULLY_COMPILED, sweep.names["iter8_99_median_s"])
+    lines += empty_window_lines([row for ranking in rankings for row in ranking.rows], ("iter8_99_median_s",))
+    lines += image(ranking_chart(rankings, out, "exp1", "ranking.png"), "ranking of the fully compiled variants")
+    return lines + ranking_lines(rankings)
+
+
+def size_rankings(rows, labels, steady_name=None):
+    """A SizeRanking per model size of the rows, of the labels it has; the steady window named by each size's runs
+    unless steady_name names it for all."""
+    rankings = []
+    for size in ordered((row["size"] for row in rows), SIZES):
+        sized, length = most_common_length(where(rows, size=size))
+        table, fastest_total, fastest_steady = standings(sized, ordered((row["label"] for row in sized), labels))
+        table.sort(key=lambda standing: standing.total[0])
+        name = steady_name or window_names([row["run"] for row in sized])["iter8_99_median_s"]
+        rankings.append(SizeRanking(size, length, name, table, fastest_total, fastest_steady, sized))
+    return rankings
+
+
+def ranking_lines(rankings):
+    """The ranking table of every size and its generated conclusions."""
+    table_rows, conclusions = [], []
+    for ranking in rankings:
+        reference = next(standing for standing in ranking.table if standing.label == ranking.fastest_total)
+        conclusions.append(ranking_conclusion(ranking.size, ranking.length, ranking.table, ranking.fastest_total,
+                                              ranking.fastest_steady, ranking.steady_name))
+        table_rows += [[ranking.size, standing.label, standing.envs, relative_text(standing.total),
+                        relative_text(standing.steady), seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
+                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in ranking.table]
+    steady = "/".join(dict.fromkeys(ranking.steady_name for ranking in rankings))
+    header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady}, relative",
+              "iteration 0 (s, geo. mean)", f"{steady} (s/iteration, geo. mean)",
+              "faster steady state repays iteration 0 (vs the shortest in total)"]
+    lines = markdown_table(header, table_rows)
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]

@@ -1,0 +1,347 @@
+"""exp5: how the cost grows with the number of envs, the cost model t(N) = a + b·N."""
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from matplotlib.ticker import FuncFormatter
+from scipy.stats import t as student_t
+
+from report.charts import colors_for, count_axis, log_axis, new_figure, save_figure
+from report.load import window_names
+from report.settings import FIT_LEVEL, LABEL_COLORS, SYNC_METRICS, WITHIN_FASTEST
+from report.stats import median, named_cells, per_env_workload, rows_of, where
+from report.summary import num_envs, num_steps, ordered, rank
+from report.text import (
+    empty_window_lines, heading, image, listed, markdown_table, mib_text, number_text, percent_text, seconds_text,
+)
+
+
+class CostFit(NamedTuple):
+    """The cost model t(n) = a + b·n of steady iteration times, the intervals of a and b, the relative residuals."""
+
+    a: float  # seconds per iteration whatever the number of envs: the fixed cost
+    b: float  # seconds per iteration per env: the marginal cost
+    a_bounds: tuple  # (low, high) at FIT_LEVEL; NaN without residual degrees of freedom
+    b_bounds: tuple
+    residuals: np.ndarray  # (a + b·nᵢ − tᵢ) / tᵢ, one per point in the order given
+
+    def at(self, n):
+        """The modelled seconds per iteration with n envs."""
+        return self.a + self.b * n
+
+
+def fit_cost(ns, times):
+    """Fits t(n) = a + b·n to the points (nᵢ, tᵢ) by least squares on relative error: Σ((a + b·nᵢ − tᵢ)/tᵢ)² least.
+
+    Each interval is the estimate ± Student's t(m − 2) × its standard error from the residuals of the m points: with
+    one seed per n the residuals are the only spread. None with fewer than two distinct n.
+    """
+    ns, times = np.asarray(ns, dtype=float), np.asarray(times, dtype=float)
+    if len(set(ns)) < 2:
+        return None
+    design = np.column_stack([1 / times, ns / times])
+    coefficients = np.linalg.lstsq(design, np.ones(len(times)), rcond=None)[0]
+    residuals = design @ coefficients - 1
+    dof = len(times) - 2
+    half = np.full(2, math.nan)
+    if dof > 0:
+        covariance = residuals @ residuals / dof * np.linalg.inv(design.T @ design)
+        half = student_t.ppf(0.5 + FIT_LEVEL / 2, dof) * np.sqrt(np.diag(covariance))
+    (a, b), (half_a, half_b) = coefficients, half
+    return CostFit(float(a), float(b), (a - half_a, a + half_a), (b - half_b, b + half_b), residuals)
+
+
+def max_residual(fit):
+    """The largest relative residual of a fit, in size; NaN without a fit."""
+    return float(np.abs(fit.residuals).max()) if fit else math.nan
+
+
+@dataclass
+class Scaling:
+    """One variant's time per iteration against the number of envs in one exp5 cell."""
+
+    label: str
+    points: list  # (n, seconds) of each run with a value, by n
+    ns: np.ndarray  # the measured numbers of envs, ascending
+    times: np.ndarray  # the median over seeds at each
+    relative: np.ndarray  # times / the fastest variant's at the same n
+    fit: CostFit | None
+
+
+def scalings(rows, metric="iter8_99_median_s"):
+    """A Scaling of metric per variant of one cell's rows, each relative to the fastest variant at each n."""
+    measured = {}
+    for label in ordered((row["label"] for row in rows), LABEL_COLORS):
+        points = sorted((num_envs(row), row[metric]) for row in where(rows, label=label)
+                        if num_envs(row) and not math.isnan(row[metric]))
+        if points:
+            ns = np.array(sorted({n for n, _ in points}))
+            measured[label] = points, ns, np.array([median([t for m, t in points if m == n]) for n in ns])
+    fastest = defaultdict(lambda: math.inf)
+    for _, ns, times in measured.values():
+        for n, seconds in zip(ns, times):
+            fastest[n] = min(fastest[n], seconds)
+    return [Scaling(label, points, ns, times, times / np.array([fastest[n] for n in ns]), fit_cost(*zip(*points)))
+            for label, (points, ns, times) in measured.items()]
+
+
+def time_at(scaling, n):
+    """A Scaling's median time at n, NaN where it did not run n envs."""
+    return float(scaling.times[scaling.ns == n][0]) if n in scaling.ns else math.nan
+
+
+def fastest_at(table, n):
+    """The Scaling with the shortest time at n among those that ran n envs."""
+    return min((scaling for scaling in table if n in scaling.ns), key=lambda scaling: time_at(scaling, n))
+
+
+def within_ranges(ns, ratios, threshold=WITHIN_FASTEST):
+    """The stretches of the measured n where ratio ≤ threshold, log ratio interpolated linearly in log n between
+    measured n, never beyond them: [((low, interpolated?), (high, interpolated?))]."""
+    excess = np.log(ratios) - math.log(threshold)  # ≤ 0: within
+    ranges, start = [], (int(ns[0]), False) if excess[0] <= 0 else None
+    for n0, n1, e0, e1 in zip(ns, ns[1:], excess, excess[1:]):
+        if (e0 <= 0) == (e1 <= 0):
+            continue
+        crossing = math.exp(math.log(n0) + e0 / (e0 - e1) * (math.log(n1) - math.log(n0)))
+        end = (int(n0), False) if e0 == 0 else (int(n1), False) if e1 == 0 else (crossing, True)
+        if start is None:
+            start = end
+        else:
+            ranges.append((start, end))
+            start = None
+    return ranges + [(start, (int(ns[-1]), False))] if start else ranges
+
+
+def scaling_sps_chart(tables, steps, out, steady_name):
+    """Chart: per exp5 cell, each variant's steady-state SPS against the number of envs (log-log), each run a point,
+    the fitted cost model a line drawn over the measured numbers of envs only, its largest residual written beside."""
+    figure, axes = new_figure("Steady-state env steps per second against the number of envs — exp5 (async)\n"
+                              f"points: runs, SPS = N × num_steps / median of {steady_name}; lines: the fitted "
+                              "t(N) = a + b·N, over the measured N only, with its largest residual", len(tables),
+                              ncols=min(len(tables), 2), panel_size=(6.4, 4.6))
+    colors = colors_for([scaling.label for table in tables.values() for scaling in table])
+    for ax, (name, table) in zip(axes, tables.items()):
+        residuals = []
+        for scaling in table:
+            ns, seconds = np.array(scaling.points, dtype=float).T
+            ax.scatter(ns, ns * steps[name] / seconds, color=colors[scaling.label], s=25, zorder=3, label=scaling.label)
+            grid = np.geomspace(scaling.ns[0], scaling.ns[-1], 100)
+            if scaling.fit and (scaling.fit.at(grid) > 0).all():
+                ax.plot(grid, grid * steps[name] / scaling.fit.at(grid), color=colors[scaling.label], linewidth=1.5)
+                residuals.append(f"{scaling.label}: {percent_text(max_residual(scaling.fit), '')}")
+        if residuals:
+            ax.text(0.02, 0.98, "fit's largest relative residual\n" + "\n".join(residuals), transform=ax.transAxes,
+                    fontsize=7, va="top", bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})
+        count_axis(ax, sorted({int(n) for scaling in table for n in scaling.ns}), "number of envs N")
+        log_axis(ax, "y", "")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1e6:g}M" if value >= 1e6 else
+                                                   f"{value / 1e3:g}k" if value >= 1e3 else f"{value:g}"))
+        ax.set(title=name, ylabel="env steps per second (steady state)")
+        ax.grid(which="major", alpha=0.3)
+    return save_figure(figure, out, "scaling_sps.png")
+
+
+def scaling_relative_chart(tables, out, steady_name):
+    """Chart: per exp5 cell, each variant's median steady time relative to the fastest variant's at each number of
+    envs, with the WITHIN_FASTEST line."""
+    figure, axes = new_figure(f"Time per iteration relative to the fastest variant at each number of envs — exp5 "
+                              f"(async, median of {steady_name})\npoints: measured N (median over seeds); dashed: "
+                              f"{WITHIN_FASTEST}× the fastest", len(tables), ncols=min(len(tables), 2),
+                              panel_size=(6.4, 4.6))
+    colors = colors_for([scaling.label for table in tables.values() for scaling in table])
+    for ax, (name, table) in zip(axes, tables.items()):
+        for scaling in table:
+            ax.plot(scaling.ns, scaling.relative, marker="o", markersize=4, color=colors[scaling.label],
+                    label=scaling.label)
+        ax.axhline(WITHIN_FASTEST, color="grey", linestyle="--", linewidth=0.8)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        count_axis(ax, sorted({int(n) for scaling in table for n in scaling.ns}), "number of envs N")
+        log_axis(ax, "y", "×")
+        ax.set(title=name, ylabel="time per iteration / the fastest's")
+        ax.grid(which="major", alpha=0.3)
+    return save_figure(figure, out, "scaling_relative.png")
+
+
+def cost_text(fit, part, bounds=True):
+    """A fitted cost, 'a' in ms or 'b' in µs per env, with its interval where bounds and the fit has one; '–' if no
+    fit."""
+    if fit is None:
+        return "–"
+    value, (low, high) = (fit.a, fit.a_bounds) if part == "a" else (fit.b, fit.b_bounds)
+    scale, unit = (1e3, " ms") if part == "a" else (1e6, " µs")
+    text = f"{number_text(value * scale)}{unit}"
+    if not bounds or math.isnan(low):
+        return text
+    return f"{text} [{FIT_LEVEL:.0%} fit interval {number_text(low * scale)} to {number_text(high * scale)}]"
+
+
+def span_text(ns):
+    """The measured numbers of envs as a span: '8–2,048 envs', or 'N = 8' for one."""
+    return f"N = {ns[0]:,}" if len(ns) == 1 else f"{ns[0]:,}–{ns[-1]:,} envs"
+
+
+def within_text(scaling):
+    """Where a variant comes within WITHIN_FASTEST× of the fastest, in words: measured stretches of N, interpolated
+    ends marked ≈, or 'not in the measured range'."""
+    ranges = within_ranges(scaling.ns, scaling.relative)
+    if (scaling.relative == 1).all():
+        return f"the fastest at every measured N ({span_text(scaling.ns)})"
+    if not ranges:
+        return f"not in the measured range ({span_text(scaling.ns)})"
+    if ranges == [((scaling.ns[0], False), (scaling.ns[-1], False))]:
+        return f"at every measured N ({span_text(scaling.ns)})"
+    end = lambda point: f"≈{point[0]:,.0f}" if point[1] else f"{point[0]:,}"
+    parts = [f"N = {end(low)}" if low == high else f"{end(low)}–{end(high)} envs" for low, high in ranges]
+    interpolated = any(point[1] for stretch in ranges for point in stretch)
+    return ", ".join(parts) + (" (≈: interpolated between measured N)" if interpolated else "")
+
+
+def gap_trend(scaling):
+    """How a variant's time relative to the fastest goes from its smallest to its largest N, as printed."""
+    first, last = (round(float(value), 2) for value in (scaling.relative[0], scaling.relative[-1]))
+    start, end = scaling.ns[0], scaling.ns[-1]
+    if len(scaling.ns) == 1:
+        return f"is {first:.2f}× at {start:,} envs, its only N"
+    if first == last:
+        return f"stays at {first:.2f}× from {start:,} to {end:,} envs"
+    return f"{'falls' if last < first else 'grows'} from {first:.2f}× at {start:,} envs to {last:.2f}× at {end:,}"
+
+
+def variant_scaling_sentence(scaling, reference):
+    """One exp5 variant's fixed and per-env cost against the reference's, its gap to the fastest and where it comes
+    within WITHIN_FASTEST× of it."""
+    if scaling.fit and reference.fit:
+        costs = (f"{scaling.label}'s fixed cost per iteration is {cost_text(scaling.fit, 'a', False)} against "
+                 f"{reference.label}'s {cost_text(reference.fit, 'a', False)}, its cost per env "
+                 f"{cost_text(scaling.fit, 'b', False)} against {cost_text(reference.fit, 'b', False)}")
+    else:
+        costs = f"{scaling.label}: no cost model to compare (a fit needs two N with a steady state on both sides)"
+    return f"{costs}; its gap to the fastest {gap_trend(scaling)}; within {WITHIN_FASTEST}× of the fastest: " \
+           f"{within_text(scaling)}."
+
+
+def scaling_conclusion(name, table):
+    """The generated paragraph of one exp5 cell: the fastest at the smallest and the largest N, then each other variant
+    against the fastest at the largest N."""
+    ns = sorted({int(n) for scaling in table for n in scaling.ns})
+    lead = f"**{name}** ({len(table)} variant{'s' * (len(table) > 1)}, {span_text(ns)}):"
+    if len(table) == 1:
+        return f"{lead} only {table[0].label} ran."
+    large = fastest_at(table, ns[-1])
+    others = [variant_scaling_sentence(scaling, large) for scaling in table if scaling is not large]
+    return " ".join([lead, shortest_sentence(table, ns[0], ns[-1])] + others)
+
+
+def shortest_sentence(table, first, last):
+    """Which variant has the shortest time per iteration at the smallest and at the largest N of an exp5 cell."""
+    ms = lambda scaling, n: f"{number_text(time_at(scaling, n) * 1e3)} ms"
+    small, large = fastest_at(table, first), fastest_at(table, last)
+    if first == last:
+        return f"{small.label} has the shortest time per iteration ({ms(small, first)})."
+    if small is large:
+        return (f"{small.label} has the shortest time per iteration at {first:,} and at {last:,} envs "
+                f"({ms(small, first)} and {ms(small, last)}).")
+    return (f"{small.label} has the shortest time per iteration at {first:,} envs ({ms(small, first)}), "
+            f"{large.label} at {last:,} envs ({ms(large, last)}).")
+
+
+def section_scaling(sweep, out):
+    """exp5's answer: per env, each variant's cost model t(N) = a + b·N with the N at which it comes within
+    WITHIN_FASTEST× of the fastest, two charts and generated conclusions; the sync runs' rollout and update; every run
+    with its peak memory. Its windows are named from exp5's runs alone."""
+    rows = rows_of(sweep.rows, "exp5")
+    if not rows:
+        return []
+    steady = window_names([row["run"] for row in rows])["iter8_99_median_s"]
+    lines = [heading(sweep, "How the cost grows with the number of envs (exp5)"), "",
+             f"Each run's steady time per iteration t is the median of its {steady}. Per variant and env, "
+             "t(N) = a + b·N is fitted over the measured numbers of envs N by least squares on relative error: "
+             "**a** is the fixed cost of an iteration whatever the batch (dispatch, host round trips, Python per "
+             "step), **b** the cost of one more env (its steps, their forward passes and its share of the update). "
+             f"The intervals are {FIT_LEVEL:.0%} intervals from the fit's standard errors and Student's t with "
+             "(runs − 2) degrees of freedom: with one seed per N the residuals are the only spread, so they say how "
+             f"well a line fits these points, not how runs vary. 'Within {WITHIN_FASTEST}× of the fastest' compares "
+             "the median at each measured N with the fastest variant's at that N; between measured N it is "
+             "interpolated log-log (marked ≈), beyond them never.", ""]
+    empty = empty_window_lines(rows, ("iter8_99_median_s",))
+    cells = named_cells(where(rows, timing="async"), per_env_workload, sweep.env_order)
+    tables = {name: table for name, table in ((name, scalings(cell)) for name, cell in cells.items()) if table}
+    if not tables:  # one line: the empty window, or that no async run has a steady state
+        lines += empty or [f"No cost model: no async exp5 run has a steady state ({steady}).", ""]
+        return lines + scaling_run_lines(rows, {}, sweep.env_order, steady)
+    steps = {name: num_steps(cell[0]) for name, cell in cells.items()}
+    lines += empty + scaling_model_lines(tables, steps, out, steady) + scaling_sync_lines(rows, sweep.env_order, steady)
+    fits = {(name, scaling.label): scaling.fit for name, table in tables.items() for scaling in table}
+    return lines + scaling_run_lines(rows, fits, sweep.env_order, steady)
+
+
+def scaling_model_lines(tables, steps, out, steady):
+    """The cost model of each exp5 cell: the two charts (the relative one only where an env has two variants to
+    compare), the a/b table and the generated conclusions."""
+    lines = image(scaling_sps_chart(tables, steps, out, steady), "steady-state SPS against the number of envs")
+    if any(len(table) > 1 for table in tables.values()):
+        lines += image(scaling_relative_chart(tables, out, steady),
+                       "time relative to the fastest against the number of envs")
+    else:
+        variants = listed(sorted({scaling.label for table in tables.values() for scaling in table}))
+        lines += [f"No chart of times relative to the fastest: every env ran one variant ({variants}), which would "
+                  "only be compared with itself.", ""]
+    table = [[name, scaling.label, len(scaling.points), "/".join(map(str, scaling.ns)), cost_text(scaling.fit, "a"),
+              cost_text(scaling.fit, "b"), percent_text(max_residual(scaling.fit), ""), within_text(scaling)]
+             for name, cells in tables.items() for scaling in cells]
+    header = ["env", "variant (mode)", "runs", "N measured", "a: fixed cost per iteration",
+              "b: cost per env per iteration", "largest relative residual", f"within {WITHIN_FASTEST}× of the fastest"]
+    lines += markdown_table(header, table)
+    conclusions = [scaling_conclusion(name, cells) for name, cells in tables.items()]
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+
+
+def scaling_sync_lines(rows, env_order, steady):
+    """exp5's synchronised runs: rollout and update per variant and N, and a and b of each part."""
+    sync = where(rows, timing="sync")
+    if not sync:
+        return []
+    times, costs = [], []
+    for name, cell in named_cells(sync, per_env_workload, env_order).items():
+        rollouts, updates = ({scaling.label: scaling for scaling in scalings(cell, metric)} for metric in SYNC_METRICS)
+        for label in [label for label in rollouts if label in updates]:
+            rollout, update = rollouts[label], updates[label]
+            times += [[name, label, f"{n:,}", seconds_text(time_at(rollout, n)), seconds_text(time_at(update, n)),
+                       percent_text(time_at(rollout, n) / (time_at(rollout, n) + time_at(update, n)), "")]
+                      for n in rollout.ns if n in update.ns]
+            costs.append([name, label] + [cost_text(part.fit, cost) for part in (rollout, update) for cost in "ab"])
+    if not times:
+        return [f"No rollout and update split: no synchronised exp5 run has a steady state ({steady}).", ""]
+    lines = [f"**Rollout and update** (the synchronised runs; medians over seeds of each run's median of {steady}):",
+             ""]
+    lines += markdown_table(["env", "variant (mode)", "N", "rollout (s)", "update (s)", "rollout share"], times)
+    lines += ["a and b of each part, fitted as above over its synchronised N (through two N the line is exact: no "
+              "interval):", ""]
+    return lines + markdown_table(["env", "variant (mode)", "rollout a", "rollout b (per env)", "update a",
+                                   "update b (per env)"], costs)
+
+
+def scaling_run_lines(rows, fits, env_order, steady):
+    """Every exp5 run: its steady time against the cost model's, the steady SPS, its peak RSS and device peak."""
+    device = any(not math.isnan(row["peak_memory_bytes"]) for row in rows)
+    label_rank, table = rank(LABEL_COLORS), []
+    for name, cell in named_cells(rows, per_env_workload, env_order).items():
+        order = lambda row: (label_rank(row["label"]), num_envs(row) or 0, row["timing"], row["seed"])
+        for row in sorted(cell, key=order):
+            n, seconds = num_envs(row) or math.nan, row["iter8_99_median_s"]
+            fit = fits.get((name, row["label"])) if row["timing"] == "async" else None
+            model = fit.at(n) if fit else math.nan
+            sps = n * num_steps(row) / seconds
+            table.append([name, row["label"], f"{n:,.0f}", row["timing"], row["seed"], seconds_text(seconds),
+                          seconds_text(model), percent_text((model - seconds) / seconds),
+                          "–" if math.isnan(sps) else f"{sps:,.0f}", mib_text(row["peak_rss_bytes"])]
+                         + ([mib_text(row["peak_memory_bytes"])] if device else []))
+    header = ["env", "variant (mode)", "N", "timing", "seed", f"{steady} (s, median)", "cost model (s)",
+              "relative residual", "steady SPS", "peak RSS (MiB)"] + (["device peak (MiB)"] if device else [])
+    return ["**Every exp5 run** (the cost model's time and residual for the async runs it was fitted to; peak RSS: "
+            "`memory/peak_rss_bytes`" + (", device peak: `memory/peak_bytes`" if device else "") + "):", ""] \
+        + markdown_table(header, table)
