@@ -42,6 +42,7 @@ EAGER_FLAG = {
     "ppo_torch_gymnasium.py": None,
     "ppo_linen_gymnasium.py": "--no-jit",
     "ppo_linen_scan.py": None,
+    "ppo_torch_native.py": None,
 }
 SCRIPTS = list(EAGER_FLAG)
 # the compile mode each script's system text names in its default mode (its eager flag's mode is "none")
@@ -49,6 +50,7 @@ COMPILE_MODE = {
     "ppo_linen.py": "jit", "ppo_nnx.py": "jit", "ppo_nnx_cached.py": "cached", "ppo_nnx_tree.py": "tree",
     "ppo_equinox.py": "jit", "ppo_torch.py": "env-jit", "ppo_torch_compile.py": "compile",
     "ppo_torch_gymnasium.py": "eager", "ppo_linen_gymnasium.py": "jit", "ppo_linen_scan.py": "scan",
+    "ppo_torch_native.py": "eager",
 }
 # the scripts that compile the whole training (lax.scan over iterations): no host fetch per iteration in main(), one
 # compiled call per chunk of iterations, no --sync-timing (rollout and update are one call); they train --num-seeds
@@ -60,6 +62,11 @@ FUSED_SCRIPTS = ["ppo_linen_scan.py"]
 LEARNING_AGENTS, FUSED_LEARNING_ITERATIONS = 4, 100
 # the scripts on Gymnasium (NumPy, CPU) envs: CartPole-v1, Acrobot-v1 and MountainCar-v0 only
 GYMNASIUM_SCRIPTS = ["ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py"]
+# the scripts on envs written in torch (no JAX in the process): the same three envs
+NATIVE_SCRIPTS = ["ppo_torch_native.py"]
+# what a script on three envs only says of another env id
+ENV_REFUSALS = {**dict.fromkeys(GYMNASIUM_SCRIPTS, "not one of the gymnax envs with a Gymnasium counterpart"),
+                **dict.fromkeys(NATIVE_SCRIPTS, "not one of the envs written in torch here")}
 # the scripts that never import torch
 JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py",
                "ppo_linen_gymnasium.py", "ppo_linen_scan.py"]
@@ -69,8 +76,9 @@ EAGER_SCRIPTS = [script for script in SCRIPTS if EAGER_FLAG[script]]
 # line (test_scripts checks it); the gymnax families run every grid env
 FAMILIES = {
     "jax": [script for script in JAX_SCRIPTS if script not in GYMNASIUM_SCRIPTS],
-    "torch": [script for script in SCRIPTS if script not in JAX_SCRIPTS + GYMNASIUM_SCRIPTS],
+    "torch": [script for script in SCRIPTS if script not in JAX_SCRIPTS + GYMNASIUM_SCRIPTS + NATIVE_SCRIPTS],
     "gymnasium": GYMNASIUM_SCRIPTS,
+    "native": NATIVE_SCRIPTS,
 }
 PROBE = os.path.join(ROOT, "tests", "probe.py")
 CLI_PROBE = os.path.join(ROOT, "tests", "cli_probe.py")
@@ -115,7 +123,7 @@ BAD_COMMAND_LINES = {
     ),
 }
 # what the Gymnasium scripts name for a gymnax env id without a Gymnasium counterpart
-NO_GYMNASIUM_ENV = "not one of the gymnax envs with a Gymnasium counterpart"
+NO_GYMNASIUM_ENV = ENV_REFUSALS["ppo_torch_gymnasium.py"]
 # the bad command lines that are bad only on a machine without a GPU: not run where there is one
 SKIPPED_ON_A_GPU = {"no gpu"}
 # the NNX scripts and the mode each pins: graph mode with graph updates, or tree mode
@@ -319,10 +327,10 @@ class CliProbe(NamedTuple):
 
 
 def frameworks(script: str) -> str:
-    """What the script runs on the device: JAX alone, torch alone (on Gymnasium envs) or both (torch on gymnax)."""
+    """What the script runs on the device: JAX alone, torch alone (on Gymnasium envs or its own) or both (on gymnax)."""
     if script in JAX_SCRIPTS:
         return "jax"
-    return "torch" if script in GYMNASIUM_SCRIPTS else "torch+jax"
+    return "torch" if script in GYMNASIUM_SCRIPTS + NATIVE_SCRIPTS else "torch+jax"
 
 
 def bad_command_lines(script: str) -> list[str]:

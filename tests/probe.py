@@ -2,8 +2,9 @@
 
 Usage: python probe.py OUT.json SCRIPT.py [script args...]
 
-Every call of a host-fetching method (jax.Array.__array__/block_until_ready/item/tolist, jax.device_get and, when
-the script imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__) is recorded with
+Every call of a host-fetching method (when the script imports JAX, jax.Array.__array__/block_until_ready/item/tolist
+and jax.device_get; when it imports torch, torch.Tensor.item/tolist/cpu/numpy/__bool__/__float__/__int__/__index__;
+the probe imports neither framework of its own) is recorded with
 the file and line that made it (for torch, with the tensor's device type), and whether it was made inside another
 recorded call (jax.device_get reads every leaf through __array__). The script's one fetch per iteration (`.tolist()` or `jax.device_get` in the script itself) marks
 the iteration boundaries: at each, the number of JAX compilations so far (the "Compiling ..." records that JAX logs for
@@ -29,13 +30,14 @@ import re
 import runpy
 import sys
 
-import jax
-from jax._src.array import ArrayImpl
-
 out_path, script = sys.argv[1], os.path.abspath(sys.argv[2])
 with open(script) as source:
     source_text = source.read()
 uses_torch = re.search(r"^import torch$", source_text, flags=re.M) is not None
+uses_jax = re.search(r"^import jax$", source_text, flags=re.M) is not None  # the probe imports no framework of its own
+if uses_jax:
+    import jax
+    from jax._src.array import ArrayImpl
 fetches, boundaries, jax_boundaries, jax_compilations, depth = [], [], [], [], [0]
 held, donations = [], []  # the arrays the training loop's names held at the last boundary; per later boundary, deleted
 jitted, bound, bound_calls, graph_profile, nnx_depth = [], [], collections.Counter(), cProfile.Profile(), [0]
@@ -86,7 +88,8 @@ def recording(owner, name, label):
         if at_boundary(caller, name):
             boundaries.append(dynamo_compilations())
             jax_boundaries.append(len(jax_compilations))
-            record_donations(caller.f_locals)  # the training loop's names: main()'s locals, or the module's globals
+            if uses_jax:
+                record_donations(caller.f_locals)  # the training loop's names: main()'s locals, or the module's globals
         depth[0] += 1
         try:
             return original(*args, **kwargs)
@@ -152,17 +155,19 @@ def nnx_jit(fun, **kwargs):
     return graph_profiled(real_nnx_jit(fun, **kwargs))
 
 
-jax.config.update("jax_log_compiles", True)
-logging.getLogger("jax").addHandler(CompileLog())
+if uses_jax:
+    jax.config.update("jax_log_compiles", True)
+    logging.getLogger("jax").addHandler(CompileLog())
 if uses_torch:
     import torch
     import torch._dynamo.utils
 
     for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__", "__index__"):
         recording(torch.Tensor, name, f"torch.Tensor.{name}")
-for name in ("__array__", "block_until_ready", "item", "tolist"):
-    recording(ArrayImpl, name, f"jax.Array.{name}")
-recording(jax, "device_get", "jax.device_get")
+if uses_jax:
+    for name in ("__array__", "block_until_ready", "item", "tolist"):
+        recording(ArrayImpl, name, f"jax.Array.{name}")
+    recording(jax, "device_get", "jax.device_get")
 if re.search(r"^import equinox as eqx$", source_text, flags=re.M):
     import equinox as eqx
 
@@ -176,7 +181,8 @@ if re.search(r"^from flax import nnx$", source_text, flags=re.M):
     binding(nnx, "cached_partial")
     binding(nnx, "jit_partial")
     entry_point(nnx, "jit_partial", graph_mode)
-entry_point(jax, "jit", "jax.jit")  # after Equinox and Flax are imported: what they bind at import is theirs
+if uses_jax:
+    entry_point(jax, "jit", "jax.jit")  # after Equinox and Flax are imported: what they bind at import is theirs
 
 sys.argv = sys.argv[2:]
 try:

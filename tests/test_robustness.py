@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from helpers import (
-    BAD_COMMAND_LINES, BAD_VALUES, GYMNASIUM_SCRIPTS, NO_GYMNASIUM_ENV, ROOT, SCRIPTS, TINY, assert_clean_error,
+    BAD_COMMAND_LINES, BAD_VALUES, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error,
     bad_command_lines, frameworks, read_run,
 )
 
@@ -55,8 +55,8 @@ def test_bad_command_line_exits_2_with_one_line_before_creating_anything(script,
     if outcome.get("skipped"):
         pytest.skip("this machine has a GPU")
     expected = BAD_COMMAND_LINES[name][1].format(file=os.path.join(probe.folder, "file"))
-    if script in GYMNASIUM_SCRIPTS and name in ("unknown env", "continuous actions"):  # no Gymnasium counterpart
-        expected = NO_GYMNASIUM_ENV
+    if script in ENV_REFUSALS and name in ("unknown env", "continuous actions"):  # a script of three envs
+        expected = ENV_REFUSALS[script]
     result = subprocess.CompletedProcess([], outcome["status"], "", outcome["stderr"])
     assert result.returncode == 2
     assert_clean_error(result, probe.log_dir, expected)

@@ -10,14 +10,14 @@ import re
 import pytest
 
 from helpers import (
-    ALWAYS_TAGS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, FAMILIES, FUSED_SCRIPTS, GYMNASIUM_SCRIPTS,
-    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NO_GYMNASIUM_ENV, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS,
-    agent_runs, assert_clean_error, auto_device, final_return, learning_iterations, profiled, table,
+    ALWAYS_TAGS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, ENV_REFUSALS, FAMILIES, FUSED_SCRIPTS,
+    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NATIVE_SCRIPTS, ROOT, SCRIPTS, SYNC_PROFILED,
+    SYNC_TAGS, agent_runs, assert_clean_error, auto_device, final_return, learning_iterations, profiled, table,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
 FAMILY_SCRIPTS = [next((s for s in scripts if EAGER_FLAG[s]), scripts[0]) for scripts in FAMILIES.values()
-                  if scripts[0] not in GYMNASIUM_SCRIPTS]
+                  if scripts[0] not in ENV_REFUSALS]
 ENV_HELPERS = ("make_envs", "SameStepCartPole", "flatten_obs", "env_reset", "env_step", "unpack_step", "GYMNASIUM_ENVS")
 # (env, eager, sync) on each family's script: each env in both modes, sync timing in both modes
 ENV_FAMILY_CASES = [
@@ -85,7 +85,7 @@ def env_helpers(script):
     return helpers
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", [family for family, scripts in FAMILIES.items() if len(scripts) > 1])
 def test_the_scripts_of_a_family_share_their_env_code_line_for_line(family):
     """What lets the bsuite and MinAtar runs (and the fast robustness runs) cover a family with one script."""
     first, *others = (env_helpers(script) for script in FAMILIES[family])
@@ -93,14 +93,15 @@ def test_the_scripts_of_a_family_share_their_env_code_line_for_line(family):
     assert all(helpers == first for helpers in others)
 
 
-@pytest.mark.parametrize("script", JAX_SCRIPTS)
-def test_jax_script_does_not_import_torch(script, shared_runs):
+@pytest.mark.parametrize("script", JAX_SCRIPTS + NATIVE_SCRIPTS)
+def test_a_jax_script_imports_no_torch_and_a_torch_native_script_no_jax(script, shared_runs):
     imported = re.findall(r"^import '([\w.]+)'", shared_runs.smoke(script).result.stderr, flags=re.M)
-    assert "jax" in imported and "torch" not in imported
+    used, unused = ("torch", "jax") if script in NATIVE_SCRIPTS else ("jax", "torch")
+    assert used in imported and unused not in imported
 
 
 @pytest.mark.background("smoke")
-@pytest.mark.parametrize("script", [s for s in SCRIPTS if s not in ["ppo_torch_gymnasium.py", *FUSED_SCRIPTS]])
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s not in ["ppo_torch_gymnasium.py", *FUSED_SCRIPTS, *NATIVE_SCRIPTS]])
 def test_default_mode_compiles_nothing_in_jax_after_iteration_0(script, shared_runs):
     """JAX's compile log at each iteration's end (the probed smoke run, 3 iterations): iteration 0 compiles, the rest
     reuse it (an argument that changes its sharding, committed or not, or its weak type would compile again)."""
@@ -129,7 +130,7 @@ def test_bad_input_in_a_fresh_process_writes_its_one_error_line_and_nothing_else
     """The CLI probe (tests/test_robustness.py) runs every bad command line of every script in its one process, where
     each script's imports happened once before; here the script's own process, imports included, says only why."""
     run = shared_runs.unknown_env(script)
-    expected = NO_GYMNASIUM_ENV if script in GYMNASIUM_SCRIPTS else "unknown env"
+    expected = ENV_REFUSALS.get(script, "unknown env")
     assert_clean_error(run.result, os.path.dirname(run.run_dir), expected)
 
 

@@ -85,7 +85,7 @@ def test_policy_step_samples_the_softmax_distribution_with_the_rollouts_gumbel_n
     assert action.dtype == torch.int32 and torch.equal(step_logits[0], logits)
 
 
-@pytest.mark.parametrize("script", ["ppo_torch", "ppo_torch_compile", "ppo_torch_gymnasium"])
+@pytest.mark.parametrize("script", ["ppo_torch", "ppo_torch_compile", "ppo_torch_gymnasium", "ppo_torch_native"])
 def test_gumbel_noise_stays_finite_where_the_uniform_draw_is_zero(script, monkeypatch):
     """torch.rand draws from [0, 1): U = 0 (about once in 2**24 draws) must not give -inf and drop the action."""
     module = importlib.import_module(script)

@@ -1,0 +1,796 @@
+"""PPO (CleanRL-style, single file) in PyTorch on classic-control envs written in torch: eager, or --compile."""
+import time
+
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
+
+import os
+import functools
+import math
+from collections import namedtuple
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.utils._pytree as pytree
+import tyro
+
+MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+
+
+@dataclass
+class Args:
+    # experiment
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (variant), used in the run name"""
+    seed: int = 1
+    """seed of parameters, environments, actions and minibatch order"""
+    env_id: str = "CartPole-v1"
+    """CartPole-v1, Acrobot-v1 or MountainCar-v0: gymnax's dynamics, written in torch (ENVS)"""
+    model_size: Literal["small", "medium", "large"] = "small"
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    compile: bool = False
+    """torch.compile the whole rollout step (policy, env step, bookkeeping) and the minibatch update, one graph each"""
+    cudagraphs: bool = False
+    """with --compile, replay CUDA graphs of the compiled rollout step and minibatch update (GPU only)"""
+    sync_timing: bool = False
+    """synchronise around rollout and update to time them separately"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    """where to run: auto (GPU if present), cpu or gpu"""
+    log_dir: str = "runs"
+    """TensorBoard root folder"""
+    run_name: str = ""
+    """run folder name (default: {env_id}__{exp_name}__{model_size}__{seed}__{unix time})"""
+
+    # algorithm
+    num_envs: int = 32
+    """the number of parallel environments"""
+    num_steps: int = 256
+    """the number of steps per environment per rollout"""
+    num_iterations: int = 100
+    """the number of iterations (one rollout + one update each)"""
+    num_minibatches: int = 8
+    """the number of minibatches per epoch"""
+    update_epochs: int = 10
+    """the number of passes over the batch per update"""
+    learning_rate: float = 2.5e-4
+    """the learning rate of the Adam optimizer"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the iterations"""
+    gamma: float = 0.99
+    """the discount factor"""
+    gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    ent_coef: float = 0.01
+    """the entropy coefficient"""
+    vf_coef: float = 0.5
+    """the value-function coefficient"""
+    max_grad_norm: float = 0.5
+    """the maximum global gradient norm"""
+    adam_eps: float = 1e-5
+    """the epsilon of Adam"""
+    bootstrap_truncated: bool = True
+    """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
+
+
+# ENVS: gymnax's classic-control MDPs written in torch, the same dynamics, rewards and flags (a test steps both from the
+# same states). A batch of envs is a state tensor [num_envs, state_dim] and a step count [num_envs] on the script's
+# device; the reset states come from uniform noise drawn per rollout from a torch Generator seeded by --seed.
+class CartPole:
+    """CartPole-v1: Euler steps; terminated past 12 degrees or 2.4 from the centre, truncated at 500 steps; reward 1."""
+
+    state_dim, num_actions, max_steps, reset_range = 4, 2, 500, (-0.05, 0.05)
+    gravity, masspole, total_mass, length, polemass_length, force_mag, tau = 9.8, 0.1, 1.0 + 0.1, 0.5, 0.05, 10.0, 0.02
+    theta_threshold_radians, x_threshold = 12 * 2 * math.pi / 360, 2.4
+
+    def step(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        x, x_dot, theta, theta_dot = state.unbind(1)
+        force = self.force_mag * action - self.force_mag * (1 - action)
+        costheta, sintheta = torch.cos(theta), torch.sin(theta)
+        temp = (force + self.polemass_length * theta_dot**2 * sintheta) / self.total_mass
+        thetaacc = (self.gravity * sintheta - costheta * temp) / (
+            self.length * (4.0 / 3.0 - self.masspole * costheta**2 / self.total_mass))
+        xacc = temp - self.polemass_length * thetaacc * costheta / self.total_mass
+        x, x_dot = x + self.tau * x_dot, x_dot + self.tau * xacc
+        theta, theta_dot = theta + self.tau * theta_dot, theta_dot + self.tau * thetaacc
+        return torch.stack([x, x_dot, theta, theta_dot], 1)
+
+    def terminated(self, state: torch.Tensor) -> torch.Tensor:
+        x, theta = state[:, 0], state[:, 2]
+        return (x < -self.x_threshold) | (x > self.x_threshold) | (theta < -self.theta_threshold_radians) | (
+            theta > self.theta_threshold_radians)
+
+    def reward(self, state: torch.Tensor, next_state: torch.Tensor) -> torch.Tensor:
+        return 1.0 - self.terminated(state).float()  # as gymnax: 0 only after a terminal state, which auto-reset skips
+
+    def obs(self, state: torch.Tensor) -> torch.Tensor:
+        return state
+
+
+class Acrobot:
+    """Acrobot-v1 ('book' dynamics): one RK4 step of 0.2 s, angles wrapped into [-pi, pi), velocities clipped;
+    terminated when the tip swings above the bar (reward 0 then, -1 before), truncated at 500 steps."""
+
+    state_dim, num_actions, max_steps, reset_range = 4, 3, 500, (-0.1, 0.1)
+    dt, link_length_1, link_com_pos_1, link_com_pos_2, link_moi = 0.2, 1.0, 0.5, 0.5, 1.0
+    link_mass_1, link_mass_2 = 1.0, 1.0
+    max_vel_1, max_vel_2 = 4 * math.pi, 9 * math.pi
+
+    def step(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        torque = action - 1.0  # the torques [-1, 0, +1]; gymnax's torque noise is 0
+        ns = self.rk4(torch.cat([state, torque[:, None]], 1))
+        return torch.stack([wrap(ns[:, 0], -math.pi, math.pi), wrap(ns[:, 1], -math.pi, math.pi),
+                            torch.clamp(ns[:, 2], -self.max_vel_1, self.max_vel_1),
+                            torch.clamp(ns[:, 3], -self.max_vel_2, self.max_vel_2)], 1)
+
+    def rk4(self, y0: torch.Tensor) -> torch.Tensor:
+        """One Runge-Kutta step of the augmented state (angles, velocities, torque)."""
+        dt2 = self.dt / 2.0
+        k1 = self.dsdt(y0)
+        k2 = self.dsdt(y0 + dt2 * k1)
+        k3 = self.dsdt(y0 + dt2 * k2)
+        k4 = self.dsdt(y0 + self.dt * k3)
+        return y0 + self.dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    def dsdt(self, s_augmented: torch.Tensor) -> torch.Tensor:
+        """The time derivative of the augmented state (the equations of motion, as gymnax writes them)."""
+        m1, m2 = self.link_mass_1, self.link_mass_2
+        l1 = self.link_length_1
+        lc1, lc2 = self.link_com_pos_1, self.link_com_pos_2
+        i1, i2 = self.link_moi, self.link_moi
+        g = 9.8
+        theta1, theta2, dtheta1, dtheta2, a = s_augmented.unbind(1)
+        d1 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * torch.cos(theta2)) + i1 + i2
+        d2 = m2 * (lc2**2 + l1 * lc2 * torch.cos(theta2)) + i2
+        phi2 = m2 * lc2 * g * torch.cos(theta1 + theta2 - math.pi / 2.0)
+        phi1 = (
+            -m2 * l1 * lc2 * dtheta2**2 * torch.sin(theta2)
+            - 2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * torch.sin(theta2)
+            + (m1 * lc1 + m2 * l1) * g * torch.cos(theta1 - math.pi / 2)
+            + phi2
+        )
+        ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * dtheta1**2 * torch.sin(theta2) - phi2) / (
+            m2 * lc2**2 + i2 - d2**2 / d1)
+        ddtheta1 = -(d2 * ddtheta2 + phi1) / d1
+        return torch.stack([dtheta1, dtheta2, ddtheta1, ddtheta2, torch.zeros_like(a)], 1)
+
+    def terminated(self, state: torch.Tensor) -> torch.Tensor:
+        return -torch.cos(state[:, 0]) - torch.cos(state[:, 1] + state[:, 0]) > 1.0
+
+    def reward(self, state: torch.Tensor, next_state: torch.Tensor) -> torch.Tensor:
+        return -1.0 * (1 - self.terminated(next_state).float())
+
+    def obs(self, state: torch.Tensor) -> torch.Tensor:
+        theta1, theta2, velocity_1, velocity_2 = state.unbind(1)
+        return torch.stack([torch.cos(theta1), torch.sin(theta1), torch.cos(theta2), torch.sin(theta2), velocity_1,
+                            velocity_2], 1)
+
+
+def wrap(x: torch.Tensor, m: float, big_m: float) -> torch.Tensor:
+    """x wrapped into [m, big_m), as gymnax computes it."""
+    diff = big_m - m
+    go_up, go_down = x < m, x >= big_m
+    how_often = go_up * torch.ceil((m - x) / diff) + go_down * torch.floor((x - big_m) / diff + 1)
+    return x - how_often * diff * go_down + how_often * diff * go_up
+
+
+class MountainCar:
+    """MountainCar-v0: terminated at the flag (position 0.5, velocity >= 0), truncated at 200 steps; reward -1."""
+
+    state_dim, num_actions, max_steps, reset_range = 2, 3, 200, (-0.6, -0.4)
+    min_position, max_position, max_speed, goal_position, goal_velocity = -1.2, 0.6, 0.07, 0.5, 0.0
+    force, gravity = 0.001, 0.0025
+
+    def step(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        position, velocity = state.unbind(1)
+        velocity = velocity + (action - 1) * self.force - torch.cos(3 * position) * self.gravity
+        velocity = torch.clamp(velocity, -self.max_speed, self.max_speed)
+        position = torch.clamp(position + velocity, self.min_position, self.max_position)
+        velocity = velocity * (1 - ((position == self.min_position) & (velocity < 0)).float())
+        return torch.stack([position, velocity], 1)
+
+    def terminated(self, state: torch.Tensor) -> torch.Tensor:
+        return (state[:, 0] >= self.goal_position) & (state[:, 1] >= self.goal_velocity)
+
+    def reward(self, state: torch.Tensor, next_state: torch.Tensor) -> torch.Tensor:
+        return torch.full_like(state[:, 0], -1.0)
+
+    def obs(self, state: torch.Tensor) -> torch.Tensor:
+        return state
+
+
+ENVS = {"CartPole-v1": CartPole, "Acrobot-v1": Acrobot, "MountainCar-v0": MountainCar}
+
+
+def reset_state(env, noise: torch.Tensor) -> torch.Tensor:
+    """Initial states from uniform noise in [0, 1): gymnax's uniform draws (MountainCar: the position, velocity 0)."""
+    low, high = env.reset_range
+    state = low + (high - low) * noise
+    return torch.cat([state[:, :1], torch.zeros_like(state[:, 1:])], 1) if isinstance(env, MountainCar) else state
+
+
+def env_reset(env, num_envs: int, generator: torch.Generator):
+    """Reset every env, packed as env_step packs a step (flags 0, final obs = obs); the state and step count."""
+    state = reset_state(env, torch.rand(num_envs, env.state_dim, generator=generator, device=generator.device))
+    obs = env.obs(state)
+    return torch.cat([obs, torch.zeros(num_envs, 3, device=obs.device), obs], 1), state
+
+
+EpisodeStats = namedtuple("EpisodeStats", "returns lengths finished_return_sum finished_length_sum finished_count")
+EnvCarry = namedtuple("EnvCarry", "state time stats")  # what the env step carries from step to step
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    zero = torch.zeros_like(stats.finished_count)
+    return stats._replace(finished_return_sum=zero, finished_length_sum=zero.clone(), finished_count=zero.clone())
+
+
+def track_episodes(stats: EpisodeStats, reward: torch.Tensor, done: torch.Tensor) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, on device."""
+    returns, lengths = stats.returns + reward, stats.lengths + 1
+    return EpisodeStats(
+        returns=torch.where(done, 0.0, returns), lengths=torch.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + torch.where(done, returns, 0.0).sum(),
+        finished_length_sum=stats.finished_length_sum + torch.where(done, lengths, 0).sum(),
+        finished_count=stats.finished_count + done.sum(),
+    )
+
+
+def env_step(carry: EnvCarry, action: torch.Tensor, reset_noise: torch.Tensor, env):
+    """Step every env, reset the finished ones in the same step and track the episodes. The step comes out packed as
+    ppo_torch.py's JAX env step packs it: next obs, reward, terminated, truncated and final obs side by side."""
+    state, time = env.step(carry.state, action), carry.time + 1
+    reward = env.reward(carry.state, state)
+    terminated, truncated = env.terminated(state), time >= env.max_steps
+    done, final_obs = terminated | truncated, env.obs(state)
+    state = torch.where(done[:, None], reset_state(env, reset_noise), state)
+    stats = track_episodes(carry.stats, reward, done)
+    flags = torch.stack([reward, terminated.float(), truncated.float()], 1)
+    return EnvCarry(state, torch.where(done, 0, time), stats), torch.cat([env.obs(state), flags, final_obs], 1)
+
+
+def unpack_step(step: torch.Tensor):
+    """Views of env_step's packed array (a step or steps): next obs, reward, terminated, truncated, final obs."""
+    obs_dim = (step.shape[-1] - 3) // 2
+    return step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2], step[..., -obs_dim:]
+
+
+def select_device(choice: str) -> torch.device:
+    """The device of the envs and the agent: the GPU (if present, for auto) or the CPU."""
+    if choice == "gpu" and not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device")
+    return torch.device("cuda" if choice == "gpu" or choice == "auto" and torch.cuda.is_available() else "cpu")
+
+# MODEL
+def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
+    """Orthogonal weight with `gain`, zero bias (CleanRL's layer_init)."""
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp(in_dim: int, hidden_sizes: Sequence[int], out_dim: int, out_gain: float) -> nn.Sequential:
+    layers = []
+    for size in hidden_sizes:
+        layers += [layer_init(nn.Linear(in_dim, size), np.sqrt(2)), nn.Tanh()]
+        in_dim = size
+    return nn.Sequential(*layers, layer_init(nn.Linear(in_dim, out_dim), out_gain))
+
+
+class Agent(nn.Module):
+    """Separate actor and critic MLPs with tanh (orthogonal init, biases 0)."""
+
+    def __init__(self, obs_dim: int, hidden_sizes: Sequence[int], action_dim: int):
+        super().__init__()
+        self.actor = mlp(obs_dim, hidden_sizes, action_dim, 0.01)
+        self.critic = mlp(obs_dim, hidden_sizes, 1, 1.0)
+
+    def forward(self, x):
+        return self.actor(x), self.critic(x).squeeze(-1)
+
+    def value(self, x):
+        return self.critic(x).squeeze(-1)
+
+
+def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.device) -> Agent:
+    """Build the agent; its parameters come from torch's global generator (seed it first)."""
+    return Agent(obs_dim, MODEL_SIZES[model_size], action_dim).to(device)
+
+
+def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
+    """Adam (betas 0.9, 0.999: torch's defaults), fused: one kernel steps every parameter (clip: update_minibatch)."""
+    return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=args.adam_eps, fused=True)
+
+
+# --compile's Adam, the state of update_minibatch_one_graph's functional step, on the device (as CUDA graphs need): the
+# step count, the moments (parameter name -> tensor), the LR as a tensor set once per iteration (a changing Python float
+# would recompile), eps
+AdamState = namedtuple("AdamState", "step exp_avg exp_avg_sq lr eps")
+
+
+def make_adam_state(agent: Agent, args: Args) -> AdamState:
+    """Adam with betas (0.9, 0.999) (the global-norm clip and the step itself are in update_minibatch_one_graph)."""
+    step, lr = (torch.tensor(value, device=next(agent.parameters()).device) for value in (0.0, args.learning_rate))
+    exp_avg, exp_avg_sq = ({name: torch.zeros_like(p) for name, p in agent.named_parameters()} for _ in range(2))
+    return AdamState(step, exp_avg, exp_avg_sq, lr, args.adam_eps)
+
+
+Storage = namedtuple("Storage", "obs actions logprobs values rewards terminated truncated final_values")
+RolloutCarry = namedtuple("RolloutCarry", "env obs")
+
+
+# ROLLOUT
+def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.device) -> torch.Tensor:
+    """Gumbel(0, 1) noise for a whole rollout, drawn at once: argmax(logits + noise) samples softmax(logits)."""
+    uniform = torch.rand(num_steps, num_envs, num_actions, device=device)
+    return -torch.log(-torch.log(uniform.clamp_(min=torch.finfo(uniform.dtype).tiny)))  # U = 0 would give -inf
+
+
+def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); keep the logits."""
+    logits = actor(obs)
+    return torch.argmax(logits + gumbel, dim=-1).int(), logits
+
+
+def rollout_step(obs: torch.Tensor, env_carry: EnvCarry, gumbel: torch.Tensor, reset_noise: torch.Tensor,
+                 actor: nn.Module, env):
+    """One step of every env: the policy samples, the envs step and reset, the episodes are tracked (one graph with
+    --compile)."""
+    action, logits = policy_step(obs, gumbel, actor)
+    env_carry, step = env_step(env_carry, action, reset_noise, env)
+    return action, logits, env_carry, step
+
+
+@torch.no_grad()
+def rollout(carry: RolloutCarry, agent: Agent, step_fn, generator: torch.Generator, num_steps: int, num_actions: int,
+            state_dim: int, bootstrap_truncated: bool):
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs). A step runs only what
+    the env needs (actor, sampling, env step); log-probs, values and V(final obs) come from the stacked steps."""
+    env_carry, obs = carry.env._replace(stats=new_iteration_stats(carry.env.stats)), carry.obs
+    gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
+    reset_noise = torch.rand(num_steps, obs.shape[0], state_dim, generator=generator, device=obs.device)
+    steps = torch.empty(num_steps, obs.shape[0], 2 * obs.shape[1] + 3, device=obs.device)  # see unpack_step
+    actions, logits = [], []
+    for t in range(num_steps):
+        action, step_logits, env_carry, steps[t] = step_fn(obs, env_carry, gumbel[t], reset_noise[t])
+        obs = unpack_step(steps[t])[0]
+        actions.append(action)
+        logits.append(step_logits)
+    actions, logits = torch.stack(actions), torch.stack(logits)
+    next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
+    obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
+    logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
+    # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
+    values, last_value = agent.value(obs_seen), agent.value(obs)
+    final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
+    return RolloutCarry(env_carry, obs), storage, last_value
+
+
+# GAE
+def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
+    dones = torch.logical_or(storage.terminated, storage.truncated)
+    rewards = storage.rewards
+    if bootstrap_truncated:
+        bootstrap = torch.logical_and(storage.truncated, torch.logical_not(storage.terminated))
+        rewards = rewards + gamma * storage.final_values * bootstrap
+    next_values = torch.cat([storage.values[1:], last_value[None]], dim=0)
+    not_done = 1.0 - dones.float()
+    deltas = rewards + gamma * next_values * not_done - storage.values
+
+    advantages, lastgaelam = torch.zeros_like(deltas), torch.zeros_like(last_value)
+    for t in reversed(range(len(deltas))):
+        advantages[t] = lastgaelam = deltas[t] + gamma * gae_lambda * not_done[t] * lastgaelam
+    return advantages, advantages + storage.values
+
+
+# LOSS
+LossInfo = namedtuple("LossInfo", "policy_loss value_loss entropy approx_kl old_approx_kl clipfrac")
+Batch = namedtuple("Batch", "obs actions logprobs values advantages returns")
+
+
+def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
+    """Clipped-surrogate PPO loss (https://arxiv.org/abs/1707.06347) with clipped value loss."""
+    logits, newvalue = agent(mb.obs)
+    log_probs = torch.log_softmax(logits, dim=-1)
+    newlogprob = log_probs.gather(1, mb.actions.long()[:, None]).squeeze(1)
+    entropy = -torch.sum(torch.exp(log_probs) * log_probs, dim=-1).mean()
+    logratio = newlogprob - mb.logprobs
+    ratio = torch.exp(logratio)
+    with torch.no_grad():
+        old_approx_kl = (-logratio).mean()
+        approx_kl = ((ratio - 1) - logratio).mean()
+        clipfrac = (torch.abs(ratio - 1.0) > clip_coef).float().mean()
+
+    mb_advantages = mb.advantages
+    if norm_adv:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std(correction=0) + 1e-8)
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = torch.maximum(pg_loss1, pg_loss2).mean()
+
+    v_loss_unclipped = (newvalue - mb.returns) ** 2
+    if clip_vloss:
+        v_clipped = mb.values + torch.clamp(newvalue - mb.values, -clip_coef, clip_coef)
+        v_loss = 0.5 * torch.maximum(v_loss_unclipped, (v_clipped - mb.returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * v_loss_unclipped.mean()
+
+    loss = pg_loss - ent_coef * entropy + v_loss * vf_coef
+    return loss, LossInfo(pg_loss, v_loss, entropy, approx_kl, old_approx_kl, clipfrac)
+
+
+# UPDATE
+def set_lr(optimizer, lr: float):
+    """The iteration's learning rate: torch.optim.Adam's group setting, or --compile's tensor (filled in place)."""
+    if isinstance(optimizer, AdamState):
+        optimizer.lr.fill_(lr)
+    else:
+        optimizer.param_groups[0]["lr"] = lr
+
+
+def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, loss_fn, max_grad_norm: float):
+    """One optimiser step on one minibatch: loss, backward, global-norm clip, Adam."""
+    mb = Batch(*(x[mb_inds] for x in b))
+    loss, info = loss_fn(agent, mb)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+    optimizer.step()
+    return LossInfo(*(value.detach() for value in info))
+
+
+def update_minibatch_one_graph(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer: AdamState, loss_fn,
+                               max_grad_norm: float):
+    """update_minibatch as --compile runs it (ppo_torch_compile.py's): functional (torch.func), so that torch.compile
+    makes the whole step one graph: `loss.backward()` and `optimizer.step()` would break it in three."""
+    mb = Batch(*(x[mb_inds] for x in b))
+    params = {name: param.detach() for name, param in agent.named_parameters()}  # the agent's storage, updated in place
+
+    def loss_of(params):
+        return loss_fn(functools.partial(torch.func.functional_call, agent, params), mb)
+
+    grads, (_, info) = torch.func.grad_and_value(loss_of, has_aux=True)(params)
+    clip = torch.clamp(max_grad_norm / (nn.utils.get_total_norm(grads.values()) + 1e-6), max=1.0)  # clip_grad_norm_
+    # torch.optim.Adam's update (https://arxiv.org/abs/1412.6980), as its capturable single-tensor step computes it
+    b1, b2 = 0.9, 0.999
+    optimizer.step.add_(1)
+    step_size, bias_correction2_sqrt = optimizer.lr / (1 - b1**optimizer.step), (1 - b2**optimizer.step).sqrt()
+    for name, param in params.items():
+        grad = grads[name] * clip
+        exp_avg, exp_avg_sq = optimizer.exp_avg[name].lerp_(grad, 1 - b1), optimizer.exp_avg_sq[name]
+        exp_avg_sq.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        param.sub_(step_size * exp_avg / (exp_avg_sq.sqrt() / bias_correction2_sqrt + optimizer.eps))
+    return LossInfo(*(value.detach() for value in info))
+
+
+def update(storage: Storage, advantages, returns, minibatch_fn, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
+    b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
+    infos = [minibatch_fn(inds, b) for inds in mb_inds]
+    var_y = torch.var(b.returns, correction=0)
+    explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
+    return LossInfo(*torch.stack([torch.stack(info) for info in infos]).mean(0)), explained_var
+
+
+# CUDA GRAPHS
+class CudaGraph:
+    """Replay `fn` (a step, compiled or not) as one CUDA graph. The first `warmup` calls run for real on a side stream
+    (compilation, lazy set-up), the next captures the graph; each call then copies its tensor arguments into the static
+    inputs (one in `once_per_object`, the batch of an update's minibatch calls, only when it is a new object), replays,
+    and clones the outputs out of the graph's memory, which the next replay overwrites."""
+
+    def __init__(self, fn, once_per_object: tuple[int, ...] = (), warmup: int = 2):
+        self.fn, self.once_per_object, self.warmup = fn, once_per_object, warmup
+        self.graph, self.copied, self.stream = None, {}, torch.cuda.Stream()
+
+    def __call__(self, *args):
+        if self.warmup:
+            self.warmup -= 1
+            self.stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(self.stream):
+                out = self.fn(*args)
+            torch.cuda.current_stream().wait_stream(self.stream)
+            return out
+        if self.graph is None:  # static inputs with the arguments' strides (views of the packed steps): no recompile
+            self.static_args = pytree.tree_map(lambda x: x.new_empty_strided(x.shape, x.stride()), args)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):  # records the kernels, runs none: the first replay below does
+                self.static_out = self.fn(*self.static_args)
+        for index, (static, new) in enumerate(zip(self.static_args, args)):
+            if index not in self.once_per_object or self.copied.get(index) is not new:
+                pytree.tree_map(torch.Tensor.copy_, static, new)
+                self.copied[index] = new
+        self.graph.replay()
+        return pytree.tree_map(torch.clone, self.static_out)
+
+
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "Run"):
+    torch_device = select_device(args.device)
+    torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as the other scripts
+    # compile from scratch as JAX does (TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 overrides): iteration 0 times the compiler
+    torch.compiler.config.force_disable_caches = True
+
+    # SEEDING: a torch Generator for the envs; torch's global generator for parameters, actions and minibatch order
+    generator = torch.Generator(torch_device).manual_seed(args.seed)
+    torch.manual_seed(args.seed)
+    env = ENVS[args.env_id]()
+    step, env_state = env_reset(env, args.num_envs, generator)
+    obs = unpack_step(step)[0]
+    agent = make_agent(obs.shape[1], env.num_actions, args.model_size, torch_device)
+    optimizer = make_adam_state(agent, args) if args.compile else make_optimizer(agent, args)
+    zeros = torch.zeros(args.num_envs, device=torch_device)
+    stats = EpisodeStats(zeros, zeros.int(), *(torch.zeros((), device=torch_device) for _ in range(3)))
+    carry = RolloutCarry(EnvCarry(env_state, zeros.int(), stats), obs)
+
+    # EXECUTABLES: eager, or with --compile the whole rollout step (policy, env step, bookkeeping) and the minibatch
+    # update, one graph each (values and GAE stay eager); --cudagraphs replays CUDA graphs of both
+    compiled = functools.partial(torch.compile, fullgraph=True) if args.compile else lambda fn: fn
+    step_fn = functools.partial(compiled(rollout_step), actor=agent.actor, env=env)
+    loss_fn = functools.partial(ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+                                ent_coef=args.ent_coef, vf_coef=args.vf_coef)
+    update_fn = compiled(update_minibatch_one_graph) if args.compile else update_minibatch
+    minibatch_fn = functools.partial(update_fn, agent=agent, optimizer=optimizer, loss_fn=loss_fn,
+                                     max_grad_norm=args.max_grad_norm)
+    if args.cudagraphs:
+        step_fn, minibatch_fn = CudaGraph(step_fn), CudaGraph(minibatch_fn, once_per_object=(1,))
+    rollout_fn = functools.partial(rollout, agent=agent, step_fn=step_fn, generator=generator,
+                                   num_steps=args.num_steps, num_actions=env.num_actions, state_dim=env.state_dim,
+                                   bootstrap_truncated=args.bootstrap_truncated)
+
+    for iteration in range(args.num_iterations):
+        run.start_iteration(iteration)
+        lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+        set_lr(optimizer, lr)
+
+        # ROLLOUT + GAE
+        carry, storage, last_value = rollout_fn(carry)
+        advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
+        run.end_phase("rollout", synchronize, torch_device)
+        global_step = (iteration + 1) * args.num_envs * args.num_steps
+
+        # UPDATE
+        losses, explained_var = update(storage, advantages, returns, minibatch_fn, args)
+        run.end_phase("update", synchronize, torch_device)
+
+        # LOGGING: the one host fetch of this iteration
+        fetched = torch.stack([*losses, explained_var, *carry.env.stats[2:]]).tolist()
+        losses = dict(zip([*LossInfo._fields, "explained_variance"], fetched))
+        run.log_iteration(global_step, lr, losses, *fetched[-3:])  # the finished episodes' sums and count
+    run.finish(peak_device_bytes(torch_device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not PPO itself: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict
+
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if args.env_id not in ENVS:
+        return f"--env-id {args.env_id}: not one of the envs written in torch here ({', '.join(ENVS)})"
+    try:
+        torch_device = select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to torch"
+    if args.cudagraphs and not args.compile:
+        return "--cudagraphs replays the graphs of --compile; add --compile"
+    if args.cudagraphs and torch_device.type != "cuda":
+        return "--cudagraphs needs a CUDA GPU; this run is on the CPU"
+    return None
+
+
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
+
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
+
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("torch", "numpy", "tensorboard")
+    compile_mode = ("compile" if args.compile else "eager") + "+cudagraphs" * args.cudagraphs
+    device = select_device(args.device)
+    device_name = f"gpu: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else "cpu: cpu"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A torch.profiler trace (ops and Python stacks), written into `run_dir` on exit (Perfetto, chrome://tracing)."""
+    trace_handler = torch.profiler.tensorboard_trace_handler(run_dir, use_gzip=True)
+    return torch.profiler.profile(with_stack=True, on_trace_ready=trace_handler)
+
+
+def synchronize(torch_device: torch.device):
+    """Wait until torch has finished its queued work (torch on the CPU is synchronous)."""
+    if torch_device.type == "cuda":
+        torch.cuda.synchronize(torch_device)
+
+
+def peak_device_bytes(torch_device: torch.device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): torch's; None on the CPU."""
+    return torch.cuda.max_memory_allocated(torch_device) if torch_device.type == "cuda" else None
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident memory: Linux's VmHWM (ru_maxrss there keeps the parent's peak), elsewhere ru_maxrss."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        if reason := check_args(args):
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, lr, losses: dict, finished_return_sum, finished_length_sum, finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        if self.stopped_by:  # the handler's exit was swallowed by the code it interrupted (seen in torch.compile)
+            sys.exit(128 + self.stopped_by)
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        add_scalar("charts/learning_rate", lr, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / max(finished_count, 1)
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.profiling.close()
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
+        if peak_bytes is not None:
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        self.stopped_by = signal.Signals(signum)
+        print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.profiling.close()  # a run stopped in its profiled iterations still writes its trace
+        self.writer.writer.close()
+        if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
+            sys.exit(128 + self.stopped_by)
+
+
+if __name__ == "__main__":
+    run = Run(tyro.cli(Args))
+    try:
+        main(run.args, run)
+    finally:
+        run.close()
