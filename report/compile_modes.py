@@ -37,7 +37,8 @@ def section_compile_modes(sweep, out):
     comparisons = compile_mode_comparisons(rows)
     lines = [heading(sweep, "Effect of each compile mode"), "",
              "Each mode is measured against the same framework one step less compiled: "
-             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items())
+             + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items()
+                         if {label, baseline} <= {row["label"] for row in sweep.rows})
              + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
                "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
     lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)

@@ -6,14 +6,16 @@ from collections import defaultdict
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure
 from report.load import warn
 from report.ranking import tie_reason
-from report.settings import BACKEND_CELLS, Config, LENGTH_METRICS, Pair
-from report.stats import distinguishable, geometric_mean, interval, inverted, magnitude, metric_values, rows_of, where
+from report.settings import BACKEND_CELLS, EFFECT_CELLS, Config, LENGTH_METRICS, Pair
+from report.stats import (
+    distinguishable, geometric_mean, interval, inverted, magnitude, metric_values, paired_labels, rows_of, where,
+)
 from report.summary import ordered_configs
 from report.text import empty_window_lines, heading, image, markdown_table, ratio_words, seconds_text, speedup_text
 
 
 def backend_effects(rows, metric):
-    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran all four variants.
+    """{(env, size): [(framework effect, backend effect)] per seed} from exp4 cells that ran the four of the 2 x 2.
 
     Framework effect = √(torch/linen on gymnax × torch/linen on Gymnasium); backend effect = √(Gymnasium/gymnax
     with torch × Gymnasium/gymnax with linen): time ratios, each averaged (geometrically) over the other factor.
@@ -25,9 +27,9 @@ def backend_effects(rows, metric):
             values[row["config"], length, row["seed"]][row["label"]] = row[metric]
     effects = defaultdict(list)
     for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
-        if not all(label in cell for label in BACKEND_CELLS.values()):
+        if not all(BACKEND_CELLS[key] in cell for key in EFFECT_CELLS):
             continue
-        t = {key: cell[label] for key, label in BACKEND_CELLS.items()}
+        t = {key: cell[BACKEND_CELLS[key]] for key in EFFECT_CELLS}
         framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
         backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
         effects[config.env, config.size].append((framework, backend))
@@ -72,12 +74,17 @@ def section_env_backend(sweep, out):
     effects = {metric: backend_effects(rows, metric) for metric in metrics}
     if not any(effects.values()):
         warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
-        return lines + ["Skipped: no exp4 env and size ran all four variants "
-                        f"({', '.join(BACKEND_CELLS.values())}) with the same seed and workload.", ""]
-    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}: "
-              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items())
+        return lines + ["Skipped: no exp4 env and size ran all four variants of the 2 × 2 "
+                        f"({', '.join(BACKEND_CELLS[key] for key in EFFECT_CELLS)}) with the same seed and workload.",
+                        ""]
+    own = " and torch on envs written in torch" if BACKEND_CELLS["torch", "torch"] in {row["label"] for row in rows} \
+        else ""
+    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}"
+              f"{own}: "
+              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items()
+                          if label in {row["label"] for row in rows})
               + ". The chart and the first table give the cells' times; each effect in the second is a time ratio "
-              "averaged over the other factor.", ""]
+              "averaged over the other factor, over the 2 × 2.", ""]
     lines += empty_window_lines(rows, metrics)
     cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
                             sweep.env_order)
@@ -90,22 +97,39 @@ def section_env_backend(sweep, out):
     lines += ["**The effects** (time ratios, geometric means over seeds):", ""]
     lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
                              "env backend: Gymnasium / gymnax"], table)
+    steady = f"the steady state ({sweep.names['iter8_99_median_s']})"
     conclusions = [backend_conclusion(effects[metric], what) for metric, what in
-                   (("total_s", "total time"), ("iter8_99_median_s", f"the steady state ({sweep.names['iter8_99_median_s']})"))
-                   if effects[metric]]
+                   (("total_s", "total time"), ("iter8_99_median_s", steady)) if effects[metric]]
+    conclusions += own_env_lines(rows, steady)
     return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
 
 
-def backend_axes():
-    """The frameworks and the env backends of exp4's cells, each in BACKEND_CELLS's order."""
-    return list(dict.fromkeys(fw for fw, _ in BACKEND_CELLS)), list(dict.fromkeys(b for _, b in BACKEND_CELLS))
+def own_env_lines(rows, steady):
+    """What torch on its own env does against torch on gymnax (the JAX env behind DLPack) and Linen on gymnax."""
+    own = BACKEND_CELLS["torch", "torch"]
+    words = []
+    for key, what in ((("torch", "gymnax"), "torch on gymnax (the JAX env behind DLPack)"),
+                      (("linen", "gymnax"), "Linen on gymnax")):
+        pairs = paired_labels(rows, BACKEND_CELLS[key], own, "iter8_99_median_s")
+        if pairs:
+            ratio = geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
+            words.append(f"{speedup_text(*ratio)} the time of {what}")
+    if not words:
+        return []
+    return [f"On {steady}, **torch on envs written in torch** ({own}) takes {' and '.join(words)}."]
+
+
+def backend_axes(rows):
+    """The frameworks and the env backends of the exp4 cells the rows hold, each in BACKEND_CELLS's order."""
+    present = [key for key, label in BACKEND_CELLS.items() if label in {row["label"] for row in rows}]
+    return list(dict.fromkeys(fw for fw, _ in present)), list(dict.fromkeys(backend for _, backend in present))
 
 
 def env_backend_chart(rows, cells, out, steady_name):
     """Chart: per env and size, each framework's steady iteration on each env backend (x: the backend, one line per
     framework through the geometric means over seeds, each seed a point; log y): the cells themselves, so that an
     interaction between the two factors shows as lines that are not parallel."""
-    frameworks, backends = backend_axes()
+    frameworks, backends = backend_axes(rows)
     figure, axes = new_figure(f"Steady iteration per framework and env backend — exp4 (async, median of "
                               f"{steady_name})\npoints: seeds; lines: geometric mean over seeds; parallel lines: the "
                               "two factors do not interact", len(cells), ncols=min(len(cells), 3),
@@ -132,9 +156,9 @@ def env_backend_chart(rows, cells, out, steady_name):
 
 def cell_time_lines(rows, cells, names):
     """Table: each exp4 cell's steady iteration (geometric mean over seeds) per env and size, framework × backend."""
-    frameworks, backends = backend_axes()
+    frameworks, backends = backend_axes(rows)
     columns = [(framework, backend) for framework in frameworks for backend in backends
-               if (framework, backend) in BACKEND_CELLS]
+               if BACKEND_CELLS.get((framework, backend)) in {row["label"] for row in rows}]
     table = [[env, size] + [seconds_text(geometric_mean(metric_values(
         where(rows, env=env, size=size, label=BACKEND_CELLS[column]), "iter8_99_median_s"))) for column in columns]
         for env, size in cells]

@@ -26,6 +26,7 @@ LABEL_COLORS = {
     "torch_compile (compile)": "#7f2704", "torch_compile (compile+cudagraphs)": "#756bb1",
     "linen_gymnasium (jit)": "#17becf", "linen_gymnasium (jit-vector)": "#0b6e7a",
     "torch_gymnasium (eager)": "#8c6d31", "torch_gymnasium (eager-vector)": "#d6a847", "linen_scan (scan)": "#08306b",
+    "torch_native (eager)": "#f16913", "torch_native (compile)": "#a63603",
 }
 
 
@@ -46,6 +47,7 @@ COMPILE_BASELINES = {
     "linen (jit)": "linen (none)", "nnx (jit)": "nnx (none)", "nnx_cached (cached)": "nnx (none)",
     "nnx_tree (tree)": "nnx (none)", "equinox (jit)": "equinox (none)", "torch (env-jit)": "torch (none)",
     "torch_compile (compile)": "torch (env-jit)", "torch_compile (compile+cudagraphs)": "torch_compile (compile)",
+    "torch_native (compile)": "torch_native (eager)",
 }
 
 
@@ -53,11 +55,14 @@ COMPILE_BASELINES = {
 EAGER_MODES = ("none",)
 
 
-# exp4, the env-backend experiment: (framework, env backend) -> variant label.
+# exp4, the env-backend experiment: (framework, env backend) -> variant label; the 2 x 2 of EFFECT_CELLS gives each
+# factor's effect, and torch on envs written in torch a fifth cell (what the JAX env's hand-over costs torch)
 BACKEND_CELLS = {
     ("torch", "gymnax"): "torch (env-jit)", ("linen", "gymnax"): "linen (jit)",
     ("torch", "Gymnasium"): "torch_gymnasium (eager)", ("linen", "Gymnasium"): "linen_gymnasium (jit)",
+    ("torch", "torch"): "torch_native (eager)",
 }
+EFFECT_CELLS = (("torch", "gymnax"), ("linen", "gymnax"), ("torch", "Gymnasium"), ("linen", "Gymnasium"))
 
 
 # Hyperparameters that set the work of one iteration; runs that differ in any of them are never compared.

@@ -21,6 +21,10 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "compile": (22, 200, (300, 2000, 40000)),
     "gymnasium": (4, 50, (270, 4000, 40000)),
     "gymnasium-vector": (4, 50, (150, 2000, 40000)),
+    # torch on envs in torch: from single runs at small (2026-11-25, AMD EPYC: 0.18 s eager, 0.09 s compiled per
+    # iteration), torch's figures at the larger sizes
+    "torch-native": (4, 80, (180, 1900, 40000)),
+    "torch-native-compile": (20, 20, (90, 1600, 40000)),
 }
 SIZES = ("small", "medium", "large")
 # exp5's runs took 1.4-1.7x these figures at every N and in every class (1.54x in all) on a 2-core Intel Xeon
@@ -42,6 +46,7 @@ MEMORY = {  # family: (BASE MB, SAMPLE bytes, OBS bytes)
     "torch": (700, 900, 33),
     "torch_gymnasium": (330, 1150, 0),
     "linen_gymnasium": (550, 420, 0),
+    "torch_native": (290, 1100, 0),  # CartPole-v1 only, its observation in SAMPLE (2026-11-25: eager and --compile)
 }
 
 
@@ -49,6 +54,8 @@ def prior_class(script: str, mode: str) -> str:
     """The run's class in the PRIOR table."""
     if script.endswith("_gymnasium"):
         return "gymnasium-vector" if mode.endswith("-vector") else "gymnasium"
+    if script == "ppo_torch_native":
+        return "torch-native-compile" if mode == "compile" else "torch-native"
     if script == "ppo_torch_compile":
         return "compile"
     if script == "ppo_torch":
@@ -126,7 +133,7 @@ def duration_text(seconds: int) -> str:
 def memory_family(script: str) -> str:
     if script in ("ppo_torch", "ppo_torch_compile"):
         return "torch"
-    if script in ("ppo_torch_gymnasium", "ppo_linen_gymnasium"):
+    if script in ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native"):
         return script.removeprefix("ppo_")
     return "jax"
 

@@ -33,7 +33,10 @@ MODE_FLAGS = {
     # the Gymnasium scripts on Gymnasium's NumPy-vectorised env
     ("ppo_torch_gymnasium", "eager-vector"): ("--vectorization", "vector"),
     ("ppo_linen_gymnasium", "jit-vector"): ("--vectorization", "vector"),
+    ("ppo_torch_native", "compile"): ("--compile",),
 }
+# the scripts that run CartPole-v1, Acrobot-v1 and MountainCar-v0 only (BACKEND_ENVS): on Gymnasium, on envs in torch
+CLASSIC_ONLY = ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native")
 EAGER_MODES = ("none",)  # JAX none (op by op) and torch none (the env op by op): the grid gives them fewer iterations
 
 # The published study's variants, and those added since (the default grid).
@@ -46,19 +49,21 @@ NEW_PAIRS = (("ppo_nnx_tree", "tree"), ("ppo_equinox", "none"), ("ppo_equinox", 
 # it cannot time rollout and update apart (exp2), and its one agent per run is exp1's workload
 NEW_COMPILED = (("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"), ("ppo_linen_scan", "scan"))
 
-# exp4, the env backend: the gymnax and Gymnasium scripts of torch and Linen on the envs both backends have.
+# exp4, the env backend: the gymnax and Gymnasium scripts of torch and Linen on the envs both backends have, and torch
+# on envs written in torch (eager, as torch on the other two).
 BACKEND_VARIANTS = (("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_gymnasium", "eager"),
-                    ("ppo_linen_gymnasium", "jit"))
+                    ("ppo_linen_gymnasium", "jit"), ("ppo_torch_native", "eager"))
 BACKEND_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")
 BACKEND_SIZES = ("small", "medium")
 
 # exp5, the number of envs N: each run of the same per-env workload (num_steps, epochs and minibatches as everywhere,
-# so the minibatch grows with the batch), small model. Every fully compiled variant and the Gymnasium scripts, on
-# Gymnasium's NumPy-vectorised CartPole ("-vector") too; CartPole-v1 for all, Breakout-MinAtar for the gymnax ones.
+# so the minibatch grows with the batch), small model. Every fully compiled variant, the Gymnasium scripts (on
+# Gymnasium's NumPy-vectorised CartPole, "-vector", too) and torch on envs in torch, eager and compiled; CartPole-v1
+# for all, Breakout-MinAtar for the gymnax ones.
 EXP5_VARIANTS = (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
                  ("ppo_torch", "env-jit"), ("ppo_torch_compile", "compile"), ("ppo_torch_gymnasium", "eager"),
                  ("ppo_torch_gymnasium", "eager-vector"), ("ppo_linen_gymnasium", "jit"),
-                 ("ppo_linen_gymnasium", "jit-vector"))
+                 ("ppo_linen_gymnasium", "jit-vector"), ("ppo_torch_native", "eager"), ("ppo_torch_native", "compile"))
 EXP5_ENVS = ("CartPole-v1", "Breakout-MinAtar")
 EXP5_NUM_ENVS = (8, 32, 128, 512, 2048)  # and --sync-timing runs at the first and the last, on EXP5_SYNC_ENVS
 EXP5_SYNC_ENVS = ("CartPole-v1",)  # the env every variant has
@@ -81,7 +86,7 @@ EXP5_LARGEST_RUNS = ()
 # 74.5 min on a 2-core AMD EPYC
 DEFAULT_EXP5_ITERATIONS = 12
 QUICK_EXP5_VARIANTS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"), ("ppo_torch_gymnasium", "eager"),
-                       ("ppo_linen_gymnasium", "jit-vector"))
+                       ("ppo_linen_gymnasium", "jit-vector"), ("ppo_torch_native", "compile"))
 QUICK_EXP5_NUM_ENVS = (8, 32, 128)
 
 # exp6, many agents: the wall time to train N agents of the reference workload, small model, seeds s to s+N-1, by
@@ -208,8 +213,9 @@ def exp4(choices):
 
 def exp5_has(script, mode, env, n):
     """Whether exp5 runs this variant on env with n envs."""
-    if script.endswith("_gymnasium") and (env not in BACKEND_ENVS or not mode.endswith("-vector")
-                                          and n > EXP5_LOOP_MAX_NUM_ENVS):
+    if script in CLASSIC_ONLY and env not in BACKEND_ENVS:
+        return False
+    if script.endswith("_gymnasium") and not mode.endswith("-vector") and n > EXP5_LOOP_MAX_NUM_ENVS:
         return False
     return n != EXP5_LARGEST_NUM_ENVS or (script, mode, env) in EXP5_LARGEST_RUNS
 

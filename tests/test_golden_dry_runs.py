@@ -1,6 +1,7 @@
 """Every grid and selection lists the same runs, with the same commands in the same order, as the dry runs recorded in
-tests/golden/dry_runs.json.gz (captured from benchmark.sh before its planner moved into Python; the estimate's
-wording may change, the runs may not)."""
+tests/golden/dry_runs.json.gz (first captured from benchmark.sh before its planner moved into Python, which changed
+no line of them). A change of the grid that is meant changes them: `python tests/test_golden_dry_runs.py` records the
+dry runs anew, and the commit shows what the change added or moved."""
 import gzip
 import json
 import os
@@ -17,21 +18,25 @@ OUT = "/golden/out"  # never created: a dry run writes nothing
 CORES = len(os.sched_getaffinity(0))
 
 
+def dry_run(args, bin_dir):
+    """benchmark.sh --dry-run's result for ARGS into OUT, PYTHON a bare `python` (a link to this interpreter in bin_dir),
+    with 1 TiB of memory available; its stdout with the interpreter's path and the repository's normalised."""
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHON": "python",
+           "BENCHMARK_MEM_AVAILABLE_KB": str(2**30)}
+    result = subprocess.run(["bash", "benchmark.sh", "--dry-run", "--out", OUT, *args], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=300)
+    return result, result.stdout.replace(str(Path(bin_dir) / "python"), "@PYTHON@").replace(str(REPO), "@ROOT@")
+
+
 @pytest.mark.skipif(CORES != 2, reason=f"the golden exp6 lines run 2 processes at a time, as on 2 cores; here {CORES}")
 @pytest.mark.parametrize("case", sorted(GOLDEN))
 def test_a_dry_run_lists_exactly_the_recorded_runs_and_commands(case, tmp_path):
     golden = GOLDEN[case]
-    # PYTHON as a bare name, the way the recorded commands name it; a link to this interpreter under that name
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python").symlink_to(sys.executable)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHON": "python",
-           "BENCHMARK_MEM_AVAILABLE_KB": str(2**30)}
-    result = subprocess.run(["bash", "benchmark.sh", "--dry-run", "--out", OUT, *golden["args"]], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result, stdout = dry_run(golden["args"], bin_dir)
     assert result.returncode == 0, result.stderr
-    stdout = result.stdout.replace(str(bin_dir / "python"), "@PYTHON@").replace(str(REPO), "@ROOT@")
-    stdout = stdout.replace(shutil.which("python", path=str(bin_dir)) or "@PYTHON@", "@PYTHON@")
     expected, got = golden["stdout"].splitlines(), stdout.splitlines()
     first_difference = next((i for i, (a, b) in enumerate(zip(expected, got)) if a != b), min(len(expected), len(got)))
     assert got == expected, (f"{case}: {len(got)} lines, {len(expected)} recorded; first difference at line "
@@ -39,3 +44,15 @@ def test_a_dry_run_lists_exactly_the_recorded_runs_and_commands(case, tmp_path):
                              f"{expected[first_difference:first_difference + 1]}")
     if golden["runs"]:
         assert result.stderr.startswith(f"{golden['runs']} runs"), result.stderr
+
+
+if __name__ == "__main__":  # record the dry runs anew (on 2 cores), keeping each case's arguments
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        os.symlink(sys.executable, os.path.join(folder, "python"))
+        for case, golden in GOLDEN.items():
+            result, golden["stdout"] = dry_run(golden["args"], folder)
+            golden["runs"] = result.stderr.split(" runs")[0] if "--slurm" not in golden["args"] else None
+    (REPO / "tests" / "golden" / "dry_runs.json.gz").write_bytes(
+        gzip.compress(json.dumps(GOLDEN, indent=0, sort_keys=True).encode(), mtime=0))
