@@ -60,7 +60,22 @@ def test_step_parts_tool_times_each_part_and_the_whole_step_of_ppo_torch_and_sum
     assert float(rows["the whole step, the same calls in one loop"].split()[0]) > 0
 
 
+@pytest.mark.slow
+def test_step_parts_tool_times_the_parts_of_ppo_torch_native_and_its_compiled_step():
+    result = subprocess.run([sys.executable, STEP_PARTS, "--script", "ppo_torch_native", "--rounds", "2", "--calls",
+                             "10"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in result.stdout.splitlines()
+            if line.startswith("| ") and "---" not in line}
+    parts = [label for label in torch_step_parts.NativeSteps.PARTS]
+    assert all(float(rows[label].split()[0]) > 0 for label in parts) and len(parts) == 5
+    assert abs(float(rows["**sum of the parts**"].strip("*")) - sum(float(rows[label].split()[0]) for label in parts)) < 0.5
+    assert float(rows["the whole step compiled (`rollout_step` under torch.compile)"].split()[0]) > 0
+
+
 @pytest.mark.parametrize("argv, error", [
+    (["--script", "ppo_torch_native", "--env-id", "Breakout-MinAtar"],
+     "error: --env-id Breakout-MinAtar: ppo_torch_native.py has CartPole-v1, Acrobot-v1 and MountainCar-v0"),
     (["--calls", "0"], "error: --num-envs, --calls and --rounds must be at least 1"),
     (["--env-id", "NoSuchEnv-v0"], "error: unknown env 'NoSuchEnv-v0': not a registered gymnax environment"),
 ])

@@ -1,4 +1,5 @@
-"""Where one rollout step of ppo_torch.py goes on the CPU: its parts timed apart against the whole step.
+"""Where one rollout step of ppo_torch.py (or ppo_torch_native.py) goes on the CPU: its parts timed apart against the
+whole step.
 
 ppo_torch.py steps a gymnax env in JAX and acts with a torch policy, handing arrays across once each way per step.
 This tool loads the script's own functions (policy_step, env_step under jax.jit with its carry donated, unpack_step),
@@ -10,12 +11,18 @@ builds them as main() does for --device cpu and times, per call, on the default 
   - torch.from_dlpack of a ready packed step, its copy into the storage and unpack_step's views;
   - the whole step: the same calls in one loop, as rollout() makes them.
 
+With --script ppo_torch_native the parts are those of its env written in torch: policy_step, the env's dynamics
+(env.step), its flags and reward (env.terminated, env.reward), the reset states (reset_state) and the episode
+tracking (track_episodes); the whole step is rollout_step as the eager mode runs it, and one more row the same step
+compiled (torch.compile, as --compile runs it).
+
 Each row is a block of --calls calls; the rows alternate within each of --rounds rounds, the order reversed every other
 round, after one warm-up block each. The table gives the median over the rounds of the microseconds per call, with the
 range, the sum of the parts' medians, and the whole step over that sum. Timings mean something only on an otherwise
 idle machine (load average near 0, nothing else running):
 
     python tools/torch_step_parts.py --rounds 5 --calls 2000
+    python tools/torch_step_parts.py --script ppo_torch_native --rounds 5 --calls 2000
     python tools/torch_step_parts.py --rounds 2 --calls 20   # a quick check that the tool runs
 """
 import argparse
@@ -38,6 +45,14 @@ def load_script(name: str):
 
 class Steps:
     """ppo_torch.py's rollout pieces on the CPU, built as its main() builds them, and the state they carry."""
+
+    PARTS = {  # label: the method that times it
+        "`policy_step` (actor forward, Gumbel-max sampling)": "policy",
+        "the action as a NumPy view": "action_view",
+        "the jitted env step, its result awaited": "env_step_awaited",
+        "`torch.from_dlpack` of the packed step, the copy into the storage, the views": "from_dlpack",
+    }
+    EXTRA = {}  # rows timed beside the whole step, not parts of it
 
     def __init__(self, env_id: str, model_size: str, num_envs: int, calls: int):
         self.m = m = load_script("ppo_torch")
@@ -86,12 +101,65 @@ class Steps:
         self.obs = self.m.unpack_step(self.storage[t])[0]
 
 
-PARTS = {  # label: the Steps method that times it
-    "`policy_step` (actor forward, Gumbel-max sampling)": "policy",
-    "the action as a NumPy view": "action_view",
-    "the jitted env step, its result awaited": "env_step_awaited",
-    "`torch.from_dlpack` of the packed step, the copy into the storage, the views": "from_dlpack",
-}
+class NativeSteps:
+    """ppo_torch_native.py's rollout pieces on the CPU, built as its main() builds them, and the state they carry."""
+
+    PARTS = {
+        "`policy_step` (actor forward, Gumbel-max sampling)": "policy",
+        "the env's dynamics (`env.step`)": "dynamics",
+        "its flags and reward (`env.terminated`, `env.reward`)": "flags",
+        "the reset states (`reset_state`)": "reset",
+        "the episode tracking (`track_episodes`)": "track",
+    }
+    EXTRA = {"the whole step compiled (`rollout_step` under torch.compile)": "compiled_step"}
+
+    def __init__(self, env_id: str, model_size: str, num_envs: int, calls: int):
+        self.m = m = load_script("ppo_torch_native")
+        torch = m.torch
+        torch.set_float32_matmul_precision("highest")
+        torch.manual_seed(1)
+        self.env = m.ENVS[env_id]()
+        step, state = m.env_reset(self.env, num_envs, torch.Generator().manual_seed(1))
+        self.obs = m.unpack_step(step)[0]
+        agent = m.make_agent(self.obs.shape[1], self.env.num_actions, model_size, torch.device("cpu"))
+        zeros = torch.zeros(num_envs)
+        stats = m.EpisodeStats(zeros, zeros.int(), *(torch.zeros(()) for _ in range(3)))
+        self.env_carry = m.EnvCarry(state, zeros.int(), stats)
+        self.policy_fn = functools.partial(m.policy_step, actor=agent.actor)
+        self.step_fn = functools.partial(m.rollout_step, actor=agent.actor, env=self.env)
+        self.compiled_fn = functools.partial(torch.compile(m.rollout_step, fullgraph=True), actor=agent.actor,
+                                             env=self.env)
+        self.gumbel = m.gumbel_noise(calls, num_envs, self.env.num_actions, torch.device("cpu"))
+        self.noise = torch.rand(calls, num_envs, self.env.state_dim)
+        self.action = self.policy_fn(self.obs, self.gumbel[0])[0]
+        self.no_reward, self.none_done = zeros, zeros.bool()
+
+    def policy(self, t: int):
+        self.action = self.policy_fn(self.obs, self.gumbel[t])[0]
+
+    def dynamics(self, t: int):
+        self.env.step(self.env_carry.state, self.action)
+
+    def flags(self, t: int):
+        state = self.env_carry.state
+        self.env.terminated(state), self.env.reward(state, state)
+
+    def reset(self, t: int):
+        self.m.reset_state(self.env, self.noise[t])
+
+    def track(self, t: int):
+        self.m.track_episodes(self.env_carry.stats, self.no_reward, self.none_done)
+
+    def whole_step(self, t: int):
+        _, _, self.env_carry, step = self.step_fn(self.obs, self.env_carry, self.gumbel[t], self.noise[t])
+        self.obs = self.m.unpack_step(step)[0]
+
+    def compiled_step(self, t: int):
+        _, _, self.env_carry, step = self.compiled_fn(self.obs, self.env_carry, self.gumbel[t], self.noise[t])
+        self.obs = self.m.unpack_step(step)[0]
+
+
+SCRIPTS = {"ppo_torch": Steps, "ppo_torch_native": NativeSteps}
 WHOLE = "the whole step, the same calls in one loop"
 
 
@@ -105,8 +173,8 @@ def block_microseconds(call, calls: int) -> float:
 
 def measure(steps: Steps, rounds: int, calls: int) -> dict:
     """{label: [microseconds per call, one per round]}, the rows alternating, the order reversed every other round."""
-    labels = [*PARTS, WHOLE]
-    methods = {label: getattr(steps, PARTS.get(label, "whole_step")) for label in labels}
+    labels = [*steps.PARTS, WHOLE, *steps.EXTRA]
+    methods = {label: getattr(steps, {**steps.PARTS, **steps.EXTRA}.get(label, "whole_step")) for label in labels}
     with steps.m.torch.no_grad():
         for label in labels:  # warm-up: compilation, lazy set-up, the allocator
             block_microseconds(methods[label], calls)
@@ -122,19 +190,21 @@ def spread(values: list) -> str:
     return f"{statistics.median(values):.1f} [{min(values):.1f}–{max(values):.1f}]"
 
 
-def table(times: dict) -> list:
-    """The markdown table's lines: each part, the sum of the parts' medians, the whole step and its ratio to the sum."""
-    parts_sum = sum(statistics.median(times[label]) for label in PARTS)
+def table(times: dict, steps) -> list:
+    """The markdown table's lines: each part, the sum of the parts' medians, the whole step and its ratio to the sum,
+    then the rows timed beside the step."""
+    parts_sum = sum(statistics.median(times[label]) for label in steps.PARTS)
     whole = statistics.median(times[WHOLE])
     lines = ["| part of one rollout step | µs per call, median [range over rounds] |", "| --- | --- |"]
-    lines += [f"| {label} | {spread(times[label])} |" for label in PARTS]
+    lines += [f"| {label} | {spread(times[label])} |" for label in steps.PARTS]
     lines += [f"| **sum of the parts** | **{parts_sum:.1f}** |", f"| {WHOLE} | {spread(times[WHOLE])} |",
               f"| the whole step / the sum of the parts | {whole / parts_sum:.2f} |"]
-    return lines
+    return lines + [f"| {label} | {spread(times[label])} |" for label in steps.EXTRA]
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--script", default="ppo_torch", choices=list(SCRIPTS), help="whose step (default ppo_torch)")
     parser.add_argument("--env-id", default="CartPole-v1", help="a gymnax env with discrete actions (default CartPole-v1)")
     parser.add_argument("--model-size", default="small", choices=["small", "medium", "large"])
     parser.add_argument("--num-envs", type=int, default=32, help="envs stepped per call (default 32)")
@@ -144,17 +214,24 @@ def main(argv=None) -> int:
     if min(args.num_envs, args.calls, args.rounds) < 1:
         print("error: --num-envs, --calls and --rounds must be at least 1", file=sys.stderr)
         return 2
-    import gymnax  # after the argument checks: importing JAX takes seconds
+    if args.script == "ppo_torch_native":
+        if args.env_id not in ("CartPole-v1", "Acrobot-v1", "MountainCar-v0"):
+            print(f"error: --env-id {args.env_id}: ppo_torch_native.py has CartPole-v1, Acrobot-v1 and MountainCar-v0",
+                  file=sys.stderr)
+            return 2
+    else:
+        import gymnax  # after the argument checks: importing JAX takes seconds
 
-    if args.env_id not in gymnax.registered_envs:
-        print(f"error: unknown env '{args.env_id}': not a registered gymnax environment", file=sys.stderr)
-        return 2
+        if args.env_id not in gymnax.registered_envs:
+            print(f"error: unknown env '{args.env_id}': not a registered gymnax environment", file=sys.stderr)
+            return 2
     with open("/proc/loadavg") if os.path.exists("/proc/loadavg") else open(os.devnull) as f:
         print(f"load average before: {f.read().strip() or 'unknown'}", flush=True)
-    steps = Steps(args.env_id, args.model_size, args.num_envs, args.calls)
+    steps = SCRIPTS[args.script](args.env_id, args.model_size, args.num_envs, args.calls)
     times = measure(steps, args.rounds, args.calls)
-    print(f"\n{args.env_id}, {args.num_envs} envs, {args.model_size}, {args.rounds} rounds of {args.calls} calls\n")
-    print("\n".join(table(times)))
+    print(f"\n{args.script}.py, {args.env_id}, {args.num_envs} envs, {args.model_size}, {args.rounds} rounds of "
+          f"{args.calls} calls\n")
+    print("\n".join(table(times, steps)))
     return 0
 
 
