@@ -399,12 +399,12 @@ def main(args: Args, run: "Run"):
         # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
         losses, explained_var, finished = jax.device_get((losses, explained_var, rollout_state.stats.get_value()[2:]))
         losses = dict(losses._asdict(), explained_variance=explained_var)
-        run.log_iteration(global_step, lr, losses, *finished)
+        run.log_iteration(global_step, {"learning_rate": lr}, losses, *finished)
     run.finish(peak_device_bytes(device))
 
 
 # ======================================================================================================================
-# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not PPO itself: argument checks, the run folder
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not the algorithm: argument checks, the run folder
 # and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
 # total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
 # own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
@@ -553,7 +553,8 @@ class Run:
             synchronize_fn(*arrays)
             self.phase_ends[phase] = time.perf_counter()
 
-    def log_iteration(self, global_step, lr, losses: dict, finished_return_sum, finished_length_sum, finished_count):
+    def log_iteration(self, global_step, charts: dict, losses: dict, finished_return_sum, finished_length_sum,
+                      finished_count):
         """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
         if self.stopped_by:  # the handler's exit was swallowed by the code it interrupted (seen in torch.compile)
             sys.exit(128 + self.stopped_by)
@@ -561,7 +562,8 @@ class Run:
         if finished_count > 0:
             add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
             add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
-        add_scalar("charts/learning_rate", lr, global_step)
+        for name, value in charts.items():  # the algorithm's own: PPO's learning rate
+            add_scalar(f"charts/{name}", value, global_step)
         add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
         for name, value in losses.items():
             add_scalar(f"losses/{name}", value, global_step)

@@ -95,10 +95,10 @@ def test_a_nan_explained_variance_is_logged_and_a_nan_loss_stops_the_run_with_ex
     losses = dict.fromkeys(ppo_linen.LossInfo._fields, 0.5)
     try:
         run.start_iteration(0)
-        run.log_iteration(64, 2.5e-4, {**losses, "explained_variance": math.nan}, 0.0, 0.0, 0.0)
+        run.log_iteration(64, {"learning_rate": 2.5e-4}, {**losses, "explained_variance": math.nan}, 0.0, 0.0, 0.0)
         run.start_iteration(1)
         with pytest.raises(SystemExit) as stop:
-            run.log_iteration(128, 2.5e-4, {**losses, "value_loss": math.inf, "explained_variance": 0.5}, 0.0, 0.0, 0.0)
+            run.log_iteration(128, {"learning_rate": 2.5e-4}, {**losses, "value_loss": math.inf, "explained_variance": 0.5}, 0.0, 0.0, 0.0)
     finally:
         run.close()
         for signum, handler in handlers.items():
