@@ -31,7 +31,7 @@ Rules that keep the suite inside the budget:
   count every compilation a script asks for.
 - The fresh-process runs start in the background, one at a time, as soon as the tests are
   collected: a test marked `background(kind)` starts the shared run of that kind (a SharedRuns
-  method: smoke, cli, profiled, diverged, interrupted, unknown_env, learning, in that order) with
+  method, in BACKGROUND's order: PPO's and DQN's smoke runs first, the learning runs last) with
   its parameters (script, signame) there (the learning tests run last). They use one core for most
   of the session while the tests in this process use the other; the tests that read no shared run
   go first, those that read one after them, so that this process seldom waits for a run.
@@ -47,7 +47,11 @@ from helpers import SharedRuns
 
 SHARED = {}
 # the kinds of background runs (SharedRuns methods), in the order they start
-BACKGROUND = ["smoke", "cli", "profiled", "diverged", "interrupted", "unknown_env", "learning"]
+BACKGROUND = [
+    "smoke", "dqn_smoke", "cli", "profiled", "dqn_explore", "diverged", "interrupted", "unknown_env", "learning",
+    "dqn_learning",
+]
+LEARNING = {"learning", "dqn_learning"}
 
 
 def shared():
@@ -76,7 +80,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     """The tests that read no shared run first, while the background runs start; then those that read one (by then
     most have finished); the learning tests last, so that their background runs overlap with every other test."""
-    items.sort(key=lambda item: (background_kind(item) == "learning", "shared_runs" in item.fixturenames))
+    items.sort(key=lambda item: (background_kind(item) in LEARNING, "shared_runs" in item.fixturenames))
 
 
 def pytest_collection_finish(session):

@@ -66,7 +66,9 @@ GYMNASIUM_SCRIPTS = ["ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py"]
 NATIVE_SCRIPTS = ["ppo_torch_native.py"]
 # what a script on three envs only says of another env id
 ENV_REFUSALS = {**dict.fromkeys(GYMNASIUM_SCRIPTS, "not one of the gymnax envs with a Gymnasium counterpart"),
-                **dict.fromkeys(NATIVE_SCRIPTS, "not one of the envs written in torch here")}
+                **dict.fromkeys(NATIVE_SCRIPTS, "not one of the envs written in torch here"),
+                **dict.fromkeys(["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py"],
+                                "not one of the gymnax envs with a Gymnasium counterpart")}
 # the scripts that never import torch
 JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py",
                "ppo_linen_gymnasium.py", "ppo_linen_scan.py"]
@@ -80,6 +82,70 @@ FAMILIES = {
     "gymnasium": GYMNASIUM_SCRIPTS,
     "native": NATIVE_SCRIPTS,
 }
+# the DQN scripts (CleanRL's CartPole-v1 DQN in four designs) and the compile mode each names by default
+DQN_COMPILE_MODE = {
+    "dqn_torch_gymnasium.py": "eager", "dqn_linen_gymnasium.py": "jit", "dqn_torch.py": "env-jit", "dqn_linen.py": "jit",
+}
+DQN_SCRIPTS = list(DQN_COMPILE_MODE)
+DQN_GYMNAX_SCRIPTS = ["dqn_torch.py", "dqn_linen.py"]  # the others run on Gymnasium (NumPy, CPU) envs
+# the smallest DQN config that runs every part of the loop: 4 iterations of 500 transitions, gradient steps from
+# transition 601 (none in iteration 0), target syncs every 100, epsilon down to its end over the first 1,000
+DQN_TINY = [
+    "--total-timesteps", "2000", "--iteration-steps", "500", "--learning-starts", "600", "--buffer-size", "1000",
+    "--batch-size", "32", "--target-network-frequency", "100",
+]
+DQN_TAGS = {
+    "charts/episodic_return", "charts/episodic_length", "charts/epsilon", "charts/SPS", "losses/td_loss",
+    "losses/q_values", "time/iteration", "time/startup", "time/total", "memory/peak_rss_bytes",
+}
+# every value a DQN script's check_args must refuse, and the edges of its ranges (all allowed)
+DQN_BAD_VALUES = [
+    (["--learning-rate", "0"], "--learning-rate must be positive"),
+    (["--learning-rate", "nan"], "--learning-rate must be positive"),
+    (["--total-timesteps", "0"], "--total-timesteps must be positive"),
+    (["--num-envs", "-1"], "--num-envs must be positive"),
+    (["--buffer-size", "0"], "--buffer-size must be positive"),
+    (["--batch-size", "0"], "--batch-size must be positive"),
+    (["--train-frequency", "0"], "--train-frequency must be positive"),
+    (["--target-network-frequency", "0"], "--target-network-frequency must be positive"),
+    (["--iteration-steps", "0"], "--iteration-steps must be positive"),
+    (["--learning-starts", "-1"], "--learning-starts must be >= 0"),
+    (["--gamma", "0"], "--gamma must be in (0, 1]"),
+    (["--tau", "1.5"], "--tau must be in (0, 1]"),
+    (["--exploration-fraction", "0"], "--exploration-fraction must be in (0, 1]"),
+    (["--start-e", "1.5"], "--start-e must be in [0, 1]"),
+    (["--end-e", "-0.1"], "--end-e must be in [0, 1]"),
+    (["--buffer-size", "64"], "--buffer-size 64 is smaller than one batch (--batch-size 128)"),
+    (["--learning-starts", "500000"], "--learning-starts 500000 is not below --total-timesteps 500000"),
+    (["--total-timesteps", "15000"], "must be a multiple of --iteration-steps 10000"),
+    (["--num-envs", "3"], "and that of --num-envs 3"),
+    (["--num-envs", "200", "--buffer-size", "128"], "--buffer-size 128 is smaller than one step's transitions"),
+    (["--sync-timing"], "--sync-timing: an iteration"),
+]
+DQN_BOUNDARY_VALUES = [
+    "--gamma", "1", "--tau", "1", "--exploration-fraction", "1", "--start-e", "0", "--end-e", "0", "--learning-starts",
+    "0", "--buffer-size", "128", "--num-envs", "125",
+]
+# the DQN scripts' bad command lines (as BAD_COMMAND_LINES)
+DQN_BAD_COMMAND_LINES = {
+    "buffer below a batch": (
+        ["--buffer-size", "64", "--log-dir", "{log_dir}"], "--buffer-size 64 is smaller than one batch", None,
+    ),
+    "learning starts beyond the total": (
+        ["--learning-starts", "600000", "--log-dir", "{log_dir}"], "is not below --total-timesteps", None,
+    ),
+    "no envs": (["--num-envs", "0", "--log-dir", "{log_dir}"], "--num-envs must be positive", None),
+    "log dir under a file": (["--log-dir", "{file}/runs"], "cannot create the run folder {file}/runs/", None),
+    "unknown env": (["--env-id", "NoSuchEnv-v0", "--log-dir", "{log_dir}"], "unknown env", None),
+    "continuous actions": (["--env-id", "Pendulum-v1", "--log-dir", "{log_dir}"], "continuous action space", None),
+    "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
+}
+# the DQN learning run: the default config (epsilon's decay over half of it) in fewer transitions, seed 1; the mean of
+# its last 5 iterations' episodic returns must reach DQN_LEARNED_RETURN (a random policy gets ~22)
+DQN_LEARNING_TIMESTEPS = 200000
+DQN_LEARNED_RETURN = 300
+# a DQN run at an absurd learning rate: the first gradient step (iteration 1) is finite, the next ones are not
+DQN_DIVERGING = [*DQN_TINY[2:], "--total-timesteps", "10000", "--learning-rate", "1e30"]
 PROBE = os.path.join(ROOT, "tests", "probe.py")
 CLI_PROBE = os.path.join(ROOT, "tests", "cli_probe.py")
 # (argv, what the error names): every value check_args must refuse
@@ -246,14 +312,18 @@ class SharedRuns:
         return Run(result, run_dir, scalars, texts, record)
 
     def interrupt(self, folder, script, signame, profile):
-        """`script` on TINY for 2000 iterations, sent `signame` once it prints its first iteration (with `profile`: run
-        with --profile and sent it in iteration 9, one of the profiled 8-10, once it prints iteration 8's line): the
-        result's stdout holds that line (empty if it never came), its stderr all the script wrote there."""
+        """`script` on TINY for 2000 iterations (a DQN script: DQN_TINY's iterations, 2000 of them), sent `signame`
+        once it prints its first iteration (with `profile`: run with --profile and sent it in iteration 9, one of the
+        profiled 8-10, once it prints iteration 8's line): the result's stdout holds that line (empty if it never
+        came), its stderr all the script wrote there."""
         os.makedirs(folder)
         profiling, line_start = (["--profile"], "iteration 9/") if profile else ([], "iteration ")
         with open(os.path.join(folder, "stderr"), "w+") as stderr:
+            long_run = [*TINY, "--num-iterations", "2000"]
+            if script in DQN_SCRIPTS:
+                long_run = [*DQN_TINY[2:], "--total-timesteps", "1000000"]
             process = subprocess.Popen(
-                [sys.executable, os.path.join(ROOT, script), *TINY, "--num-iterations", "2000", *profiling,
+                [sys.executable, os.path.join(ROOT, script), *long_run, *profiling,
                  "--log-dir", folder, "--run-name", "run"], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True,
             )
             self.processes.add(process)
@@ -274,8 +344,10 @@ class SharedRuns:
         return None if background else future.result()
 
     def diverged(self, script: str, background: bool = False) -> Run | None:
-        """A run at an absurd learning rate (DIVERGING, 20 iterations at most), whatever its exit status."""
-        return self.get(script, *DIVERGING, "--num-iterations", "20", background=background, check=False)
+        """A run at an absurd learning rate (DIVERGING or DQN_DIVERGING, 20 iterations at most), whatever its exit
+        status."""
+        args = DQN_DIVERGING if script in DQN_SCRIPTS else [*DIVERGING, "--num-iterations", "20"]
+        return self.get(script, *args, background=background, check=False)
 
     def unknown_env(self, script: str, background: bool = False) -> Run | None:
         """The script asked for an env that does not exist (NoSuchEnv-v0), whatever its exit status."""
@@ -317,6 +389,19 @@ class SharedRuns:
         return self.get(script, *args, background=background)
 
 
+    def dqn_smoke(self, script: str, background: bool = False) -> Run | None:
+        """Each DQN script's one fast run: DQN_TINY, CartPole, its default mode, seed 1, probed."""
+        return self.get(script, *DQN_TINY, probe=True, background=background)
+
+    def dqn_explore(self, script: str, background: bool = False) -> Run | None:
+        """DQN_TINY with epsilon 1 throughout (every action random: the network never chooses one), profiled."""
+        return self.get(script, *DQN_TINY, "--start-e", "1", "--end-e", "1", "--profile", background=background)
+
+    def dqn_learning(self, script: str, background: bool = False) -> Run | None:
+        """The DQN learning run: the default config over DQN_LEARNING_TIMESTEPS, seed 1."""
+        return self.get(script, "--total-timesteps", str(DQN_LEARNING_TIMESTEPS), background=background)
+
+
 class CliProbe(NamedTuple):
     report: dict  # what tests/cli_probe.py reported for the script
     folder: str  # holds "file", a regular file; "runs", the log dir the command lines name, must stay uncreated
@@ -328,30 +413,44 @@ class CliProbe(NamedTuple):
 
 def frameworks(script: str) -> str:
     """What the script runs on the device: JAX alone, torch alone (on Gymnasium envs or its own) or both (on gymnax)."""
+    if script in DQN_SCRIPTS:
+        return {"dqn_torch_gymnasium.py": "torch", "dqn_torch.py": "torch+jax"}.get(script, "jax")
     if script in JAX_SCRIPTS:
         return "jax"
     return "torch" if script in GYMNASIUM_SCRIPTS + NATIVE_SCRIPTS else "torch+jax"
 
 
+def bad_values(script: str) -> list:
+    """The (argv, what the error names) that the script's check_args must refuse."""
+    return DQN_BAD_VALUES if script in DQN_SCRIPTS else BAD_VALUES
+
+
+def command_lines(script: str) -> dict:
+    """The bad command lines of the script's algorithm (BAD_COMMAND_LINES or DQN_BAD_COMMAND_LINES)."""
+    return DQN_BAD_COMMAND_LINES if script in DQN_SCRIPTS else BAD_COMMAND_LINES
+
+
 def bad_command_lines(script: str) -> list[str]:
-    """The names of the BAD_COMMAND_LINES that apply to the script."""
-    return [name for name, (_, _, scripts) in BAD_COMMAND_LINES.items() if scripts is None or script in scripts]
+    """The names of the bad command lines that apply to the script."""
+    return [name for name, (_, _, scripts) in command_lines(script).items() if scripts is None or script in scripts]
 
 
 def run_cli_probe(root: str) -> dict:
-    """tests/cli_probe.py over every script in one fresh process, their folders under `root`: {script: CliProbe}."""
+    """tests/cli_probe.py over every script (PPO's and DQN's) in one fresh process, their folders under `root`:
+    {script: CliProbe}."""
     cases, folders = {}, {}
-    for script in SCRIPTS:
+    for script in SCRIPTS + DQN_SCRIPTS:
         folders[script] = folder = os.path.join(root, script[: -len(".py")])
         os.makedirs(folder)
         with open(os.path.join(folder, "file"), "w") as file:
             file.write("a file, not a folder")
         values = {"file": os.path.join(folder, "file"), "log_dir": os.path.join(folder, "runs")}
         cases[os.path.join(ROOT, script)] = {
-            "frameworks": frameworks(script), "bad_argvs": [argv for argv, _ in BAD_VALUES],
-            "boundary_argv": BOUNDARY_VALUES, "pinned_mode": PINNED_MODE.get(script),
+            "frameworks": frameworks(script), "bad_argvs": [argv for argv, _ in bad_values(script)],
+            "boundary_argv": DQN_BOUNDARY_VALUES if script in DQN_SCRIPTS else BOUNDARY_VALUES,
+            "pinned_mode": PINNED_MODE.get(script),
             "command_lines": [
-                {"argv": [arg.format(**values) for arg in BAD_COMMAND_LINES[name][0]],
+                {"argv": [arg.format(**values) for arg in command_lines(script)[name][0]],
                  "skip_on_gpu": name in SKIPPED_ON_A_GPU}
                 for name in bad_command_lines(script)
             ],
@@ -360,7 +459,7 @@ def run_cli_probe(root: str) -> dict:
                             text=True, timeout=600)
     assert result.returncode == 0 and result.stdout, result.stderr[-3000:]
     reports = json.loads(result.stdout)
-    return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script]) for script in SCRIPTS}
+    return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script]) for script in SCRIPTS + DQN_SCRIPTS}
 
 
 def read_run(run_dir: str) -> tuple[dict, dict]:

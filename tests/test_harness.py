@@ -9,7 +9,7 @@ import signal
 import pytest
 
 import ppo_linen
-from helpers import ROOT, SCRIPTS, read_run
+from helpers import DQN_SCRIPTS, ROOT, SCRIPTS, read_run
 
 BANNER_RULE = "# " + "=" * 118
 # the harness's functions and classes; those that each framework (or env backend) writes its own way are allowed to
@@ -47,7 +47,7 @@ class Sections:
         return {node.name: self.segment(node) for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
-SECTIONS = {script: Sections(script) for script in SCRIPTS}
+SECTIONS = {script: Sections(script) for script in SCRIPTS + DQN_SCRIPTS}  # PPO's and DQN's: one harness
 
 
 def test_every_script_has_the_same_banner_and_starts_its_run_the_same_way():
@@ -62,7 +62,7 @@ def test_every_script_has_the_same_banner_and_starts_its_run_the_same_way():
     assert 'if __name__ == "__main__":\n    run = Run(tyro.cli(Args))' in first.segment(first.below[-1])
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", SCRIPTS + DQN_SCRIPTS)
 def test_the_algorithm_and_main_are_above_the_banner_and_only_the_harness_below(script):
     sections = SECTIONS[script]
     above = sections.definitions(sections.above)

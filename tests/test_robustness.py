@@ -11,11 +11,13 @@ import sys
 import pytest
 
 from helpers import (
-    BAD_COMMAND_LINES, BAD_VALUES, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error,
-    bad_command_lines, frameworks, read_run,
+    DQN_SCRIPTS, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines, bad_values, command_lines,
+    frameworks, read_run,
 )
 
 LOSS_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/old_approx_kl"]
+DQN_LOSS_TAGS = ["losses/td_loss", "losses/q_values"]
+ALL_SCRIPTS = SCRIPTS + DQN_SCRIPTS
 # the fast subset runs the divergence and signal tests on one script: the stop on a NaN loss and the signal handlers
 # are the harness's Run, the same line for line in every script (tests/test_harness.py); the full suite runs every
 # script, SIGTERM too
@@ -28,7 +30,7 @@ def slow_unless_fast(cases):
     return [pytest.param(*case, marks=[] if case[0] in FAST else [pytest.mark.slow]) for case in cases]
 
 
-@pytest.fixture(params=SCRIPTS)
+@pytest.fixture(params=ALL_SCRIPTS)
 def probe(request, shared_runs):
     """The script and its report from the CLI probe, which checks every script in one process."""
     return request.param, shared_runs.cli()[request.param].report
@@ -36,8 +38,9 @@ def probe(request, shared_runs):
 
 @pytest.mark.background("cli")
 def test_check_args_refuses_every_bad_value(probe):
-    _, report = probe
-    for (argv, expected), reason in zip(BAD_VALUES, report["reasons"]):
+    script, report = probe
+    assert len(report["reasons"]) == len(bad_values(script))
+    for (argv, expected), reason in zip(bad_values(script), report["reasons"]):
         assert reason and expected in reason, (argv, reason)
 
 
@@ -48,13 +51,13 @@ def test_check_args_accepts_the_edges_of_every_range(probe):
 
 
 @pytest.mark.background("cli")
-@pytest.mark.parametrize("script,name", [(script, name) for script in SCRIPTS for name in bad_command_lines(script)])
+@pytest.mark.parametrize("script,name", [(script, name) for script in ALL_SCRIPTS for name in bad_command_lines(script)])
 def test_bad_command_line_exits_2_with_one_line_before_creating_anything(script, name, shared_runs):
     probe = shared_runs.cli()[script]
     outcome = probe.report["command_lines"][bad_command_lines(script).index(name)]
     if outcome.get("skipped"):
         pytest.skip("this machine has a GPU")
-    expected = BAD_COMMAND_LINES[name][1].format(file=os.path.join(probe.folder, "file"))
+    expected = command_lines(script)[name][1].format(file=os.path.join(probe.folder, "file"))
     if script in ENV_REFUSALS and name in ("unknown env", "continuous actions"):  # a script of three envs
         expected = ENV_REFUSALS[script]
     result = subprocess.CompletedProcess([], outcome["status"], "", outcome["stderr"])
@@ -99,7 +102,7 @@ def last_line(stderr: str) -> str:
 
 
 @pytest.mark.background("diverged")
-@pytest.mark.parametrize("script", slow_unless_fast([(script,) for script in SCRIPTS]))
+@pytest.mark.parametrize("script", slow_unless_fast([(script,) for script in ALL_SCRIPTS]))
 def test_diverged_run_exits_3_naming_the_iteration_and_keeps_the_iterations_before(script, shared_runs):
     run = shared_runs.diverged(script)
     result, run_dir = run.result, run.run_dir
@@ -112,14 +115,15 @@ def test_diverged_run_exits_3_naming_the_iteration_and_keeps_the_iterations_befo
     scalars, texts = read_run(run_dir)
     assert [step for step, _ in scalars["time/iteration"]] == list(range(diverged))
     assert "time/total" not in scalars and "hyperparameters" in texts
-    assert all(math.isfinite(value) for tag in LOSS_TAGS for _, value in scalars[tag][:-1])
-    assert not all(math.isfinite(scalars[tag][-1][1]) for tag in LOSS_TAGS)
+    loss_tags = DQN_LOSS_TAGS if script in DQN_SCRIPTS else LOSS_TAGS  # DQN's from its first gradient step on
+    assert all(math.isfinite(value) for tag in loss_tags for _, value in scalars[tag][:-1])
+    assert not all(math.isfinite(scalars[tag][-1][1]) for tag in loss_tags)
 
 
 @pytest.mark.background("interrupted")
 @pytest.mark.parametrize("script,signame", [  # the fast subset: FAST_SIGNALS
     pytest.param(script, signame, marks=[] if (script, signame) in FAST_SIGNALS else [pytest.mark.slow])
-    for script, signame in [(script, "SIGTERM") for script in SCRIPTS] + [(SCRIPTS[0], "SIGINT")]
+    for script, signame in [(script, "SIGTERM") for script in ALL_SCRIPTS] + [(SCRIPTS[0], "SIGINT")]
 ])
 def test_signal_closes_the_event_file_and_exits_128_plus_signal(script, signame, shared_runs):
     run = shared_runs.interrupted(script, signame)

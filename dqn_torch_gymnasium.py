@@ -1,0 +1,500 @@
+"""DQN (CleanRL-style, single file) in PyTorch (eager) on a Gymnasium vector env on the CPU: CleanRL's dqn.py design."""
+import time
+
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
+
+import functools
+import os
+from collections import namedtuple
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+import tyro
+
+HIDDEN_SIZES = (120, 84)  # CleanRL's Q-network for CartPole-v1
+
+
+@dataclass
+class Args:
+    # experiment
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (variant), used in the run name"""
+    seed: int = 1
+    """seed of parameters, environments, exploration and replay sampling"""
+    env_id: str = "CartPole-v1"
+    """CartPole-v1, Acrobot-v1 or MountainCar-v0: the gymnax envs with a Gymnasium counterpart (ENV HELPERS)"""
+    model_size: Literal["small"] = "small"
+    """the Q-network: small = CleanRL's, 120 and 84 ReLU units (the one size)"""
+    sync_timing: bool = False
+    """not here: an iteration interleaves acting and learning at every step, they cannot be timed apart"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    """where to run: auto (GPU if present), cpu or gpu"""
+    log_dir: str = "runs"
+    """TensorBoard root folder"""
+    run_name: str = ""
+    """run folder name (default: {env_id}__{exp_name}__{model_size}__{seed}__{unix time})"""
+
+    # algorithm: CleanRL's dqn.py, its names and defaults; every count and frequency in transitions (all envs')
+    total_timesteps: int = 500000
+    """the number of transitions to train on"""
+    learning_rate: float = 2.5e-4
+    """the learning rate of the Adam optimizer"""
+    num_envs: int = 1
+    """the number of parallel environments"""
+    buffer_size: int = 10000
+    """the replay memory's capacity, in transitions"""
+    gamma: float = 0.99
+    """the discount factor"""
+    tau: float = 1.0
+    """the target network's update rate (1: a copy of the Q-network)"""
+    target_network_frequency: int = 500
+    """transitions between updates of the target network"""
+    batch_size: int = 128
+    """the number of transitions sampled from the replay memory per gradient step"""
+    start_e: float = 1.0
+    """the starting epsilon of epsilon-greedy exploration"""
+    end_e: float = 0.05
+    """the final epsilon"""
+    exploration_fraction: float = 0.5
+    """the fraction of total-timesteps over which epsilon falls from start-e to end-e"""
+    learning_starts: int = 10000
+    """transitions before the first gradient step"""
+    train_frequency: int = 10
+    """transitions between gradient steps"""
+    iteration_steps: int = 10000
+    """transitions per iteration: the unit of logging and timing (iteration 0 holds learning-starts' transitions)"""
+
+    @property
+    def num_iterations(self) -> int:
+        return self.total_timesteps // self.iteration_steps
+
+
+# ENV HELPERS: the env runs in NumPy on the CPU, and so does the replay memory; the agent reads what it needs
+# gymnax env id -> the Gymnasium env with the same dynamics, observations, rewards and time limit
+GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "MountainCar-v0": "MountainCar-v0"}
+
+
+def make_envs(env_id: str, num_envs: int) -> gym.vector.VectorEnv:
+    """`num_envs` envs stepped in turn, each reset within the step that ends its episode (same-step autoreset: a
+    truncated episode's final obs is at hand, as in gymnax)."""
+    same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    return gym.make_vec(GYMNASIUM_ENVS[env_id], num_envs=num_envs, vectorization_mode="sync", vector_kwargs=same_step)
+
+
+def flatten_obs(obs: np.ndarray) -> np.ndarray:
+    """Flatten each env's observation into a float32 vector."""
+    return obs.reshape(obs.shape[0], -1).astype(np.float32)
+
+
+def env_step(action: np.ndarray, envs: gym.vector.VectorEnv):
+    """Step every env: next obs, reward, terminated, truncated and the final obs (an ended env is already reset, its
+    final obs in info["final_obs"]; any other's is its next obs)."""
+    obs, reward, terminated, truncated, info = envs.step(action)
+    final_obs = obs.copy()
+    if "_final_obs" in info:
+        ended = info["_final_obs"]
+        final_obs[ended] = np.stack(info["final_obs"][ended])
+    return flatten_obs(obs), reward.astype(np.float32), terminated, truncated, flatten_obs(final_obs)
+
+
+EpisodeStats = namedtuple("EpisodeStats", "returns lengths finished_return_sum finished_length_sum finished_count")
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    return stats._replace(finished_return_sum=0.0, finished_length_sum=0.0, finished_count=0.0)
+
+
+def track_episodes(stats: EpisodeStats, reward: np.ndarray, done: np.ndarray) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, in NumPy on the host, where the env step is."""
+    returns, lengths = stats.returns + reward, stats.lengths + 1
+    return EpisodeStats(
+        returns=np.where(done, 0.0, returns), lengths=np.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + float(np.sum(np.where(done, returns, 0.0))),
+        finished_length_sum=stats.finished_length_sum + float(np.sum(np.where(done, lengths, 0))),
+        finished_count=stats.finished_count + float(np.sum(done)),
+    )
+
+
+# REPLAY MEMORY: preallocated NumPy arrays on the host (CleanRL's design), a ring written num_envs transitions at a time
+Transitions = namedtuple("Transitions", "obs next_obs actions rewards terminated")  # next_obs: final obs at an end
+
+
+class ReplayBuffer:
+    def __init__(self, capacity: int, obs_dim: int):
+        obs, next_obs = (np.zeros((capacity, obs_dim), np.float32) for _ in range(2))
+        rewards, terminated = (np.zeros(capacity, np.float32) for _ in range(2))
+        self.data = Transitions(obs, next_obs, np.zeros(capacity, np.int32), rewards, terminated)
+        self.position, self.size, self.capacity = 0, 0, capacity
+
+    def add(self, transitions: Transitions):
+        index = (self.position + np.arange(transitions.obs.shape[0])) % self.capacity
+        for stored, new in zip(self.data, transitions):
+            stored[index] = new
+        self.position = (self.position + len(index)) % self.capacity
+        self.size = min(self.size + len(index), self.capacity)
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> Transitions:
+        """A batch drawn uniformly, with replacement, from the stored transitions."""
+        index = rng.integers(self.size, size=batch_size)
+        return Transitions(*(stored[index] for stored in self.data))
+
+
+# SCHEDULES: every count is of transitions; g, the index of a transition, counts from 0
+def linear_schedule(start_e: float, end_e: float, duration: float, t: int) -> float:
+    """Epsilon at transition t: from start_e down to end_e over `duration` transitions, then end_e."""
+    slope = (end_e - start_e) / duration
+    return max(slope * t + start_e, end_e)
+
+
+def due(first: int, last: int, learning_starts: int, every: int) -> int:
+    """How many transitions g in [first, last] are past learning_starts with g % every == 0: CleanRL trains (and
+    updates the target network) after transition g when g > learning_starts and g is a multiple of the frequency."""
+    first = max(first, learning_starts + 1)
+    return last // every - (first - 1) // every if first <= last else 0
+
+
+# ACTING: epsilon-greedy per env, the coins and the random actions from the script's NumPy generator
+def act(obs: np.ndarray, epsilon: float, rng: np.random.Generator, num_actions: int, greedy_fn) -> np.ndarray:
+    """A random action with probability epsilon, else the greedy one; the Q-network runs only if some env needs it."""
+    explore, action = rng.random(obs.shape[0]) < epsilon, rng.integers(num_actions, size=obs.shape[0])
+    return action if explore.all() else np.where(explore, action, greedy_fn(obs))
+
+
+def select_device(choice: str) -> torch.device:
+    """The agent's device: the GPU (if present, for auto) or the CPU; the env runs on the CPU either way."""
+    if choice == "gpu" and not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device")
+    return torch.device("cuda" if choice == "gpu" or choice == "auto" and torch.cuda.is_available() else "cpu")
+
+
+# MODEL
+class QNetwork(nn.Module):
+    """An MLP from observation to one Q-value per action, ReLU between its layers; torch's default init (CleanRL's)."""
+
+    def __init__(self, obs_dim: int, action_dim: int):
+        super().__init__()
+        sizes = (obs_dim, *HIDDEN_SIZES)
+        layers = [layer for n_in, n_out in zip(sizes[:-1], sizes[1:]) for layer in (nn.Linear(n_in, n_out), nn.ReLU())]
+        self.network = nn.Sequential(*layers, nn.Linear(sizes[-1], action_dim))
+
+    def forward(self, x):
+        return self.network(x)
+
+
+def make_q_network(obs_dim: int, action_dim: int, device: torch.device) -> QNetwork:
+    """Build the Q-network; its parameters come from torch's global generator (seed it first)."""
+    return QNetwork(obs_dim, action_dim).to(device)
+
+
+# LOSS
+def td_loss(q_network: QNetwork, target_network: QNetwork, batch: Transitions, gamma: float):
+    """The mean squared TD error of the taken actions against r + gamma (1 - terminated) max_a Q_target(s', a), and
+    their mean Q-value (a truncated transition bootstraps: its next_obs is the final observation)."""
+    with torch.no_grad():
+        next_q = target_network(batch.next_obs).max(dim=-1).values
+        td_target = batch.rewards + gamma * (1.0 - batch.terminated) * next_q
+    q = q_network(batch.obs).gather(1, batch.actions.long()[:, None]).squeeze(1)
+    return torch.mean((td_target - q) ** 2), q.mean()
+
+
+# UPDATE
+def gradient_step(batch: Transitions, q_network: QNetwork, optimizer: torch.optim.Adam, loss_fn):
+    """One Adam step on a batch from the replay memory; the loss and mean Q-value, on the device."""
+    device = next(q_network.parameters()).device
+    loss, q = loss_fn(q_network, batch=Transitions(*(torch.from_numpy(x).to(device) for x in batch)))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.detach(), q.detach()
+
+
+@torch.no_grad()
+def update_target(target_network: QNetwork, q_network: QNetwork, tau: float):
+    for target, online in zip(target_network.parameters(), q_network.parameters()):
+        target.copy_(tau * online + (1.0 - tau) * target)
+
+
+@torch.no_grad()
+def greedy(obs: np.ndarray, q_network: QNetwork) -> np.ndarray:
+    """The greedy actions (a host read: the env is on the CPU)."""
+    device = next(q_network.parameters()).device
+    return torch.argmax(q_network(torch.from_numpy(obs).to(device)), dim=-1).cpu().numpy()
+
+
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is DQN
+def main(args: Args, run: "Run"):
+    torch_device = select_device(args.device)
+    torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as in JAX
+
+    # SEEDING: env i from --seed + i; NumPy's generator for exploration and replay sampling; torch's for parameters
+    rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)
+    envs = make_envs(args.env_id, args.num_envs)
+    obs = flatten_obs(envs.reset(seed=args.seed)[0])
+    num_actions = envs.single_action_space.n
+    q_network = make_q_network(obs.shape[1], num_actions, torch_device)
+    target_network = make_q_network(obs.shape[1], num_actions, torch_device)
+    target_network.load_state_dict(q_network.state_dict())
+    optimizer = torch.optim.Adam(q_network.parameters(), lr=args.learning_rate, fused=True)
+    buffer = ReplayBuffer(args.buffer_size, obs.shape[1])
+    stats = EpisodeStats(np.zeros(args.num_envs), np.zeros(args.num_envs, np.int64), 0.0, 0.0, 0.0)
+    greedy_fn = functools.partial(greedy, q_network=q_network)
+    loss_fn = functools.partial(td_loss, target_network=target_network, gamma=args.gamma)
+    duration, transitions = args.exploration_fraction * args.total_timesteps, 0
+
+    for iteration in range(args.num_iterations):
+        run.start_iteration(iteration)
+        stats = new_iteration_stats(stats)
+        sums, steps = torch.zeros(2, device=torch_device), 0
+        for _ in range(args.iteration_steps // args.num_envs):
+            # ACT, STEP, STORE
+            action = act(obs, linear_schedule(args.start_e, args.end_e, duration, transitions), rng, num_actions,
+                         greedy_fn)
+            next_obs, reward, terminated, truncated, final_obs = env_step(action, envs)
+            buffer.add(Transitions(obs, final_obs, action, reward, terminated))
+            stats = track_episodes(stats, reward, np.logical_or(terminated, truncated))
+            obs, first, transitions = next_obs, transitions, transitions + args.num_envs
+
+            # LEARN: the gradient steps and target update these transitions make due
+            for _ in range(due(first, transitions - 1, args.learning_starts, args.train_frequency)):
+                sums += torch.stack(gradient_step(buffer.sample(args.batch_size, rng), q_network, optimizer, loss_fn))
+                steps += 1
+            if due(first, transitions - 1, args.learning_starts, args.target_network_frequency):
+                update_target(target_network, q_network, args.tau)
+
+        # LOGGING: the one fetch of the iteration's losses (the episodes' sums are on the host already)
+        fetched = sums.tolist()
+        losses = {"td_loss": fetched[0] / steps, "q_values": fetched[1] / steps} if steps else {}
+        epsilon = linear_schedule(args.start_e, args.end_e, duration, transitions - args.num_envs)
+        run.log_iteration(transitions, {"epsilon": epsilon}, losses, *stats[2:])
+    envs.close()
+    run.finish(peak_device_bytes(torch_device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not the algorithm: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict
+
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("total_timesteps", "num_envs", "buffer_size", "target_network_frequency", "batch_size", "train_frequency",
+              "iteration_steps")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate",)),
+        ("must be >= 0", lambda value: value >= 0, ("learning_starts",)),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "tau", "exploration_fraction")),
+        ("must be in [0, 1]", lambda value: 0 <= value <= 1, ("start_e", "end_e")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    if args.buffer_size < args.batch_size:
+        return f"--buffer-size {args.buffer_size} is smaller than one batch (--batch-size {args.batch_size})"
+    if args.buffer_size < args.num_envs:
+        return f"--buffer-size {args.buffer_size} is smaller than one step's transitions (--num-envs {args.num_envs})"
+    if args.learning_starts >= args.total_timesteps:
+        return f"--learning-starts {args.learning_starts} is not below --total-timesteps {args.total_timesteps}"
+    if args.total_timesteps % args.iteration_steps or args.iteration_steps % args.num_envs:
+        return (f"--total-timesteps {args.total_timesteps} must be a multiple of --iteration-steps "
+                f"{args.iteration_steps}, and that of --num-envs {args.num_envs}")
+    if args.sync_timing:
+        return "--sync-timing: an iteration acts and learns at every step here; they cannot be timed apart"
+    if args.env_id not in GYMNASIUM_ENVS:
+        return (
+            f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
+            f" ({', '.join(GYMNASIUM_ENVS)})"
+        )
+    try:
+        select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to torch"
+    return None
+
+
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
+
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
+
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("torch", "gymnasium", "numpy", "tensorboard")
+    compile_mode, device = "eager", select_device(args.device)
+    device_name = f"gpu: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else "cpu: cpu"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A torch.profiler trace (ops and Python stacks), written into `run_dir` on exit (Perfetto, chrome://tracing)."""
+    trace_handler = torch.profiler.tensorboard_trace_handler(run_dir, use_gzip=True)
+    return torch.profiler.profile(with_stack=True, on_trace_ready=trace_handler)
+
+
+def peak_device_bytes(torch_device: torch.device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): torch's; None on the CPU."""
+    return torch.cuda.max_memory_allocated(torch_device) if torch_device.type == "cuda" else None
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident memory: Linux's VmHWM (ru_maxrss there keeps the parent's peak), elsewhere ru_maxrss."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        if reason := check_args(args):
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, charts: dict, losses: dict, finished_return_sum, finished_length_sum,
+                      finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        if self.stopped_by:  # the handler's exit was swallowed by the code it interrupted (seen in torch.compile)
+            sys.exit(128 + self.stopped_by)
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        for name, value in charts.items():  # the algorithm's own: PPO's learning rate
+            add_scalar(f"charts/{name}", value, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / max(finished_count, 1)
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.profiling.close()
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
+        if peak_bytes is not None:
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        self.stopped_by = signal.Signals(signum)
+        print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.profiling.close()  # a run stopped in its profiled iterations still writes its trace
+        self.writer.writer.close()
+        if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
+            sys.exit(128 + self.stopped_by)
+
+
+if __name__ == "__main__":
+    run = Run(tyro.cli(Args))
+    try:
+        main(run.args, run)
+    finally:
+        run.close()

@@ -1,0 +1,213 @@
+"""The four DQN scripts: one algorithm (CleanRL's CartPole-v1 DQN), the same TD loss and gradients, the same schedules,
+the same stored transitions within each env backend, every tag logged, one host fetch per iteration on gymnax, and
+learning. Bad input, divergence and signals: tests/test_robustness.py; the shared harness: tests/test_harness.py."""
+import collections
+import glob
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+import dqn_linen
+import dqn_linen_gymnasium
+import dqn_torch
+import dqn_torch_gymnasium
+from helpers import (
+    DQN_COMPILE_MODE, DQN_GYMNAX_SCRIPTS, DQN_LEARNED_RETURN, DQN_LEARNING_TIMESTEPS, DQN_SCRIPTS, DQN_TAGS, ROOT,
+    auto_device, final_return, table,
+)
+
+TORCH_MODULES = [dqn_torch_gymnasium, dqn_torch]
+JAX_MODULES = [dqn_linen_gymnasium, dqn_linen]
+GYMNASIUM_PAIR = ["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py"]
+# DQN_TINY: 4 iterations of 500 transitions, gradient steps from transition 601, epsilon over the first 1,000
+TINY_STEPS, TINY_ITERATIONS, TINY_LEARNING_STARTS, TINY_DURATION = 500, 4, 600, 1000
+
+
+# SCHEDULES: CleanRL's loop, transition by transition, is the reference
+def cleanrl_due(total: int, learning_starts: int, every: int) -> list[int]:
+    """The transitions after which CleanRL's dqn.py acts (trains, or updates its target): g > learning_starts and
+    g % every == 0."""
+    return [g for g in range(total) if g > learning_starts and g % every == 0]
+
+
+@pytest.mark.parametrize("num_envs", [1, 3, 16, 40])
+def test_gradient_steps_and_target_syncs_fall_due_as_in_cleanrls_loop_for_any_number_of_envs(num_envs):
+    total, learning_starts = 2400, 250
+    for every in (1, 4, 10, 25, 500):
+        expected = cleanrl_due(total, learning_starts, every)
+        for module in TORCH_MODULES + JAX_MODULES:
+            counts = [int(module.due(first, first + num_envs - 1, learning_starts, every))
+                      for first in range(0, total, num_envs)]
+            assert sum(counts) == len(expected), (module.__name__, every)
+            # each step of num_envs transitions counts those of its own transitions that fall due
+            assert counts == [sum(first <= g < first + num_envs for g in expected) for first in range(0, total, num_envs)]
+
+
+def test_epsilon_falls_linearly_to_its_end_over_the_exploration_fraction_then_stays_in_every_script():
+    duration = 0.5 * 500000
+    for t, expected in [(0, 1.0), (125000, 0.525), (249999, 0.05 + 0.95 / duration), (250000, 0.05), (499999, 0.05)]:
+        for module in TORCH_MODULES + JAX_MODULES:
+            assert float(module.linear_schedule(1.0, 0.05, duration, t)) == pytest.approx(expected, rel=1e-6)
+
+
+# LOSS: identical weights, target weights and batch in the four scripts
+def torch_and_linen_networks(seed: int, obs_dim: int = 4, action_dim: int = 2):
+    """A torch Q-network (torch's init, seeded) and the same weights as Linen parameters."""
+    torch.manual_seed(seed)
+    network = dqn_torch.make_q_network(obs_dim, action_dim, torch.device("cpu"))
+    linears = [layer for layer in network.network if isinstance(layer, torch.nn.Linear)]
+    params = {"params": {f"Dense_{i}": {"kernel": jnp.asarray(layer.weight.detach().numpy().T),
+                                        "bias": jnp.asarray(layer.bias.detach().numpy())}
+                         for i, layer in enumerate(linears)}}
+    return network, params
+
+
+def numpy_q(params: dict, obs: np.ndarray) -> np.ndarray:
+    layers = [params["params"][f"Dense_{i}"] for i in range(3)]
+    x = obs.astype(np.float64)
+    for i, layer in enumerate(layers):
+        x = x @ np.asarray(layer["kernel"], np.float64) + np.asarray(layer["bias"], np.float64)
+        x = np.maximum(x, 0) if i < 2 else x
+    return x
+
+
+def test_td_loss_and_every_gradient_agree_across_the_four_scripts_and_with_the_textbook_target():
+    rng = np.random.default_rng(0)
+    batch_size, gamma = 128, 0.99
+    obs, next_obs = rng.normal(size=(2, batch_size, 4)).astype(np.float32)
+    actions = rng.integers(2, size=batch_size).astype(np.int32)
+    rewards = rng.normal(size=batch_size).astype(np.float32)
+    terminated = (rng.random(batch_size) < 0.3).astype(np.float32)
+    arrays = (obs, next_obs, actions, rewards, terminated)
+    q_network, params = torch_and_linen_networks(1)
+    target_network, target_params = torch_and_linen_networks(2)
+
+    # the textbook: r + gamma (1 - terminated) max_a Q_target(s', a), no bootstrap past a termination
+    td_target = rewards + gamma * (1 - terminated) * numpy_q(target_params, next_obs).max(axis=1)
+    q = numpy_q(params, obs)[np.arange(batch_size), actions]
+    expected_loss, expected_q = np.mean((td_target - q) ** 2), np.mean(q)
+
+    results = {}
+    for module in TORCH_MODULES:
+        q_network.zero_grad()
+        batch = module.Transitions(*(torch.from_numpy(array) for array in arrays))
+        loss, q_mean = module.td_loss(q_network, target_network, batch, gamma)
+        loss.backward()
+        grads = [p.grad.numpy() for p in q_network.parameters()]  # weight [out, in], bias, per layer
+        results[module.__name__] = (loss.item(), q_mean.item(), [g.T if g.ndim == 2 else g for g in grads])
+    for module in JAX_MODULES:
+        batch = module.Transitions(*(jnp.asarray(array) for array in arrays))
+        loss_fn = jax.value_and_grad(module.td_loss, has_aux=True)
+        (loss, q_mean), grads = loss_fn(params, target_params, module.QNetwork(2), batch, gamma)
+        layers = [grads["params"][f"Dense_{i}"] for i in range(3)]
+        results[module.__name__] = (float(loss), float(q_mean),
+                                    [np.asarray(layer[name]) for layer in layers for name in ("kernel", "bias")])
+    reference = results["dqn_torch"][2]
+    for name, (loss, q_mean, grads) in results.items():
+        assert loss == pytest.approx(expected_loss, rel=1e-4) and q_mean == pytest.approx(expected_q, rel=1e-4), name
+        for grad, expected in zip(grads, reference):
+            np.testing.assert_allclose(grad, expected, rtol=1e-4, atol=1e-6 * np.abs(expected).max(), err_msg=name)
+
+
+def test_linen_initialises_the_q_network_as_torch_does_uniform_in_one_over_root_fan_in():
+    q_network, params = dqn_linen.make_q_network(jax.random.PRNGKey(0), 4, 2)
+    for i, fan_in in enumerate((4, 120, 84)):
+        layer, bound = params["params"][f"Dense_{i}"], 1 / np.sqrt(fan_in)
+        kernel, bias = np.asarray(layer["kernel"]), np.asarray(layer["bias"])
+        assert np.abs(kernel).max() <= bound and np.abs(bias).max() <= bound
+        assert kernel.std() == pytest.approx(bound / np.sqrt(3), rel=0.2)  # uniform's, not a normal's of that bound
+
+
+def test_the_gymnax_pair_draws_the_same_exploration_from_the_same_key():
+    key = jax.random.PRNGKey(3)
+    ours, theirs = dqn_linen.draw_exploration(key, 50, 4, 3), dqn_torch.draw_exploration(key, 50, 4, 3)
+    for mine, other in zip(ours, theirs):
+        np.testing.assert_array_equal(mine, other)
+    assert set(np.unique(ours.random_actions)) == {0, 1, 2} and 0 <= ours.coins.min() and ours.coins.max() < 1
+
+
+# RUNS
+@pytest.mark.background("dqn_smoke")
+@pytest.mark.parametrize("script", DQN_SCRIPTS)
+def test_smoke_run_logs_every_tag_losses_from_the_first_gradient_step_and_epsilon_per_iteration(script, shared_runs):
+    """The probed DQN_TINY run: 4 iterations of 500 transitions; the first gradient step after transition 600."""
+    run = shared_runs.dqn_smoke(script)
+    scalars, texts = run.scalars, run.texts
+    assert set(scalars) == DQN_TAGS
+    assert [step for step, _ in scalars["time/iteration"]] == list(range(TINY_ITERATIONS))
+    steps = [TINY_STEPS * (i + 1) for i in range(TINY_ITERATIONS)]
+    assert [step for step, _ in scalars["charts/SPS"]] == steps
+    assert [step for step, _ in scalars["losses/td_loss"]] == steps[1:]  # none in iteration 0: no gradient step yet
+    # epsilon at the iteration's last transition
+    expected = [max(1.0 - 0.95 * (step - 1) / TINY_DURATION, 0.05) for step in steps]
+    assert [value for _, value in scalars["charts/epsilon"]] == pytest.approx(expected, rel=1e-6)
+    assert all(np.isfinite(value) and value >= 0 for _, value in scalars["losses/td_loss"])
+    system, hyperparameters = table(texts["system"]), table(texts["hyperparameters"])
+    assert system["compile_mode"] == DQN_COMPILE_MODE[script] and system["script"] == script
+    assert hyperparameters["total_timesteps"] == "2000" and hyperparameters["train_frequency"] == "10"
+
+
+def script_fetches(record: dict, script: str) -> collections.Counter:
+    """(method, line) of every host read the script itself makes, but a NumPy view of a CPU tensor (no copy, no wait)."""
+    return collections.Counter(
+        (f["method"], f["line"]) for f in record["fetches"]
+        if f["file"] == os.path.join(ROOT, script) and not f["nested"]
+        and not (f["method"] == "torch.Tensor.numpy" and f.get("device") == "cpu")
+    )
+
+
+@pytest.mark.background("dqn_smoke")
+@pytest.mark.parametrize("script", DQN_GYMNAX_SCRIPTS)
+def test_a_gymnax_script_reads_to_the_host_once_per_iteration(script, shared_runs):
+    record = shared_runs.dqn_smoke(script).record
+    outermost = [(f["method"], f["file"]) for f in record["fetches"] if not f["nested"]]
+    # dqn_linen.py: its jax.device_get; dqn_torch.py: its .tolist() (the actions cross to JAX as NumPy views)
+    views = [f for f in record["fetches"] if f["method"] == "torch.Tensor.numpy" and f.get("device") == "cpu"]
+    outermost = [fetch for fetch in outermost if fetch[0] != "torch.Tensor.numpy" or auto_device() != "cpu"]
+    method = "jax.device_get" if script == "dqn_linen.py" else "torch.Tensor.tolist"
+    assert outermost == [(method, os.path.join(ROOT, script))] * TINY_ITERATIONS
+    assert len(views) == (TINY_STEPS * TINY_ITERATIONS if script == "dqn_torch.py" and auto_device() == "cpu" else 0)
+
+
+@pytest.mark.background("dqn_smoke")
+@pytest.mark.parametrize("script", GYMNASIUM_PAIR)
+def test_a_gymnasium_script_reads_the_greedy_actions_once_per_step_at_most_and_the_losses_once_per_iteration(
+    script, shared_runs
+):
+    fetches = script_fetches(shared_runs.dqn_smoke(script).record, script)
+    per_iteration = {key: count for key, count in fetches.items() if count == TINY_ITERATIONS}
+    per_step = {key: count for key, count in fetches.items() if key not in per_iteration}
+    assert len(per_iteration) == 1 and len(per_step) <= 1, fetches
+    # the greedy read: on the steps where some env does not explore (epsilon from 1 down to 0.05 over 1,000 steps)
+    assert all(TINY_STEPS < count <= TINY_STEPS * TINY_ITERATIONS for count in per_step.values()), fetches
+
+
+@pytest.mark.slow
+@pytest.mark.background("dqn_explore")
+@pytest.mark.parametrize("script", ["dqn_torch_gymnasium.py", "dqn_torch.py"])
+def test_each_pair_stores_the_same_transitions_for_the_same_seed_and_profiles(script, shared_runs):
+    """Epsilon 1 throughout: every action is the exploration's, which both scripts of a pair draw alike (NumPy's
+    generator; the env's JAX keys), so the same episodes end at the same lengths with the same returns, iteration by
+    iteration; the Q-networks (each framework's init) never choose. --profile writes each script's trace."""
+    pair = GYMNASIUM_PAIR if script in GYMNASIUM_PAIR else DQN_GYMNAX_SCRIPTS  # the torch script's, then Linen's
+    runs = [shared_runs.dqn_explore(script) for script in pair]
+    for tag in ("charts/episodic_return", "charts/episodic_length"):
+        assert runs[0].scalars[tag] == runs[1].scalars[tag]
+    assert len(runs[0].scalars["charts/episodic_length"]) == TINY_ITERATIONS
+    for script, run in zip(pair, runs):
+        traces = glob.glob(os.path.join(run.run_dir, "*.pt.trace.json.gz"))
+        traces += glob.glob(os.path.join(run.run_dir, "plugins", "profile", "*", "*.xplane.pb"))
+        assert len(traces) == 1 and os.path.getsize(traces[0]) > 0, script
+
+
+@pytest.mark.slow
+@pytest.mark.background("dqn_learning")
+@pytest.mark.parametrize("script", DQN_SCRIPTS)
+def test_dqn_learns_cartpole(script, shared_runs):
+    run = shared_runs.dqn_learning(script)
+    assert final_return(run.scalars) >= DQN_LEARNED_RETURN, run.scalars["charts/episodic_return"][-5:]
+    assert len(run.scalars["time/iteration"]) == DQN_LEARNING_TIMESTEPS // 10000
