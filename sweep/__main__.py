@@ -41,7 +41,7 @@ def plan(path, cwd, command_line, *argv):
         slurm.check_tasks(sweep.options, sweep.selected)
         script = slurm.array_script(sweep.options, cli_options.ROOT, sys.executable)
         summary = slurm.tasks_summary(sweep.options, sweep.grid, sweep.estimator,
-                                      experiments.exp7_seeds(sweep.options.choices))
+                                      sweep.min_seeds)
         slurm.submit(sweep.options, script, summary)
         return 0
     sweep.refuse_oversized(os.environ)

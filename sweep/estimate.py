@@ -26,6 +26,14 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "torch-native": (4, 80, (180, 1900, 40000)),
     "torch-native-compile": (20, 20, (90, 1600, 40000)),
 }
+# exp8's DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, from seeds 1-3 of each at 500,000
+# transitions on CartPole-v1 (2026-11-25, AMD EPYC): the median steady iteration, start-up and iteration 0 in FIXED
+DQN_PRIOR = {
+    "dqn_torch_gymnasium": (3, 1500),
+    "dqn_linen_gymnasium": (6, 1500),
+    "dqn_torch": (5, 1800),
+    "dqn_linen": (6, 150),
+}
 SIZES = ("small", "medium", "large")
 # exp5's runs took 1.4-1.7x these figures at every N and in every class (1.54x in all) on a 2-core Intel Xeon
 # (results/cpu-2core-exp5), and Linen's again on a 2-core AMD EPYC (results/cpu-2core-exp6: 1.4-1.65x), so their
@@ -47,6 +55,11 @@ MEMORY = {  # family: (BASE MB, SAMPLE bytes, OBS bytes)
     "torch_gymnasium": (330, 1150, 0),
     "linen_gymnasium": (550, 420, 0),
     "torch_native": (290, 1100, 0),  # CartPole-v1 only, its observation in SAMPLE (2026-11-25: eager and --compile)
+    # exp8's DQN runs: a replay memory of 10,000 small transitions, so the process's base alone (2026-11-25, CartPole-v1:
+    # dqn_linen 645-686 MB, dqn_linen_gymnasium 374, dqn_torch 699, dqn_torch_gymnasium 327)
+    "dqn_jax": (350, 0, 0),
+    "dqn_torch": (650, 0, 0),
+    "dqn_torch_gymnasium": (300, 0, 0),
 }
 
 
@@ -79,6 +92,13 @@ def prior_ms(config: Config, iterations: int, num_steps: int, update_epochs: int
                 * (10 + update_epochs) // (100 * REFERENCE_BATCH * 20))
     prior = waves(config, parallel) * (fixed_s * 1000 + iterations * (loop_ms * num_steps // 256 + batch_ms))
     return prior * PRIOR_EXP5_PERCENT // 100 if config.exp == "exp5" else prior
+
+
+def dqn_prior_ms(config: Config, iterations: int, iteration_steps: int) -> int:
+    """The built-in rough cost of an exp8 DQN run in ms: its per-transition cost does not fall with more envs (on
+    a 2-core CPU the wider step costs about what the steps it replaces cost)."""
+    fixed_s, ms_per_10k = DQN_PRIOR[config.script]
+    return fixed_s * 1000 + iterations * ms_per_10k * iteration_steps // 10000
 
 
 def cost_group(config: Config) -> tuple:
@@ -131,6 +151,8 @@ def duration_text(seconds: int) -> str:
 
 
 def memory_family(script: str) -> str:
+    if script.startswith("dqn_"):
+        return "dqn_jax" if script in ("dqn_linen", "dqn_linen_gymnasium") else script
     if script in ("ppo_torch", "ppo_torch_compile"):
         return "torch"
     if script in ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native"):

@@ -23,7 +23,7 @@ OBS_SIZES = {
 }
 GRID_ENVS = tuple(OBS_SIZES)
 SIZES = ("small", "medium", "large")
-EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7")  # what --only accepts
+EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7", "exp8")  # what --only accepts
 GRIDS = ("study", "default")
 
 # The flag of every mode that is not its script's default.
@@ -118,6 +118,23 @@ DEFAULT_EXP7_LARGE_ITERATIONS = 12
 QUICK_EXP7_VARIANTS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"))
 QUICK_EXP7_ENVS = ("CartPole-v1",)
 QUICK_EXP7_SMALL_SEEDS = 2
+
+# exp8, DQN: does the framework matter more for DQN than for PPO? The four DQN scripts (CleanRL's CartPole-v1 DQN in
+# the four designs: torch and Linen on Gymnasium's NumPy env and on gymnax) on two envs with EXP8_SEEDS seeds (more
+# with --repeats), one env each; and dqn_linen.py at EXP8_WIDE_NUM_ENVS envs (as many transitions and gradient steps,
+# 16 x fewer steps of its compiled loop). The scripts' own workload (DQN_WORKLOAD), not PPO's.
+EXP8_VARIANTS = (("dqn_torch_gymnasium", "eager"), ("dqn_linen_gymnasium", "jit"), ("dqn_torch", "env-jit"),
+                 ("dqn_linen", "jit"))
+EXP8_ENVS = ("CartPole-v1", "Acrobot-v1")
+EXP8_WIDE = ("dqn_linen", "jit")
+EXP8_WIDE_NUM_ENVS = 16
+EXP8_SEEDS = 3
+QUICK_EXP8_ENVS = ("CartPole-v1",)
+QUICK_EXP8_SEEDS = 1
+# a DQN run's transitions, transitions per iteration and transitions before the first gradient step: CleanRL's 500,000
+# in 50 iterations of 10,000 (windows 0, 1-7 and 8-49; iteration 0 all learning-starts); --quick 10 iterations of 2,000
+DQN_WORKLOAD = (500000, 10000, 10000)
+QUICK_DQN_WORKLOAD = (20000, 2000, 2000)
 
 # The per-run workload: the scripts' defaults, every one passed explicitly to every run. --quick runs 10 iterations,
 # enough to fill the windows that plot.py reads (0, 1-7, 8-99), of a smaller workload (batch 32 x 32, 2 epochs x 4
@@ -280,7 +297,29 @@ def exp7_seeds(choices):
     return QUICK_EXP7_SMALL_SEEDS if choices.quick else EXP7_SMALL_SEEDS
 
 
+def exp8(choices):
+    """DQN (default grid): the four DQN scripts on EXP8_ENVS with one env, then the wide dqn_linen run per env (--quick:
+    CartPole-v1)."""
+    if choices.grid != "default":
+        return []
+    envs = QUICK_EXP8_ENVS if choices.quick else EXP8_ENVS
+    return [Config("exp8", script, mode, env, "small", num_envs, "async")
+            for env in envs
+            for (script, mode), num_envs in [*((variant, 1) for variant in EXP8_VARIANTS), (EXP8_WIDE,
+                                                                                            EXP8_WIDE_NUM_ENVS)]]
+
+
+def min_seeds(config, choices):
+    """The seeds a configuration runs at least, whatever --repeats: exp7's small async runs and exp8's runs give their
+    answer over seeds; every other run once per repeat."""
+    if config.exp == "exp7" and config.size == "small" and config.timing == "async":
+        return exp7_seeds(choices)
+    if config.exp == "exp8":
+        return QUICK_EXP8_SEEDS if choices.quick else EXP8_SEEDS
+    return 1
+
+
 def build_grid(choices):
-    """Every configuration of the grid, in run order: the warm-up runs, then exp1 to exp7."""
-    return [config for experiment in (warmup, exp1, exp2, exp3, exp4, exp5, exp6, exp7)
+    """Every configuration of the grid, in run order: the warm-up runs, then exp1 to exp8."""
+    return [config for experiment in (warmup, exp1, exp2, exp3, exp4, exp5, exp6, exp7, exp8)
             for config in experiment(choices)]

@@ -50,6 +50,9 @@ class Workload:
     exp5_iterations: int
     exp5_num_envs: tuple
     exp7_large_iterations: int
+    dqn_total_timesteps: int  # exp8's DQN runs: their transitions, transitions per iteration, learning starts
+    dqn_iteration_steps: int
+    dqn_learning_starts: int
 
     @classmethod
     def of(cls, quick, iterations=None, eager_iterations=None, exp5_iterations=None, exp7_large_iterations=None):
@@ -61,21 +64,25 @@ class Workload:
         return cls(iterations, eager_iterations or min(iterations, experiments.DEFAULT_EAGER_ITERATIONS), num_envs,
                    num_steps, epochs, minibatches, exp5_iterations or experiments.DEFAULT_EXP5_ITERATIONS,
                    experiments.QUICK_EXP5_NUM_ENVS if quick else experiments.EXP5_NUM_ENVS,
-                   exp7_large_iterations or min(iterations, experiments.DEFAULT_EXP7_LARGE_ITERATIONS))
+                   exp7_large_iterations or min(iterations, experiments.DEFAULT_EXP7_LARGE_ITERATIONS),
+                   *(experiments.QUICK_DQN_WORKLOAD if quick else experiments.DQN_WORKLOAD))
 
     def json(self) -> str:
         """workload.json's one line."""
         return json.dumps({**asdict(self), "exp5_num_envs": list(self.exp5_num_envs)})
 
     def accepts(self, recorded: dict) -> bool:
-        """Whether a folder's recorded workload is this one: the same, or the same from before exp5 (or exp7) joined
-        the grid (such a folder holds none of their runs, and gains their fields)."""
+        """Whether a folder's recorded workload is this one: the same, or the same from before exp5 (or exp7, or exp8)
+        joined the grid (such a folder holds none of their runs, and gains their fields)."""
         mine = json.loads(self.json())
-        before_exp7 = {key: value for key, value in mine.items() if key != "exp7_large_iterations"}
+        before_exp8 = {key: value for key, value in mine.items() if not key.startswith("dqn_")}
+        before_exp7 = {key: value for key, value in before_exp8.items() if key != "exp7_large_iterations"}
         before_exp5 = {key: value for key, value in before_exp7.items() if not key.startswith("exp5_")}
-        return recorded in (mine, before_exp7, before_exp5)
+        return recorded in (mine, before_exp8, before_exp7, before_exp5)
 
     def iterations_of(self, config: Config) -> int:
+        if config.exp == "exp8":
+            return self.dqn_total_timesteps // self.dqn_iteration_steps
         if config.exp == "exp5":
             return self.exp5_iterations
         if config.exp == "exp7" and config.size == "large":
@@ -93,11 +100,11 @@ class Run:
 
     @property
     def name(self) -> str:
-        """<exp>__<script>__<mode>__<env>__<size>[__n<N>][__a<N>][__sync]__<seed>: exp5 carries its N, exp6 its
-        number of agents, the synchronised runs of exp5 and exp7 "sync" (the other experiments have one timing)."""
+        """<exp>__<script>__<mode>__<env>__<size>[__n<N>][__a<N>][__sync]__<seed>: exp5 and exp8 carry their N, exp6
+        its number of agents, the synchronised runs of exp5 and exp7 "sync" (the other experiments have one timing)."""
         c = self.config
         parts = [c.exp, c.script, c.mode, c.env, c.size]
-        parts += [f"n{c.num_envs}"] * (c.exp == "exp5") + [f"a{c.agents}"] * (c.exp == "exp6")
+        parts += [f"n{c.num_envs}"] * (c.exp in ("exp5", "exp8")) + [f"a{c.agents}"] * (c.exp == "exp6")
         parts += ["sync"] * (c.exp in ("exp5", "exp7") and c.timing == "sync")
         return "__".join(parts + [str(self.seed)])
 
@@ -110,7 +117,7 @@ def config_of(name: str, num_envs: int) -> Config:
     """The configuration a run name stands for (the per-iteration number of envs, but exp5's, from the workload)."""
     fields = name.split("__")
     exp, script, mode, env, size = fields[:5]
-    if exp == "exp5":
+    if exp in ("exp5", "exp8"):
         return Config(exp, script, mode, env, size, int(fields[5][1:]), "sync" if len(fields) == 8 else "async")
     if exp == "exp6":
         return Config(exp, script, mode, env, size, num_envs, "async", int(fields[5][1:]))
@@ -124,6 +131,11 @@ def command(run: Run, workload: Workload, python: str, out: str, agent=None) -> 
     c = run.config
     argv = [python, f"{c.script}.py", *experiments.MODE_FLAGS.get((c.script, c.mode), ())]
     argv += ["--env-id", c.env, "--model-size", c.size, "--seed", str(run.seed if agent is None else agent)]
+    if c.exp == "exp8":  # DQN: the DQN workload
+        argv += ["--num-envs", str(c.num_envs), "--total-timesteps", str(workload.dqn_total_timesteps),
+                 "--iteration-steps", str(workload.dqn_iteration_steps), "--learning-starts",
+                 str(workload.dqn_learning_starts)]
+        return argv + ["--log-dir", f"{out}/runs/{c.exp}", "--run-name", run.name]
     argv += ["--num-seeds", str(c.agents)] * (c.mode == "scan") + ["--sync-timing"] * (c.timing == "sync")
     argv += ["--num-iterations", str(workload.iterations_of(c)), "--num-envs", str(c.num_envs), "--num-steps",
              str(workload.num_steps), "--update-epochs", str(workload.update_epochs), "--num-minibatches",
@@ -156,8 +168,8 @@ def describe(run: Run, workload: Workload, parallel: int) -> str:
     12 iterations"."""
     c = run.config
     what, seed = f"{c.exp} {c.script} {c.mode} {c.env} {c.size}", str(run.seed)
-    if c.exp == "exp5":
-        what += f" {c.num_envs} envs" + " sync" * (c.timing == "sync")
+    if c.exp in ("exp5", "exp8"):
+        what += f" {c.num_envs} env{'s' * (c.num_envs > 1)}" + " sync" * (c.timing == "sync")
     elif c.exp == "exp7" and c.timing == "sync":
         what += " sync"
     elif c.exp == "exp6":
@@ -169,15 +181,15 @@ def describe(run: Run, workload: Workload, parallel: int) -> str:
     return f"{what} seed {seed}, {workload.iterations_of(c)} iterations"
 
 
-def select(grid, repeats, small_seeds, only=None, pattern=None, shard=(1, 1)):
-    """The runs of the grid that the options select, in order: --repeats times the grid with seeds 1.. (exp7's small
-    async runs at least `small_seeds` times; exp6's groups seeds 1 + 1000 r onwards), then --only (the warm-up runs
-    stay), --filter on the run's name, --shard K/N of the runs but the warm-up runs, which go to every shard."""
+def select(grid, repeats, min_seeds, only=None, pattern=None, shard=(1, 1)):
+    """The runs of the grid that the options select, in order: --repeats times the grid with seeds 1.. (a configuration
+    at least min_seeds(config) times: exp7's small async runs, exp8's; exp6's groups seeds 1 + 1000 r onwards), then
+    --only (the warm-up runs stay), --filter on the run's name, --shard K/N of the runs but the warm-up runs, which go
+    to every shard."""
     selected, index, position = [], 0, 0
-    for repeat in range(max(repeats, small_seeds)):
+    for repeat in range(max([repeats, *map(min_seeds, grid)])):
         for config in grid:
-            small_async = config.exp == "exp7" and config.size == "small" and config.timing == "async"
-            if repeat >= repeats and not small_async:
+            if repeat >= repeats and repeat >= min_seeds(config):
                 continue
             index += 1
             if only and config.exp not in (only, "warmup"):

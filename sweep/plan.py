@@ -49,11 +49,16 @@ class Plan:
 
     def select(self, shard=None):
         options = self.options
-        runs = select(self.grid, options.repeats, experiments.exp7_seeds(options.choices), options.only,
+        runs = select(self.grid, options.repeats, self.min_seeds, options.only,
                       options.pattern, shard or options.shard)
         return [run for run in runs if run.name not in self.refused]
 
+    def min_seeds(self, config):
+        return experiments.min_seeds(config, self.options.choices)
+
     def prior_ms(self, config):
+        if config.exp == "exp8":
+            return estimate.dqn_prior_ms(config, self.workload.iterations_of(config), self.workload.dqn_iteration_steps)
         return estimate.prior_ms(config, self.workload.iterations_of(config), self.workload.num_steps,
                                  self.workload.update_epochs, self.parallel)
 

@@ -63,11 +63,11 @@ def array_script(options, root, python) -> str:
     return script.replace("@COMMAND@", options.command_line)  # last: the user's words replace nothing
 
 
-def tasks_summary(options, grid, estimator, small_seeds) -> str:
+def tasks_summary(options, grid, estimator, min_seeds) -> str:
     """'N tasks of R runs each (the warm-up runs in every task); the longest about T on a 2-core CPU'."""
     counts, longest = [], 0
     for task in range(1, options.slurm + 1):
-        runs = select(grid, options.repeats, small_seeds, options.only, options.pattern, (task, options.slurm))
+        runs = select(grid, options.repeats, min_seeds, options.only, options.pattern, (task, options.slurm))
         counts.append(len(runs))
         longest = max(longest, estimator.total_ms(run.config for run in runs))
     tasks, each = (f"{options.slurm} tasks", " each") if options.slurm > 1 else ("1 task", "")

@@ -48,6 +48,13 @@ BACKEND_VARIANTS = [("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_
                     ("ppo_linen_gymnasium", "jit"), ("ppo_torch_native", "eager")]
 CLASSIC_ONLY = ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native")  # CartPole, Acrobot, MountainCar
 REFERENCE_WORKLOAD = {"--num-envs": "32", "--num-steps": "256", "--update-epochs": "10", "--num-minibatches": "8"}
+# exp8, DQN: the four DQN scripts (one env) and dqn_linen at 16 envs, on two envs, seeds 1-3 whatever --repeats; the
+# DQN workload (CleanRL's 500,000 transitions, 50 iterations of 10,000)
+EXP8_VARIANTS = [("dqn_torch_gymnasium", "eager"), ("dqn_linen_gymnasium", "jit"), ("dqn_torch", "env-jit"),
+                 ("dqn_linen", "jit")]
+EXP8_ENVS = ["CartPole-v1", "Acrobot-v1"]
+DQN_WORKLOAD = {"--num-envs": None, "--total-timesteps": "500000", "--iteration-steps": "10000",
+                "--learning-starts": "10000"}
 QUICK_WORKLOAD = {"--num-envs": "32", "--num-steps": "32", "--update-epochs": "2", "--num-minibatches": "4"}
 # exp5, the number of envs: its variants (the "-vector" modes on Gymnasium's NumPy-vectorised env), envs and N
 EXP5_VARIANTS = [("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
@@ -106,6 +113,11 @@ def parse_dry_run(stdout):
         options = {word: argv[i + 1] for i, word in enumerate(argv[:-1]) if word.startswith("--")}
         flags = [word for word in argv if word in FLAGS]
         run_name = Path(options["--log-dir"]).name if exp == "exp6" else options["--run-name"]
+        if "--total-timesteps" in options:  # exp8's DQN runs: iterations of --iteration-steps transitions
+            iterations = int(options["--total-timesteps"]) // int(options["--iteration-steps"])
+            workload = {key: options[key] for key in DQN_WORKLOAD}
+        else:
+            iterations, workload = int(options["--num-iterations"]), {key: options[key] for key in REFERENCE_WORKLOAD}
         mode = run_name.split("__")[2]
         runs.append(
             {
@@ -120,8 +132,8 @@ def parse_dry_run(stdout):
                 "size": options["--model-size"],
                 "seed": int(options["--seed"].split("..")[0]),
                 "sync": "--sync-timing" in argv,
-                "iterations": int(options["--num-iterations"]),
-                "workload": {key: options[key] for key in REFERENCE_WORKLOAD},
+                "iterations": iterations,
+                "workload": workload,
                 "num_envs": int(options["--num-envs"]),
                 "vectorization": options.get("--vectorization"),
                 "log_dir": options["--log-dir"],
@@ -284,8 +296,8 @@ def test_exp5_runs_every_variant_at_every_number_of_envs_with_the_flags_its_name
         assert r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])}, r["line"]
         assert (r["flags"], r["size"], r["iterations"]) == ([], "small", 12), r["line"]
     assert len({r["run_name"] for r in exp5}) == len(exp5)
-    # the default grid holds the same runs, after exp1 to exp4 (and before exp6, the scan script's groups, and exp7)
-    default = [r for r in dry_run() if r["exp"] not in ("exp6", "exp7")]
+    # the default grid holds the same runs, after exp1 to exp4 (and before exp6, the scan script's groups, exp7, exp8)
+    default = [r for r in dry_run() if r["exp"] not in ("exp6", "exp7", "exp8")]
     assert [r["line"] for r in default if r["exp"] == "exp5"] == [r["line"] for r in exp5]
     assert [r["exp"] for r in default][-len(exp5):] == ["exp5"] * len(exp5)
 
@@ -317,7 +329,7 @@ def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
     assert all(r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])} for r in exp5)
     assert {r["iterations"] for r in exp5} == {12}
     # exp1 to exp4 (the scan variant's 3 in exp1), exp5
-    assert len([r for r in runs if r["exp"] not in ("exp6", "exp7")]) == 53 + 22
+    assert len([r for r in runs if r["exp"] not in ("exp6", "exp7", "exp8")]) == 53 + 22
 
 
 def estimate_seconds(*args, env=None, repo=REPO):
@@ -355,10 +367,34 @@ def test_exp7_runs_each_variant_at_each_size_on_its_envs_and_seeds_with_the_flag
         assert r["iterations"] == (12 if r["size"] == "large" else 100), r["line"]
         assert (r["workload"], r["num_envs"], r["agents"], r["flags"]) == (REFERENCE_WORKLOAD, 32, 1, []), r["line"]
     assert len({r["run_name"] for r in runs}) == len(runs)
-    # the default grid holds the same runs, last
-    default = dry_run()
+    # the default grid holds the same runs, last but exp8's (which follow each repeat's exp7 runs)
+    default = [r for r in dry_run() if r["exp"] != "exp8"]
     assert [r["line"] for r in default if r["exp"] == "exp7"] == [r["line"] for r in runs]
     assert [r["exp"] for r in default][-len(runs):] == ["exp7"] * len(runs)
+
+
+def exp8_name(script, mode, env, num_envs, seed):
+    return f"exp8__{script}__{mode}__{env}__small__n{num_envs}__{seed}"
+
+
+def test_exp8_runs_the_four_dqn_scripts_and_the_wide_linen_run_on_two_envs_with_three_seeds_and_dqns_workload():
+    runs = [r for r in dry_run("--only", "exp8") if r["exp"] == "exp8"]
+    expected = [(script, mode, env, 1) for env in EXP8_ENVS for script, mode in EXP8_VARIANTS]
+    expected += [("dqn_linen", "jit", env, 16) for env in EXP8_ENVS]
+    assert Counter((r["script"], r["mode"], r["env"], r["num_envs"]) for r in runs) == Counter(expected * 3)
+    assert sorted(Counter(r["seed"] for r in runs).items()) == [(1, 10), (2, 10), (3, 10)]
+    for r in runs:
+        assert r["run_name"] == exp8_name(r["script"], r["mode"], r["env"], r["num_envs"], r["seed"]), r["line"]
+        assert r["workload"] == {**DQN_WORKLOAD, "--num-envs": str(r["num_envs"])}, r["line"]
+        assert (r["iterations"], r["size"], r["flags"], r["sync"]) == (50, "small", [], False), r["line"]
+    assert len({r["run_name"] for r in runs}) == len(runs)
+    # --repeats adds seeds beyond 3 only; the study grid has no exp8; --quick one seed of CartPole-v1, 10 iterations
+    assert len([r for r in dry_run("--only", "exp8", "--repeats", "4") if r["exp"] == "exp8"]) == 40
+    assert "exp8" not in {r["exp"] for r in dry_run("--grid", "study")}
+    quick = [r for r in dry_run("--quick") if r["exp"] == "exp8"]
+    assert [(r["script"], r["env"], r["seed"], r["iterations"]) for r in quick] == [
+        (script, "CartPole-v1", 1, 10) for script, _ in [*EXP8_VARIANTS, ("dqn_linen", "jit")]]
+    assert {r["workload"]["--total-timesteps"] for r in quick} == {"20000"}
 
 
 def test_exp7_large_iterations_sets_only_exp7s_large_runs_and_never_above_iterations():
@@ -408,7 +444,7 @@ def test_exp6_is_in_the_default_grid_before_exp7():
     runs = dry_run()
     assert exp6_groups(runs) == expected_exp6(EXP6_SCAN_N, EXP6_PROCESS_N, EXP6_ENVS)
     assert sum(exp6_groups(runs).values()) == 28
-    exps = [r["exp"] for r in runs if r["exp"] != "exp7"]
+    exps = [r["exp"] for r in runs if r["exp"] not in ("exp7", "exp8")]
     assert exps[-28:] == ["exp6"] * 28 and [r["exp"] for r in runs].index("exp7") > exps.index("exp6")
     # per env, N ascending, the variants side by side at each N
     order = [(r["env"], r["agents"]) for r in runs if r["exp"] == "exp6"]
@@ -612,7 +648,8 @@ def test_eager_iterations_option_sets_only_the_eager_runs():
     assert {r["iterations"] for r in runs if (r["script"], r["mode"]) not in EAGER} == {50}
     assert {r["iterations"] for r in dry_run("--grid", "study", "--iterations", "7")} == {7}  # eager: min(10, 7)
     quick = dry_run("--quick", "--iterations", "3")
-    assert {r["iterations"] for r in quick if r["exp"] != "exp5"} == {3}
+    assert {r["iterations"] for r in quick if r["exp"] not in ("exp5", "exp8")} == {3}
+    assert {r["iterations"] for r in quick if r["exp"] == "exp8"} == {10}  # exp8's DQN workload is its own
     assert {r["iterations"] for r in quick if r["exp"] == "exp5"} == {12}  # exp5's own: --exp5-iterations
 
 
@@ -711,7 +748,6 @@ def test_dry_run_estimates_the_duration_weighting_eager_runs_above_compiled_ones
         ["--shard", "3/2"],
         ["--shard", "0/2"],
         ["--shard", "1"],
-        ["--only", "exp8"],
         ["--only", "exp4", "--grid", "study"],
         ["--only", "exp5", "--grid", "study"],
         ["--only", "exp6", "--grid", "study"],
@@ -771,7 +807,7 @@ def test_quick_touches_every_pair_two_sizes_both_timing_modes_and_every_env_fami
 def test_quick_default_grid_touches_every_new_variant_and_exp4():
     runs = dry_run("--quick")
     assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS + QUICK_EXP5_VARIANTS
-                                                          + [SCAN_COMPILED])
+                                                          + [SCAN_COMPILED] + EXP8_VARIANTS)
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp1"} == set(COMPILED + NEW_COMPILED + [SCAN_COMPILED])
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp4"} == set(BACKEND_VARIANTS)
     assert {r["iterations"] for r in runs if r["exp"] != "exp5"} == {10}
@@ -1108,18 +1144,24 @@ def workload_json(**fields):
     return json.dumps({**quick, **fields})
 
 
+QUICK_DQN_FIELDS = {"dqn_total_timesteps": 20000, "dqn_iteration_steps": 2000, "dqn_learning_starts": 2000}
+
+
 QUICK_EXP5_FIELDS = {"exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}
 
 
 @pytest.mark.parametrize("exp5, accepted", [
-    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10}, True),
-    ({}, True),  # written before exp5 existed, so without exp5 runs: it gains exp5's and exp7's fields
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, **QUICK_DQN_FIELDS}, True),
+    ({}, True),  # written before exp5 existed, so without exp5 runs: it gains exp5's, exp7's and exp8's fields
     (QUICK_EXP5_FIELDS, True),  # written before exp7 existed: it gains exp7's field
     ({"exp5_iterations": 13, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 10}, False),
     ({"exp5_iterations": 12, "exp5_num_envs": [8, 32], "exp7_large_iterations": 10}, False),
     ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 12}, False),
-], ids=["same", "before-exp5", "before-exp7", "other-iterations", "other-numbers-of-envs", "other-exp7-iterations"])
-def test_a_folder_of_another_exp5_or_exp7_workload_is_refused(tmp_path, exp5, accepted):
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10}, True),  # written before exp8 existed: it gains exp8's fields
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, **QUICK_DQN_FIELDS, "dqn_total_timesteps": 40000}, False),
+], ids=["same", "before-exp5", "before-exp7", "other-iterations", "other-numbers-of-envs", "other-exp7-iterations",
+        "before-exp8", "other-dqn-timesteps"])
+def test_a_folder_of_another_exp5_exp7_or_exp8_workload_is_refused(tmp_path, exp5, accepted):
     repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n"})
     out = tmp_path / "sweep"
     out.mkdir()
@@ -1129,7 +1171,8 @@ def test_a_folder_of_another_exp5_or_exp7_workload_is_refused(tmp_path, exp5, ac
     if accepted:
         assert result.returncode == 0, result.stderr
         assert "1 runs selected, 1 already finished, 0 to run" in result.stdout
-        assert (out / "workload.json").read_text() == workload_json(**QUICK_EXP5_FIELDS, exp7_large_iterations=10) + "\n"
+        assert (out / "workload.json").read_text() == workload_json(**QUICK_EXP5_FIELDS, exp7_large_iterations=10,
+                                                                    **QUICK_DQN_FIELDS) + "\n"
     else:
         assert_one_line_error(result, "holds runs of another workload")
 
