@@ -118,10 +118,25 @@ def workload_key(row):
     return ("exp5", ("", *work[1:])) if row["exp"] == "exp5" else ("", work)
 
 
+def dqn_workload_lines(rows, env_order):
+    """exp8's workload in one line: its numbers of envs, and the env steps (transitions) and iterations of its runs;
+    PPO's per-iteration fields do not apply to DQN."""
+    if not rows:
+        return []
+    counts = "/".join(map(str, sorted({num_envs(row) or 0 for row in rows})))
+    lengths = "/".join(f"{steps:,.0f} transitions in {length} iterations" for steps, length in
+                       sorted({(row["env_steps"], row["num_iterations"]) for row in rows}))
+    envs = ordered((row["env"] for row in rows), env_order)
+    return [f"- **Workload (exp8, DQN):** num_envs {counts}; {lengths}; {len(rows)} runs on {len(envs)} envs "
+            f"({', '.join(envs)})"]
+
+
 def workload_lines(sweep):
-    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart; exp5's in one line."""
+    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart; exp5's in one line;
+    exp8's DQN runs in their own."""
     lines = []
-    for (exp, work), rows in itertools.groupby(sorted(sweep.rows, key=workload_key), key=workload_key):
+    ppo_rows = [row for row in sweep.rows if row["exp"] != "exp8"]
+    for (exp, work), rows in itertools.groupby(sorted(ppo_rows, key=workload_key), key=workload_key):
         rows = list(rows)
         counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
         envs = ordered((row["env"] for row in rows), sweep.env_order)
@@ -132,6 +147,7 @@ def workload_lines(sweep):
         lines.append(f"- **Workload{f' ({exp})' if exp else ''}:** {settings}; iterations "
                      f"{'/'.join(map(str, compiled)) or '–'}, eager iterations {'/'.join(map(str, eager)) or '–'}; "
                      f"{len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
+    lines += dqn_workload_lines(rows_of(sweep.rows, "exp8"), sweep.env_order)
     for folder, workload in sweep.workload_files:
         lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
     exp5 = ("; exp5's runs, which differ in the number of envs by design, meet only in its cost model and its "

@@ -101,7 +101,9 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name, time_label=
 
 def learning_rows(rows, exp):
     """The rows of an experiment whose returns the learning evidence shows: exp5's and exp7's async runs (their sync
-    runs repeat their seeds), exp6's agents of usable groups."""
+    runs repeat their seeds), exp6's agents of usable groups; none of exp8's (DQN: its section gives its returns)."""
+    if exp == "exp8":
+        return []
     rows = rows_of(rows, exp)
     if exp in ("exp5", "exp7"):
         return where(rows, timing="async")
@@ -122,7 +124,10 @@ def final_return_table(rows, env_order, split):
 
 def section_final_returns(sweep):
     """Heading of the learning evidence; the final return per variant/mode and env, and model size (exp5: number of
-    envs, async runs; exp6: number of agents, the agents of usable groups), for each experiment."""
+    envs, async runs; exp6: number of agents, the agents of usable groups), for each PPO experiment; none in a sweep
+    of exp8 alone."""
+    if all(row["exp"] == "exp8" for row in sweep.rows):
+        return []
     lines = [heading(sweep, "Learning: final returns and learning curves"), "",
              f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
              "mean ± sample standard deviation over seeds (exp6: over the agents of the groups of N agents).", ""]

@@ -10,6 +10,7 @@ from pathlib import Path
 from report.agents import section_agents
 from report.compare import section_compare
 from report.compile_modes import section_compile_modes
+from report.dqn import section_dqn
 from report.details import (
     section_duration_vs_complexity, section_memory, section_overhead, section_pairwise_speedups, section_sync,
 )
@@ -91,12 +92,14 @@ def report_tasks(sweep, folder):
     """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
 
     The answers of the experiments come first (ranking, ranking per model size, env backend, compile modes, scaling,
-    many agents); a section whose experiment the sweep does not hold returns no lines. A sweep of several machine kinds
-    gets each answer once per kind, then the details kind by kind: runs are ranked and paired only within one kind.
+    many agents, DQN); a section whose experiment the sweep does not hold returns no lines. A sweep of several machine
+    kinds gets each answer once per kind, then the details kind by kind: runs are ranked and paired only within one
+    kind.
     """
     parts = machine_parts(sweep, folder)
     answers = [(section, part, out) for section in (section_ranking, section_sizes, section_env_backend,
-                                                    section_compile_modes, section_scaling, section_agents)
+                                                    section_compile_modes, section_scaling, section_agents,
+                                                    section_dqn)
                for part, out in parts]
     details = [task for part, out in parts for task in detail_tasks(part, out)]
     return [*answers, (definitions_section, sweep), (env_section, sweep), *details]

@@ -14,6 +14,7 @@ EXPERIMENT_TOPICS = {
     "exp3": "every compile mode per model size, synchronised", "exp4": "the env backend against the framework",
     "exp5": "how the cost grows with the number of envs", "exp6": "many agents in one process against many processes",
     "exp7": "the ranking at each model size, with seeds",
+    "exp8": "DQN in exp4's four designs: does the framework matter more than for PPO",
 }
 
 
@@ -27,6 +28,8 @@ LABEL_COLORS = {
     "linen_gymnasium (jit)": "#17becf", "linen_gymnasium (jit-vector)": "#0b6e7a",
     "torch_gymnasium (eager)": "#8c6d31", "torch_gymnasium (eager-vector)": "#d6a847", "linen_scan (scan)": "#08306b",
     "torch_native (eager)": "#f16913", "torch_native (compile)": "#a63603",
+    "dqn_torch_gymnasium (eager)": "#543005", "dqn_linen_gymnasium (jit)": "#35978f", "dqn_torch (env-jit)": "#d94801",
+    "dqn_linen (jit)": "#4292c6",
 }
 
 
@@ -191,6 +194,7 @@ class Run:
     return_seconds: np.ndarray  # cumulative time/iteration at the end of the iteration of each return
     peak_memory: float
     peak_rss: float = math.nan
+    env_steps: float = math.nan  # the global step at the end of the last iteration (charts/SPS), NaN where not logged
 
     @property
     def label(self):

@@ -109,10 +109,15 @@ def interval(pairs):
     exp(m ± t(n−1) s/√n), exact when log speedups are normal. With fewer, kind is 'range': the min and max over
     envs. NaN with fewer than two envs.
     """
-    per_env = [float(geometric_mean(group)) for group in by_env(pairs)]
-    if len(per_env) < MIN_ENVS_FOR_CI:
-        return envs_range(per_env)
-    logs = np.log(per_env)
+    return geometric_interval([float(geometric_mean(group)) for group in by_env(pairs)])
+
+
+def geometric_interval(values):
+    """(low, high, kind) of the geometric mean of independent positive values, one per unit (an env; or, within one
+    cell, a seed): interval()'s rule, a '95% CI' from MIN_ENVS_FOR_CI values, else their 'range'; NaN below two."""
+    if len(values) < MIN_ENVS_FOR_CI:
+        return envs_range(values)
+    logs = np.log(values)
     half_width = student_t.ppf(0.5 + CI_LEVEL / 2, len(logs) - 1) * np.std(logs, ddof=1) / math.sqrt(len(logs))
     return math.exp(logs.mean() - half_width), math.exp(logs.mean() + half_width), f"{CI_LEVEL:.0%} CI"
 
@@ -135,7 +140,7 @@ def median_interval(pairs):
 
 
 def envs_range(per_env):
-    """(min, max, 'range') over the envs' values; NaN with fewer than two envs."""
+    """(min, max, 'range') over the envs' values (or one cell's seeds'); NaN with fewer than two."""
     if len(per_env) < 2:
         return math.nan, math.nan, ""
     return min(per_env), max(per_env), "range"

@@ -30,6 +30,14 @@ def seconds_text(value):
     return "–" if math.isnan(value) else number_text(value)
 
 
+def seconds_interval_text(value, bounds):
+    """Seconds as seconds_text gives them, then ' [range 0.9–1.1]' or ' [95% CI 0.9–1.1]' where the interval is
+    known."""
+    low, high, kind = bounds
+    known = not math.isnan(value) and not math.isnan(low)
+    return seconds_text(value) + (f" [{kind} {number_text(low)}–{number_text(high)}]" if known else "")
+
+
 def speedup_text(value, bounds=(math.nan, math.nan, "")):
     """A speedup like '2.00×', then ' [95% CI 1.80–2.20]' or ' [range 1.80–2.20]' when known; '–' for NaN."""
     if math.isnan(value):

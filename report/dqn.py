@@ -1,0 +1,202 @@
+"""exp8: DQN in exp4's four designs (torch or Linen, on Gymnasium's NumPy env or on a gymnax env): how far apart the
+designs' steady iterations lie, beside the same spread for PPO's four analogous variants."""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
+from report.load import window_names
+from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI
+from report.stats import geometric_interval, geometric_mean, metric_values, rows_of, where
+from report.summary import num_envs, ordered
+from report.text import (
+    empty_window_lines, heading, image, listed, markdown_table, mean_and_spread, number_text, relative_text,
+    seconds_interval_text, seconds_text, speedup_text,
+)
+
+STEADY = "iter8_99_median_s"
+
+
+class Variant(NamedTuple):
+    """One variant's runs on one env (and one number of envs) and its steady iteration over seeds."""
+
+    name: str  # its label, with the number of envs where more than one: 'dqn_linen (jit) at 16 envs'
+    rows: list
+    steady: tuple  # (geometric mean over seeds, interval over seeds) of the runs' steady iteration
+
+
+def over_seeds(values):
+    """(geometric mean, interval over seeds) of one cell's values, each seed one unit."""
+    return geometric_mean(values), geometric_interval(values)
+
+
+def seed_ratio(rows, reference_rows, metric):
+    """(geometric mean, interval over seeds) of the rows' metric over the reference rows', paired by seed; unlike
+    stats.paired it pairs across numbers of envs (the wide dqn_linen against the fastest 1-env variant)."""
+    reference = {row["seed"]: row[metric] for row in reference_rows}
+    ratios = [row[metric] / reference[row["seed"]] for row in rows if row["seed"] in reference]
+    return over_seeds([ratio for ratio in ratios if not math.isnan(ratio)])
+
+
+def variants(rows, suffix=""):
+    """A Variant per label of the rows (its name the label and suffix), the fastest steady iteration first and those
+    without one last."""
+    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
+    cells = {label + suffix: where(rows, label=label) for label in labels}
+    found = [Variant(name, cell, over_seeds(metric_values(cell, STEADY))) for name, cell in cells.items()]
+    return sorted(found, key=lambda variant: (math.isnan(variant.steady[0]), variant.steady[0]))
+
+
+def env_variants(rows):
+    """One env's exp8 Variants: those at 1 env (the four designs), and those at more envs (the wide dqn_linen)."""
+    counts = sorted({num_envs(row) or 0 for row in rows} - {1})
+    wide = [variant for count in counts
+            for variant in variants([row for row in rows if (num_envs(row) or 0) == count], f" at {count} envs")]
+    return variants([row for row in rows if num_envs(row) == 1]), wide
+
+
+def spread(single):
+    """(slowest, fastest, (ratio, interval over seeds)) of the Variants that have a steady iteration; None with fewer
+    than two."""
+    timed = [variant for variant in single if not math.isnan(variant.steady[0])]
+    if len(timed) < 2:
+        return None
+    slowest, fastest = timed[-1], timed[0]
+    return slowest, fastest, seed_ratio(slowest.rows, fastest.rows, STEADY)
+
+
+def ppo_spread(sweep_rows, env, dqn_labels):
+    """The spread of PPO's variants analogous to dqn_labels (dqn_X ↔ ppo_X) in exp4 on env at model size small, or
+    a string saying why there is none."""
+    exp4 = rows_of(sweep_rows, "exp4")
+    if not exp4:
+        return "PPO's exp4 is not in this sweep"
+    analogs = [label.removeprefix("dqn_") for label in dqn_labels]
+    cell = [row for row in where(exp4, env=env, size="small") if row["label"] in analogs]
+    if not cell:
+        return f"PPO's exp4 has no run on {env} at model size small"
+    missing = [label for label in analogs if not where(cell, label=label)]
+    if missing:
+        return f"PPO's exp4 has no {listed(missing)} on {env} at model size small"
+    return spread(variants(cell)) or f"PPO's exp4 variants on {env} have no steady iteration to compare"
+
+
+def verdict(dqn, ppo):
+    """Whether the DQN variants lie further apart than PPO's, from the two ratios' intervals over seeds."""
+    (_, (dqn_low, dqn_high, _)), (_, (ppo_low, ppo_high, _)) = dqn, ppo
+    if math.isnan(dqn_low) or math.isnan(ppo_low):
+        return "With one seed there is no interval to tell the two spreads apart."
+    if dqn_low > ppo_high:
+        return "**The variants lie further apart for DQN than for PPO** here: the two intervals do not overlap."
+    if dqn_high < ppo_low:
+        return "**The variants lie closer together for DQN than for PPO** here: the two intervals do not overlap."
+    return "The two spreads are not told apart: their intervals overlap."
+
+
+def answer_text(env, single, sweep_rows, steady, ppo_steady):
+    """The generated answer for one env: the slowest 1-env DQN variant's steady iteration over the fastest's, the
+    same for PPO's analogous variants in exp4 (or why not), and whether the two spreads differ."""
+    dqn = spread(single)
+    if dqn is None:
+        return f"**{env}:** fewer than two DQN variants at 1 env have a steady iteration: no spread."
+    slowest, fastest, ratio = dqn
+    text = (f"**{env}:** of the {len(single)} DQN variants at 1 env, {slowest.name} takes {speedup_text(*ratio)} the "
+            f"steady iteration (median of {steady}) of {fastest.name}, the fastest.")
+    ppo = ppo_spread(sweep_rows, env, [variant.name for variant in single])
+    if isinstance(ppo, str):
+        return f"{text} {ppo}: no PPO spread to set beside it."
+    ppo_slowest, ppo_fastest, ppo_ratio = ppo
+    return (f"{text} For PPO (exp4, small, median of {ppo_steady}) {ppo_slowest.name} takes "
+            f"{speedup_text(*ppo_ratio)} that of {ppo_fastest.name}. {verdict(ratio, ppo_ratio)}")
+
+
+def whole_run_sps(rows):
+    """The rows' whole-run env steps per second (a run's transitions over its total duration), geometric mean over
+    seeds; NaN where not logged."""
+    return geometric_mean([row["env_steps"] / row["total_s"] for row in rows])
+
+
+def variant_table(single, wide, steady):
+    """Table: each Variant of one env, the 1-env ones fastest first, then the wide ones: its steady iteration with
+    its interval over seeds, iteration 0, total, whole-run SPS, steady iteration relative to the fastest, final
+    return."""
+    fastest_rows = single[0].rows if single else []
+    table = []
+    for variant in single + wide:
+        sps = whole_run_sps(variant.rows)
+        table.append([variant.name, len(variant.rows), seconds_interval_text(*variant.steady),
+                      seconds_text(geometric_mean(metric_values(variant.rows, "iter0_s"))),
+                      seconds_text(geometric_mean(metric_values(variant.rows, "total_s"))),
+                      "–" if math.isnan(sps) else number_text(sps),
+                      relative_text(seed_ratio(variant.rows, fastest_rows, STEADY)),
+                      mean_and_spread(metric_values(variant.rows, "final_return"))])
+    header = ["variant (mode)", "seeds", f"s per steady iteration ({steady}) [interval over seeds]",
+              "iteration 0 (s)", "total (s)", "SPS (whole run)", "steady iteration relative to the fastest at 1 env",
+              "final return"]
+    return markdown_table(header, table)
+
+
+def dqn_chart(cells, out, steady):
+    """Chart: per env, each DQN variant's steady iteration (geometric mean over seeds, bars its interval over seeds;
+    log y), the wide ones beside the four designs at 1 env."""
+    names = ordered((variant.name for single, wide in cells.values() for variant in single + wide), LABEL_COLORS)
+    figure, (ax,) = new_figure(f"Steady iteration of each DQN variant — exp8 (async, median of {steady})\npoints: "
+                               "geometric mean over seeds; bars: interval over seeds (95% CI, or range with few seeds)",
+                               1, panel_size=(max(6.0, 2.4 * len(cells)), 4.6))
+    colors = colors_for(names)
+    offsets, _ = series_offsets(len(names))
+    for offset, name in zip(offsets, names):
+        points = [(x + offset, variant.steady) for x, (single, wide) in enumerate(cells.values())
+                  for variant in single + wide if variant.name == name and not math.isnan(variant.steady[0])]
+        if not points:
+            continue
+        xs, values = zip(*points)
+        means = [mean for mean, _ in values]
+        errors = np.array([[0, 0] if math.isnan(low) else [mean - low, high - mean] for mean, (low, high, _) in values])
+        # clipped: the geometric mean of equal seeds can lie a rounding error outside their range
+        ax.errorbar(xs, means, yerr=errors.T.clip(min=0), color=colors[name], marker="o", markersize=5,
+                    linestyle="none", capsize=3, label=name)
+    log_axis(ax, "y", " s")
+    category_axis(ax, list(cells))
+    ax.set(xlabel="env", ylabel="s per steady iteration")
+    ax.grid(axis="y", which="major", alpha=0.3)
+    return save_figure(figure, out, "dqn.png")
+
+
+def note_lines(steady, wide):
+    """How to read the section: the windows, what iteration 0 holds, why only whole iterations are timed, the columns,
+    and what the wide variants are."""
+    lines = [f"Each run's steady iteration is the median of its {steady}; per variant the geometric mean over seeds, "
+             f"with its interval over seeds (the range below {MIN_ENVS_FOR_CI} seeds, a 95% CI from there). Iteration "
+             "0 holds the learning-starts phase (transitions stored, no gradient step) and compilation. The DQN loop "
+             "has no rollout/update split (acting and learning alternate at every env step), so only whole "
+             "iterations are timed. SPS: a run's transitions over its total duration. Final return: mean of a run's "
+             f"last {FINAL_RETURN_EPISODES} logged episodic returns, mean ± sample standard deviation over seeds.", ""]
+    names = list(dict.fromkeys(variant.name for variant in wide))
+    if names:
+        lines += [f"After the designs at 1 env, each table gives {listed(names)} apart: as many transitions and "
+                  "gradient steps as at 1 env, in fewer, wider steps of its loop; it is not among the variants the "
+                  "spread compares.", ""]
+    return lines
+
+
+def section_dqn(sweep, out):
+    """exp8's answer: per env, the slowest DQN design's steady iteration over the fastest's beside PPO's for its four
+    analogous variants in exp4, a chart and a table per env. Its windows are named from exp8's runs alone."""
+    rows = rows_of(sweep.rows, "exp8")
+    if not rows:
+        return []
+    steady = window_names([row["run"] for row in rows])[STEADY]
+    cells = {env: env_variants(where(rows, env=env)) for env in ordered((row["env"] for row in rows), sweep.env_order)}
+    lines = [heading(sweep, "Does the framework matter more for DQN than for PPO? (exp8)"), ""]
+    lines += [f"- {answer_text(env, single, sweep.rows, steady, sweep.names[STEADY])}"
+              for env, (single, _) in cells.items()]
+    lines += [""] + note_lines(steady, [variant for _, wide in cells.values() for variant in wide])
+    lines += empty_window_lines(rows, ("iter0_s", STEADY))
+    if metric_values(rows, STEADY):
+        lines += image(dqn_chart(cells, out, steady), "each DQN variant's steady iteration per env")
+    for env, (single, wide) in cells.items():
+        lines += [f"**{env}**", ""] + variant_table(single, wide, steady)
+    return lines

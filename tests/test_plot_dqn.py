@@ -1,0 +1,244 @@
+"""plot.py on exp8, DQN: per env the slowest DQN design's steady iteration over the fastest's beside the same spread of
+PPO's analogous exp4 variants, a table per env with exact values, the chart; exp8 kept out of every PPO section and of
+the PPO windows' names."""
+
+import csv
+import itertools
+import math
+import shutil
+
+import pytest
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+from report import dqn, stats
+from events import scalar, text, write_run, write_sweep
+from test_plot import capture_figures, lines_by_label, run_plot
+from test_plot_short_runs import section
+
+DQN_SECTION = "## Does the framework matter more for DQN than for PPO? (exp8)"
+ITERATION_STEPS = 10_000
+DQN_ITERATIONS = 50
+DESIGNS = (("dqn_torch_gymnasium", "eager"), ("dqn_linen_gymnasium", "jit"), ("dqn_torch", "env-jit"),
+           ("dqn_linen", "jit"))
+# Steady seconds per iteration on CartPole-v1 (Acrobot-v1: twice as long), the wide dqn_linen's at 16 envs apart; the
+# slowest design's seeds scale its own: its steady iteration over the fastest's is 8×, 16× and 4×.
+STEADY = {"dqn_torch_gymnasium": 2.0, "dqn_linen_gymnasium": 0.5, "dqn_torch": 1.0, "dqn_linen": 0.25}
+WIDE_STEADY = 0.125
+SLOWEST_SEED_FACTOR = {1: 1.0, 2: 2.0, 3: 0.5}
+ENV_FACTOR = {"CartPole-v1": 1.0, "Acrobot-v1": 2.0}
+# PPO's exp4 on CartPole-v1 alone, its slowest analogous variant 2× its fastest at every seed.
+PPO_STEADY = {("ppo_linen", "jit"): 0.0625, ("ppo_torch", "env-jit"): 0.09375, ("ppo_linen_gymnasium", "jit"): 0.1,
+              ("ppo_torch_gymnasium", "eager"): 0.125}
+
+
+def dqn_seconds(steady):
+    """A DQN run's iteration times: iteration 0 (learning starts and compilation) 4 s, iterations 1–7 1.5× the steady
+    time, the rest exactly the steady time."""
+    return [4.0] + [1.5 * steady] * 7 + [steady] * (DQN_ITERATIONS - 8)
+
+
+def write_dqn_run(run_dir, iteration_seconds, *, variant, mode, env, seed, num_envs=1, peak_bytes=None):
+    """Writes one run's event file as the dqn_*.py scripts do: the harness's tags and DQN's (epsilon, TD loss, Q
+    values), no rollout or update; an iteration is ITERATION_STEPS transitions, iteration i's return 10·(i + 1) +
+    seed."""
+    hyperparameters = {
+        "exp_name": variant, "seed": seed, "env_id": env, "model_size": "small", "sync_timing": False,
+        "profile": False, "device": "auto", "total_timesteps": ITERATION_STEPS * len(iteration_seconds),
+        "learning_rate": 0.00025, "num_envs": num_envs, "buffer_size": 10_000, "gamma": 0.99, "tau": 1.0,
+        "target_network_frequency": 500, "batch_size": 128, "start_e": 1.0, "end_e": 0.05,
+        "exploration_fraction": 0.5, "learning_starts": ITERATION_STEPS, "train_frequency": 10,
+        "iteration_steps": ITERATION_STEPS,
+    }
+    system = {"script": f"{variant}.py", "compile_mode": mode, "device": "cpu: cpu", "python": "3.11.7",
+              "cpu": "Synthetic CPU", "git_commit": "0" * 40}
+    events = [text("hyperparameters", "param", hyperparameters), text("system", "key", system),
+              scalar("time/startup", 2.0, 0)]
+    for iteration, seconds in enumerate(iteration_seconds):
+        step = (iteration + 1) * ITERATION_STEPS
+        events += [scalar("charts/episodic_return", 10.0 * (iteration + 1) + seed, step),
+                   scalar("charts/episodic_length", 100.0, step), scalar("charts/epsilon", 0.05, step),
+                   scalar("charts/SPS", step / sum(iteration_seconds[: iteration + 1]), step)]
+        events += [scalar("losses/td_loss", 1.0, step), scalar("losses/q_values", 10.0, step)] * (iteration > 0)
+        events.append(scalar("time/iteration", seconds, iteration))
+    events += [scalar("memory/peak_bytes", peak_bytes, len(iteration_seconds))] * (peak_bytes is not None)
+    events += [scalar("memory/peak_rss_bytes", 300 << 20, len(iteration_seconds)),
+               scalar("time/total", sum(iteration_seconds), len(iteration_seconds))]
+    writer = EventFileWriter(str(run_dir))
+    for event in events:
+        writer.add_event(event)
+    writer.close()
+
+
+def write_exp8(root, peak_bytes=None):
+    """exp8 as benchmark.sh lays it out: the four designs at 1 env and dqn_linen at 16 envs on CartPole-v1 and
+    Acrobot-v1, seeds 1–3."""
+    runs = [(variant, mode, 1, STEADY[variant]) for variant, mode in DESIGNS] + [("dqn_linen", "jit", 16, WIDE_STEADY)]
+    for env, seed, (variant, mode, num_envs, steady) in itertools.product(ENV_FACTOR, SLOWEST_SEED_FACTOR, runs):
+        factor = ENV_FACTOR[env] * (SLOWEST_SEED_FACTOR[seed] if variant == "dqn_torch_gymnasium" else 1.0)
+        write_dqn_run(root / "runs" / "exp8" / f"exp8__{variant}__{mode}__{env}__small__n{num_envs}__{seed}",
+                      dqn_seconds(steady * factor), variant=variant, mode=mode, env=env, seed=seed, num_envs=num_envs,
+                      peak_bytes=peak_bytes)
+    return root
+
+
+def write_exp4(root):
+    """PPO's exp4 on CartPole-v1, small, seeds 1–3: runs of 12 iterations at PPO_STEADY's steady times."""
+    for (variant, mode), steady in PPO_STEADY.items():
+        for seed in SLOWEST_SEED_FACTOR:
+            write_run(root / "runs" / "exp4" / f"exp4__{variant}__{mode}__CartPole-v1__small__{seed}",
+                      [1.0] * 8 + [steady] * 4, variant=variant, compile_mode=mode, seed=seed)
+    return root
+
+
+@pytest.fixture(scope="module")
+def exp8_report(tmp_path_factory):
+    """exp8 beside PPO's exp4: the folder, plot.py's result and the DQN section."""
+    root = write_exp4(write_exp8(tmp_path_factory.mktemp("exp8")))
+    result = run_plot(root)
+    assert result.returncode == 0, result.stderr
+    return root, section((root / "REPORT.md").read_text(), DQN_SECTION)
+
+
+@pytest.fixture(scope="module")
+def with_and_without_exp8(tmp_path_factory):
+    """A PPO sweep of exp1 to exp4 in runs of 100 iterations, and the same sweep plus exp8 (its runs logging a device
+    peak, as on a GPU): each report."""
+    root = tmp_path_factory.mktemp("ppo")
+    write_sweep(root / "ppo", envs=("CartPole-v1", "Acrobot-v1"), seeds=(1,), sizes=("small",), exp4=True)
+    shutil.copytree(root / "ppo", root / "both")
+    write_exp8(root / "both", peak_bytes=64 << 20)
+    for name in ("ppo", "both"):
+        result = run_plot(root / name, "--out", root / f"{name}_report")
+        assert result.returncode == 0, result.stderr
+    return [(root / f"{name}_report" / "REPORT.md").read_text() for name in ("ppo", "both")]
+
+
+def sections(report):
+    """{heading: text} of a report's sections (## and ###)."""
+    parts = report.split("\n#")[1:]
+    return {("#" + part).split("\n", 1)[0]: "#" + part for part in parts}
+
+
+def table_row(text, name):
+    """The markdown table line of text whose first cell is name."""
+    return next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
+
+
+def test_the_answer_gives_each_envs_slowest_over_fastest_dqn_design_beside_ppos_exp4_spread(exp8_report):
+    _, text = exp8_report
+    assert ("- **CartPole-v1:** of the 4 DQN variants at 1 env, dqn_torch_gymnasium (eager) takes 8.00× [range "
+            "4.00–16.00] the steady iteration (median of iterations 8–49) of dqn_linen (jit), the fastest. For PPO "
+            "(exp4, small, median of iterations 8–11) torch_gymnasium (eager) takes 2.00× [range 2.00–2.00] that of "
+            "linen (jit). **The variants lie further apart for DQN than for PPO** here: the two intervals do not "
+            "overlap.") in text
+    assert ("- **Acrobot-v1:** of the 4 DQN variants at 1 env, dqn_torch_gymnasium (eager) takes 8.00× [range "
+            "4.00–16.00] the steady iteration (median of iterations 8–49) of dqn_linen (jit), the fastest. PPO's exp4 "
+            "has no run on Acrobot-v1 at model size small: no PPO spread to set beside it.") in text
+    assert text.index("- **CartPole-v1:**") < text.index("Iteration 0 holds the learning-starts phase") \
+        < text.index("| variant (mode) |")
+
+
+def test_the_table_gives_exact_steady_iteration_seed_range_iteration_0_total_sps_relative_and_final_return(
+        exp8_report):
+    _, text = exp8_report
+    cartpole = text.split("**CartPole-v1**")[1].split("**Acrobot-v1**")[0]
+    # total 4 + 7 · 0.375 + 42 · 0.25 = 17.125 s; 500,000 transitions / 17.125 s; returns 481, 482, 483 over seeds
+    assert table_row(cartpole, "dqn_linen (jit)") == \
+        "| dqn_linen (jit) | 3 | 0.25 [range 0.25–0.25] | 4 | 17.1 | 29,197 | 1 (fastest) | 482 ± 1 |"
+    slowest = table_row(cartpole, "dqn_torch_gymnasium (eager)")
+    assert slowest.startswith("| dqn_torch_gymnasium (eager) | 3 | 2 [range 1–4] | 4 |")
+    assert "| 8.00× [range 4.00–16.00] | 482 ± 1 |" in slowest
+    assert [line.split(" | ")[0] for line in cartpole.splitlines() if line.startswith("| dqn")] == [
+        "| dqn_linen (jit)", "| dqn_linen_gymnasium (jit)", "| dqn_torch (env-jit)", "| dqn_torch_gymnasium (eager)",
+        "| dqn_linen (jit) at 16 envs"]  # the designs fastest first, the wide run after them
+    acrobot = text.split("**Acrobot-v1**")[1]
+    assert "| dqn_torch (env-jit) | 3 | 2 [range 2–2] | 4 | 109 | 4,587 | 4.00× [range 4.00–4.00] |" in acrobot
+
+
+def test_the_wide_dqn_linen_is_marked_apart_and_left_out_of_the_spread(exp8_report):
+    _, text = exp8_report
+    # 4 + 7 · 0.1875 + 42 · 0.125 = 10.5625 s: faster than every design, yet the spread's fastest stays dqn_linen (jit)
+    assert table_row(text, "dqn_linen (jit) at 16 envs") == ("| dqn_linen (jit) at 16 envs | 3 | 0.125 [range "
+                                                             "0.125–0.125] | 4 | 10.6 | 47,337 | 0.50× [range "
+                                                             "0.50–0.50] | 482 ± 1 |")
+    assert ("After the designs at 1 env, each table gives dqn_linen (jit) at 16 envs apart: as many transitions and "
+            "gradient steps as at 1 env") in text
+
+
+def test_the_note_says_what_iteration_0_holds_and_that_only_whole_iterations_are_timed(exp8_report):
+    _, text = exp8_report
+    assert "Each run's steady iteration is the median of its iterations 8–49;" in text
+    assert ("Iteration 0 holds the learning-starts phase (transitions stored, no gradient step) and compilation. The "
+            "DQN loop has no rollout/update split (acting and learning alternate at every env step), so only whole "
+            "iterations are timed.") in text
+
+
+def test_exp8_rows_stay_in_summary_csv(exp8_report):
+    root, _ = exp8_report
+    with open(root / "summary.csv", newline="") as file:
+        rows = [row for row in csv.DictReader(file) if row["exp"] == "exp8"]
+    assert len(rows) == 2 * 3 * 5
+    linen = next(row for row in rows if row["variant"] == "dqn_linen" and row["num_envs"] == "1")
+    assert (linen["iter8_99_median_s"], linen["total_s"], linen["num_steps"]) == ("0.25", "17.125", "?")
+
+
+def test_the_chart_draws_each_variants_geometric_mean_over_seeds_per_env_on_a_log_axis(tmp_path, monkeypatch):
+    figures = capture_figures(monkeypatch)
+    assert run_plot(write_exp8(tmp_path)).returncode == 0
+    (ax,) = figures["dqn.png"].axes
+    assert (tmp_path / "dqn.png").stat().st_size > 10_000 and ax.get_yscale() == "log"
+    assert [label.get_text() for label in ax.get_xticklabels()] == ["CartPole-v1", "Acrobot-v1"]
+    lines = lines_by_label(ax)
+    assert list(lines) == ["dqn_torch_gymnasium (eager)", "dqn_linen_gymnasium (jit)", "dqn_torch (env-jit)",
+                           "dqn_linen (jit)", "dqn_linen (jit) at 16 envs"]
+    assert lines["dqn_torch_gymnasium (eager)"].get_ydata() == pytest.approx([2.0, 4.0])
+    assert lines["dqn_linen (jit) at 16 envs"].get_ydata() == pytest.approx([0.125, 0.25])
+
+
+def test_a_sweep_of_exp8_alone_says_ppos_exp4_is_not_in_it_and_writes_only_its_own_section(tmp_path):
+    result = run_plot(write_exp8(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "REPORT.md").read_text()
+    assert [line for line in report.splitlines() if line.startswith("## ")] == [DQN_SECTION,
+                                                                                "## How to read this report"]
+    assert "PPO's exp4 is not in this sweep: no PPO spread to set beside it." in report
+    assert sorted(path.name for path in tmp_path.glob("*.png")) == ["dqn.png"]
+    assert ("- **Workload (exp8, DQN):** num_envs 1/16; 500,000 transitions in 50 iterations; 30 runs on 2 envs "
+            "(CartPole-v1, Acrobot-v1)") in report
+    assert "num_steps ?" not in report and "exp8 (" not in report.split("## ")[0]
+
+
+def test_without_exp8_there_is_no_dqn_section_and_the_header_names_it_missing(with_and_without_exp8):
+    ppo, _ = with_and_without_exp8
+    assert DQN_SECTION not in ppo and "dqn" not in ppo
+    absent = next(line for line in ppo.splitlines() if line.startswith("- **Not in this sweep:**"))
+    assert absent.endswith("exp8 (DQN in exp4's four designs: does the framework matter more than for PPO).")
+
+
+def test_adding_exp8_to_a_ppo_sweep_leaves_every_ppo_section_unchanged(with_and_without_exp8):
+    ppo, both = (sections(report) for report in with_and_without_exp8)
+    headings = list(both)
+    assert headings[headings.index(DQN_SECTION) + 1] == "## How to read this report"  # the last of the answers
+    assert [heading for heading in headings if heading != DQN_SECTION] == list(ppo)
+    for heading, text in ppo.items():
+        if heading == "## How to read this report":  # its first line counts every run of the sweep, exp8's too
+            assert both[heading].split("\n")[3:] == text.split("\n")[3:] and "iterations 8–99" in text
+        else:
+            assert both[heading] == text, heading
+    assert "iterations 8–49" in both[DQN_SECTION]
+
+
+def test_two_spreads_are_told_apart_only_where_their_intervals_do_not_overlap():
+    spread = lambda low, high: (math.sqrt(low * high), (low, high, "range"))
+    assert dqn.verdict(spread(4.0, 16.0), spread(2.0, 3.0)).startswith("**The variants lie further apart for DQN")
+    assert dqn.verdict(spread(1.1, 1.5), spread(2.0, 3.0)).startswith("**The variants lie closer together for DQN")
+    assert dqn.verdict(spread(2.5, 4.0), spread(2.0, 3.0)) == \
+        "The two spreads are not told apart: their intervals overlap."
+    assert dqn.verdict((4.0, (math.nan, math.nan, "")), spread(2.0, 3.0)).startswith("With one seed there is no")
+
+
+def test_an_interval_over_seeds_follows_the_interval_over_envs_rule():
+    assert stats.geometric_interval([1.0, 4.0, 2.0]) == (1.0, 4.0, "range")
+    low, high, kind = stats.geometric_interval([2.0] * 7 + [4.0])
+    assert kind == "95% CI" and low < 2 ** (9 / 8) < high
+    assert math.isnan(stats.geometric_interval([2.0])[0])
