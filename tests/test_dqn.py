@@ -16,8 +16,8 @@ import dqn_linen_gymnasium
 import dqn_torch
 import dqn_torch_gymnasium
 from helpers import (
-    DQN_COMPILE_MODE, DQN_GYMNAX_SCRIPTS, DQN_LEARNED_RETURN, DQN_LEARNING_TIMESTEPS, DQN_SCRIPTS, DQN_TAGS, ROOT,
-    auto_device, final_return, table,
+    DQN_COMPILE_MODE, DQN_GYMNAX_SCRIPTS, DQN_LEARNED_RETURN, DQN_LEARNING_TIMESTEPS, DQN_SCRIPTS, DQN_TAGS, DQN_TINY,
+    ROOT, auto_device, final_return, table,
 )
 
 TORCH_MODULES = [dqn_torch_gymnasium, dqn_torch]
@@ -202,6 +202,19 @@ def test_each_pair_stores_the_same_transitions_for_the_same_seed_and_profiles(sc
         traces = glob.glob(os.path.join(run.run_dir, "*.pt.trace.json.gz"))
         traces += glob.glob(os.path.join(run.run_dir, "plugins", "profile", "*", "*.xplane.pb"))
         assert len(traces) == 1 and os.path.getsize(traces[0]) > 0, script
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script,flag", [("dqn_linen_gymnasium.py", "--no-jit"), ("dqn_torch.py", "--no-jit-env")])
+def test_the_eager_mode_takes_the_same_transitions_op_by_op(script, flag, shared_runs):
+    """Epsilon 1 as in the pair test: the eager mode ("none") stores what the compiled mode stores, over the first 2
+    of its 4 iterations (op by op, each gradient step costs ~0.1 s)."""
+    compiled = shared_runs.dqn_explore(script)
+    eager = shared_runs.get(script, *DQN_TINY, "--start-e", "1", "--end-e", "1", flag, "--total-timesteps", "1000")
+    assert table(eager.texts["system"])["compile_mode"] == "none"
+    for tag in ("charts/episodic_return", "charts/episodic_length"):
+        assert eager.scalars[tag] == compiled.scalars[tag][:2]
+    assert len(eager.scalars["losses/td_loss"]) == 1
 
 
 @pytest.mark.slow
