@@ -966,7 +966,8 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     assert "[2/2] exp2 ppo_linen jit CartPole-v1 small seed 1, 2 iterations" in result.stdout
     assert json.loads((out / "workload.json").read_text()) == {
         "iterations": 2, "eager_iterations": 2, "num_envs": 32, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4,
-        "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 2}
+        "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 2,
+        "dqn_total_timesteps": 20000, "dqn_iteration_steps": 2000, "dqn_learning_starts": 2000}
 
     system = json.loads((out / "system.json").read_text())
     assert set(system["packages"]) == {"jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch",
