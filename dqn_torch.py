@@ -235,7 +235,7 @@ def td_loss(q_network: QNetwork, target_network: QNetwork, batch: Transitions, g
         next_q = target_network(batch.next_obs).max(dim=-1).values
         td_target = batch.rewards + gamma * (1.0 - batch.terminated) * next_q
     q = q_network(batch.obs).gather(1, batch.actions.long()[:, None]).squeeze(1)
-    return torch.mean((td_target - q) ** 2), q.mean()
+    return nn.functional.mse_loss(q, td_target), q.mean()
 
 
 # UPDATE

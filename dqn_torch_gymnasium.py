@@ -89,7 +89,7 @@ def make_envs(env_id: str, num_envs: int) -> gym.vector.VectorEnv:
 
 def flatten_obs(obs: np.ndarray) -> np.ndarray:
     """Flatten each env's observation into a float32 vector."""
-    return obs.reshape(obs.shape[0], -1).astype(np.float32)
+    return obs.reshape(obs.shape[0], -1).astype(np.float32, copy=False)
 
 
 def env_step(action: np.ndarray, envs: gym.vector.VectorEnv):
@@ -112,14 +112,18 @@ def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
 
 
 def track_episodes(stats: EpisodeStats, reward: np.ndarray, done: np.ndarray) -> EpisodeStats:
-    """Masked per-env update of running returns and lengths, in NumPy on the host, where the env step is."""
-    returns, lengths = stats.returns + reward, stats.lengths + 1
-    return EpisodeStats(
-        returns=np.where(done, 0.0, returns), lengths=np.where(done, 0, lengths),
-        finished_return_sum=stats.finished_return_sum + float(np.sum(np.where(done, returns, 0.0))),
-        finished_length_sum=stats.finished_length_sum + float(np.sum(np.where(done, lengths, 0))),
-        finished_count=stats.finished_count + float(np.sum(done)),
-    )
+    """Per-env running returns and lengths, updated in place in NumPy on the host (where the env step is); the sums
+    of the episodes that ended, which most steps have none of."""
+    returns, lengths = stats.returns, stats.lengths
+    returns += reward
+    lengths += 1
+    if not done.any():
+        return stats
+    ended = stats._replace(finished_return_sum=stats.finished_return_sum + float(returns[done].sum()),
+                           finished_length_sum=stats.finished_length_sum + float(lengths[done].sum()),
+                           finished_count=stats.finished_count + float(done.sum()))
+    returns[done], lengths[done] = 0.0, 0
+    return ended
 
 
 # REPLAY MEMORY: preallocated NumPy arrays on the host (CleanRL's design), a ring written num_envs transitions at a time
@@ -131,14 +135,15 @@ class ReplayBuffer:
         obs, next_obs = (np.zeros((capacity, obs_dim), np.float32) for _ in range(2))
         rewards, terminated = (np.zeros(capacity, np.float32) for _ in range(2))
         self.data = Transitions(obs, next_obs, np.zeros(capacity, np.int32), rewards, terminated)
+        self.ring = np.arange(2 * capacity) % capacity  # index views for a write across the end
         self.position, self.size, self.capacity = 0, 0, capacity
 
     def add(self, transitions: Transitions):
-        index = (self.position + np.arange(transitions.obs.shape[0])) % self.capacity
+        count = transitions.obs.shape[0]
+        index = self.ring[self.position : self.position + count]
         for stored, new in zip(self.data, transitions):
             stored[index] = new
-        self.position = (self.position + len(index)) % self.capacity
-        self.size = min(self.size + len(index), self.capacity)
+        self.position, self.size = (self.position + count) % self.capacity, min(self.size + count, self.capacity)
 
     def sample(self, batch_size: int, rng: np.random.Generator) -> Transitions:
         """A batch drawn uniformly, with replacement, from the stored transitions."""
@@ -160,11 +165,20 @@ def due(first: int, last: int, learning_starts: int, every: int) -> int:
     return last // every - (first - 1) // every if first <= last else 0
 
 
-# ACTING: epsilon-greedy per env, the coins and the random actions from the script's NumPy generator
-def act(obs: np.ndarray, epsilon: float, rng: np.random.Generator, num_actions: int, greedy_fn) -> np.ndarray:
-    """A random action with probability epsilon, else the greedy one; the Q-network runs only if some env needs it."""
-    explore, action = rng.random(obs.shape[0]) < epsilon, rng.integers(num_actions, size=obs.shape[0])
-    return action if explore.all() else np.where(explore, action, greedy_fn(obs))
+# ACTING: the exploration's coins and random actions drawn from the script's NumPy generator, an iteration's at once
+Exploration = namedtuple("Exploration", "coins random_actions")  # [steps, num_envs] each
+
+
+def draw_exploration(rng: np.random.Generator, steps: int, num_envs: int, num_actions: int) -> Exploration:
+    """An iteration's exploration draws (one generator call each, not two per env step)."""
+    return Exploration(rng.random((steps, num_envs)), rng.integers(num_actions, size=(steps, num_envs)))
+
+
+def act(obs: np.ndarray, epsilon: float, coins: np.ndarray, random_actions: np.ndarray, greedy_fn) -> np.ndarray:
+    """Epsilon-greedy, per env: the random action where the coin is below epsilon, else the greedy one; the
+    Q-network runs only if some env needs it."""
+    explore = coins < epsilon
+    return random_actions if explore.all() else np.where(explore, random_actions, greedy_fn(obs))
 
 
 def select_device(choice: str) -> torch.device:
@@ -201,7 +215,7 @@ def td_loss(q_network: QNetwork, target_network: QNetwork, batch: Transitions, g
         next_q = target_network(batch.next_obs).max(dim=-1).values
         td_target = batch.rewards + gamma * (1.0 - batch.terminated) * next_q
     q = q_network(batch.obs).gather(1, batch.actions.long()[:, None]).squeeze(1)
-    return torch.mean((td_target - q) ** 2), q.mean()
+    return nn.functional.mse_loss(q, td_target), q.mean()
 
 
 # UPDATE
@@ -222,9 +236,8 @@ def update_target(target_network: QNetwork, q_network: QNetwork, tau: float):
 
 
 @torch.no_grad()
-def greedy(obs: np.ndarray, q_network: QNetwork) -> np.ndarray:
+def greedy(obs: np.ndarray, q_network: QNetwork, device: torch.device) -> np.ndarray:
     """The greedy actions (a host read: the env is on the CPU)."""
-    device = next(q_network.parameters()).device
     return torch.argmax(q_network(torch.from_numpy(obs).to(device)), dim=-1).cpu().numpy()
 
 
@@ -245,18 +258,20 @@ def main(args: Args, run: "Run"):
     optimizer = torch.optim.Adam(q_network.parameters(), lr=args.learning_rate, fused=True)
     buffer = ReplayBuffer(args.buffer_size, obs.shape[1])
     stats = EpisodeStats(np.zeros(args.num_envs), np.zeros(args.num_envs, np.int64), 0.0, 0.0, 0.0)
-    greedy_fn = functools.partial(greedy, q_network=q_network)
+    greedy_fn = functools.partial(greedy, q_network=q_network, device=torch_device)
     loss_fn = functools.partial(td_loss, target_network=target_network, gamma=args.gamma)
+    steps_per_iteration = args.iteration_steps // args.num_envs
     duration, transitions = args.exploration_fraction * args.total_timesteps, 0
 
     for iteration in range(args.num_iterations):
         run.start_iteration(iteration)
         stats = new_iteration_stats(stats)
         sums, steps = torch.zeros(2, device=torch_device), 0
-        for _ in range(args.iteration_steps // args.num_envs):
+        coins, random_actions = draw_exploration(rng, steps_per_iteration, args.num_envs, num_actions)
+        for t in range(steps_per_iteration):
             # ACT, STEP, STORE
-            action = act(obs, linear_schedule(args.start_e, args.end_e, duration, transitions), rng, num_actions,
-                         greedy_fn)
+            epsilon = linear_schedule(args.start_e, args.end_e, duration, transitions)
+            action = act(obs, epsilon, coins[t], random_actions[t], greedy_fn)
             next_obs, reward, terminated, truncated, final_obs = env_step(action, envs)
             buffer.add(Transitions(obs, final_obs, action, reward, terminated))
             stats = track_episodes(stats, reward, np.logical_or(terminated, truncated))
