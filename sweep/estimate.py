@@ -26,13 +26,13 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "torch-native": (4, 80, (180, 1900, 40000)),
     "torch-native-compile": (20, 20, (90, 1600, 40000)),
 }
-# exp8's DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, from seeds 1-3 of each at 500,000
-# transitions on CartPole-v1 (2026-11-25, AMD EPYC): the median steady iteration, start-up and iteration 0 in FIXED
+# exp8's DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, fitted to the whole-process durations
+# of exp8's sitting (results/cpu-2core-exp8, 2026-11-25, AMD EPYC; median over CartPole-v1 and Acrobot-v1, seeds 1-3)
 DQN_PRIOR = {
-    "dqn_torch_gymnasium": (3, 1500),
-    "dqn_linen_gymnasium": (6, 1500),
-    "dqn_torch": (5, 1800),
-    "dqn_linen": (6, 150),
+    "dqn_torch_gymnasium": (5, 1160),
+    "dqn_linen_gymnasium": (5, 1030),
+    "dqn_torch": (6, 1860),
+    "dqn_linen": (5, 170),
 }
 SIZES = ("small", "medium", "large")
 # exp5's runs took 1.4-1.7x these figures at every N and in every class (1.54x in all) on a 2-core Intel Xeon
