@@ -513,7 +513,7 @@ class Run:
               f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
         self.last_fetch = now
         if self.args.profile and iteration == self.profile_iterations[-1]:
-            self.profiling.close()
+            self.close_profiler()
         # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
         diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
         if diverged:
@@ -537,6 +537,18 @@ class Run:
     def ignore_signals(self):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close_profiler(self):
+        """Write the trace with SIGINT/SIGTERM held back (one inside the trace writer would leave a corrupt file), then
+        pass a signal that came to the handler it was for."""
+        held = []
+        handlers = {signum: signal.signal(signum, lambda signum, frame: held.append(signum))
+                    for signum in (signal.SIGINT, signal.SIGTERM)}
+        self.profiling.close()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        if held and callable(handlers[held[0]]):
+            handlers[held[0]](held[0], None)
 
     def close(self):
         self.ignore_signals()  # a late signal must not cut the close short

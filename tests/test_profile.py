@@ -2,6 +2,7 @@
 the JAX scripts, torch.profiler for the torch ones): what the trace holds, in detail for one script per framework, and
 that every script writes one (from its shared sync-timing run, which also profiles)."""
 import glob
+import importlib
 import gzip
 import json
 import os
@@ -88,3 +89,22 @@ def test_a_signal_in_the_profiled_iterations_closes_the_profiler_exits_143_and_l
     assert "Traceback" not in result.stderr and "was not called" not in result.stderr, result.stderr[-3000:]
     assert f"interrupted by SIGTERM: partial run (no time/total) in {run_dir}" in result.stderr.splitlines()
     assert trace_names(run_dir, script)
+
+
+@pytest.mark.parametrize("script", ["ppo_torch.py", "dqn_linen.py"])
+def test_a_signal_while_the_trace_is_written_waits_for_the_whole_trace_then_stops_the_run(script, tmp_path):
+    """The signal of the test above can come late, when the last profiled iteration writes its trace: a stop inside
+    the writer (gzip's) left a file whose checksum failed. The harness is the same in every script (test_harness)."""
+    module = importlib.import_module(script[: -len(".py")])
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        run = module.Run(module.Args(profile=True, log_dir=str(tmp_path), run_name="run"))
+        written = []
+        run.profiling.callback(lambda: (os.kill(os.getpid(), signal.SIGTERM), written.append("the rest of the trace")))
+        with pytest.raises(SystemExit) as stopped:
+            run.close_profiler()
+        assert stopped.value.code == 128 + signal.SIGTERM and written == ["the rest of the trace"]
+        run.writer.writer.close()
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
