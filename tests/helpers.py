@@ -1,4 +1,5 @@
 """Shared test helpers: run a script in a fresh process (or share one such run), read its TensorBoard event file."""
+import ast
 import concurrent.futures
 import functools
 import glob
@@ -502,3 +503,15 @@ def assert_clean_error(result: subprocess.CompletedProcess, log_dir: str, expect
     assert "Traceback" not in result.stderr
     assert len(lines) == 1 and expected in lines[0], result.stderr
     assert not os.path.exists(log_dir) or not os.listdir(log_dir)
+
+
+def top_level_sources(script: str) -> dict:
+    """The source of each top-level function, class and assignment of a script (a name in ROOT), by name."""
+    with open(os.path.join(ROOT, script)) as f:
+        source = f.read()
+    sources = {}
+    for node in ast.parse(source).body:
+        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [
+            target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
+        sources.update({name: ast.get_source_segment(source, node) for name in names})
+    return sources

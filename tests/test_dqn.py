@@ -1,7 +1,6 @@
 """The four DQN scripts: one algorithm (CleanRL's CartPole-v1 DQN), the same TD loss and gradients, the same schedules,
 the same stored transitions within each env backend, every tag logged, one host fetch per iteration on gymnax, and
 learning. Bad input, divergence and signals: tests/test_robustness.py; the shared harness: tests/test_harness.py."""
-import ast
 import collections
 import glob
 import os
@@ -18,7 +17,7 @@ import dqn_torch
 import dqn_torch_gymnasium
 from helpers import (
     DQN_COMPILE_MODE, DQN_GYMNAX_SCRIPTS, DQN_LEARNED_RETURN, DQN_LEARNING_TIMESTEPS, DQN_SCRIPTS, DQN_TAGS, DQN_TINY,
-    ROOT, auto_device, final_return, table,
+    ROOT, auto_device, final_return, table, top_level_sources,
 )
 
 TORCH_MODULES = [dqn_torch_gymnasium, dqn_torch]
@@ -131,26 +130,13 @@ def test_the_gymnax_pair_draws_the_same_exploration_from_the_same_key():
     assert set(np.unique(ours.random_actions)) == {0, 1, 2} and 0 <= ours.coins.min() and ours.coins.max() < 1
 
 
-# RUNS
-@pytest.mark.background("dqn_smoke")
-def top_level_sources(module) -> dict:
-    """The source of each top-level function, class and assignment of a script, by name."""
-    with open(module.__file__) as f:
-        source = f.read()
-    sources = {}
-    for node in ast.parse(source).body:
-        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [
-            target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
-        sources.update({name: ast.get_source_segment(source, node) for name in names})
-    return sources
-
-
+# THE GYMNASIUM PAIR'S SHARED CODE
 def test_the_gymnasium_pair_shares_its_env_replay_exploration_and_bookkeeping_code_line_for_line():
     """What makes their per-step costs outside the framework the same, so that the pair times the framework."""
     shared = ["GYMNASIUM_ENVS", "make_envs", "flatten_obs", "env_step", "EpisodeStats", "new_iteration_stats",
               "track_episodes", "Transitions", "ReplayBuffer", "linear_schedule", "due", "Exploration",
               "draw_exploration", "act"]
-    torch_sources, linen_sources = (top_level_sources(module) for module in (dqn_torch_gymnasium, dqn_linen_gymnasium))
+    torch_sources, linen_sources = (top_level_sources(script) for script in GYMNASIUM_PAIR)
     assert [name for name in shared if torch_sources.get(name) != linen_sources.get(name)] == []
 
 
@@ -162,6 +148,8 @@ def test_episode_tracking_sums_the_episodes_that_end_and_restarts_them_in_place(
     assert (stats.finished_return_sum, stats.finished_length_sum, stats.finished_count) == (2 + 6 + 5, 2 + 2 + 3, 3)
 
 
+# RUNS
+@pytest.mark.background("dqn_smoke")
 @pytest.mark.parametrize("script", DQN_SCRIPTS)
 def test_smoke_run_logs_every_tag_losses_from_the_first_gradient_step_and_epsilon_per_iteration(script, shared_runs):
     """The probed DQN_TINY run: 4 iterations of 500 transitions; the first gradient step after transition 600."""

@@ -3,7 +3,6 @@
 The runs are shared (tests/conftest.py): per script one fast TINY run, a TINY run with --sync-timing, one with
 seed 2 and a learning run; per eager script one probed eager run; the bsuite and MinAtar envs on one script per
 framework family, in both modes."""
-import ast
 import os
 import re
 
@@ -13,6 +12,7 @@ from helpers import (
     ALWAYS_TAGS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, ENV_REFUSALS, FAMILIES, FUSED_SCRIPTS,
     JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NATIVE_SCRIPTS, ROOT, SCRIPTS, SYNC_PROFILED,
     SYNC_TAGS, agent_runs, assert_clean_error, auto_device, final_return, learning_iterations, profiled, table,
+    top_level_sources,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -75,14 +75,7 @@ def test_bsuite_and_minatar_runs_log_every_spec_tag_once_per_framework_family(sc
 
 def env_helpers(script):
     """The source of each env helper the script defines, by name."""
-    with open(os.path.join(ROOT, script)) as f:
-        source = f.read()
-    helpers = {}
-    for node in ast.parse(source).body:
-        names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [
-            target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
-        helpers.update({name: ast.get_source_segment(source, node) for name in names if name in ENV_HELPERS})
-    return helpers
+    return {name: source for name, source in top_level_sources(script).items() if name in ENV_HELPERS}
 
 
 @pytest.mark.parametrize("family", [family for family, scripts in FAMILIES.items() if len(scripts) > 1])
