@@ -140,6 +140,17 @@ def test_the_gymnasium_pair_shares_its_env_replay_exploration_and_bookkeeping_co
     assert [name for name in shared if torch_sources.get(name) != linen_sources.get(name)] == []
 
 
+def test_a_gymnasium_step_returns_observations_of_their_own_which_the_next_step_leaves_alone():
+    """flatten_obs casts without a copy: the observation held for the replay write must not be the vector env's
+    buffer, which its next step would overwrite."""
+    envs = dqn_torch_gymnasium.make_envs("CartPole-v1", 2)
+    obs = dqn_torch_gymnasium.flatten_obs(envs.reset(seed=1)[0])
+    for _ in range(30):  # action 0 throughout: the poles fall, the envs reset within the step
+        previous, snapshot = obs, obs.copy()
+        obs, *_ = dqn_torch_gymnasium.env_step(np.zeros(2, np.int64), envs)
+        assert np.array_equal(previous, snapshot) and not np.shares_memory(obs, previous)
+
+
 def test_episode_tracking_sums_the_episodes_that_end_and_restarts_them_in_place():
     stats = dqn_torch_gymnasium.EpisodeStats(np.zeros(3), np.zeros(3, np.int64), 0.0, 0.0, 0.0)
     for reward, done in [([1, 2, 3], [0, 0, 0]), ([1, 2, 3], [1, 0, 1]), ([1, 1, 1], [0, 1, 0])]:
