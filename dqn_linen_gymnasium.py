@@ -11,7 +11,7 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: all
 import functools
 from collections import namedtuple
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import flax.linen as nn
 import gymnasium as gym

@@ -15,7 +15,6 @@ from typing import Any, Literal
 import gymnax
 import jax
 import jax.numpy as jnp
-import numpy as np
 import torch
 import torch.nn as nn
 import tyro

@@ -3,6 +3,7 @@ import ast
 import concurrent.futures
 import functools
 import glob
+import importlib
 import json
 import os
 import signal
@@ -83,12 +84,16 @@ FAMILIES = {
     "gymnasium": GYMNASIUM_SCRIPTS,
     "native": NATIVE_SCRIPTS,
 }
-# the DQN scripts (CleanRL's CartPole-v1 DQN in four designs) and the compile mode each names by default
+# the DQN scripts (CleanRL's CartPole-v1 DQN: its four designs, then every other framework and compile mode) and the
+# compile mode each names by default
 DQN_COMPILE_MODE = {
     "dqn_torch_gymnasium.py": "eager", "dqn_linen_gymnasium.py": "jit", "dqn_torch.py": "env-jit", "dqn_linen.py": "jit",
+    "dqn_torch_compile.py": "compile", "dqn_nnx.py": "tree", "dqn_equinox.py": "jit",
 }
 DQN_SCRIPTS = list(DQN_COMPILE_MODE)
-DQN_GYMNAX_SCRIPTS = ["dqn_torch.py", "dqn_linen.py"]  # the others run on Gymnasium (NumPy, CPU) envs
+DQN_GYMNASIUM_SCRIPTS = ["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py"]  # on Gymnasium (NumPy, CPU) envs
+DQN_GYMNAX_SCRIPTS = [script for script in DQN_SCRIPTS if script not in DQN_GYMNASIUM_SCRIPTS]
+DQN_TORCH_GYMNAX_SCRIPTS = ["dqn_torch.py", "dqn_torch_compile.py"]  # torch agents on gymnax envs
 # the smallest DQN config that runs every part of the loop: 4 iterations of 500 transitions, gradient steps from
 # transition 601 (none in iteration 0), target syncs every 100, epsilon down to its end over the first 1,000
 DQN_TINY = [
@@ -140,6 +145,10 @@ DQN_BAD_COMMAND_LINES = {
     "unknown env": (["--env-id", "NoSuchEnv-v0", "--log-dir", "{log_dir}"], "unknown env", None),
     "continuous actions": (["--env-id", "Pendulum-v1", "--log-dir", "{log_dir}"], "continuous action space", None),
     "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
+    "cudagraphs on a cpu": (
+        ["--cudagraphs", "--device", "cpu", "--log-dir", "{log_dir}"], "--cudagraphs needs a CUDA GPU",
+        ["dqn_torch_compile.py"],
+    ),
 }
 # the DQN learning run: the default config (epsilon's decay over half of it) in fewer transitions, seed 1; the mean of
 # its last 5 iterations' episodic returns must reach DQN_LEARNED_RETURN (a random policy gets ~22). Measured on an AMD
@@ -197,7 +206,7 @@ NO_GYMNASIUM_ENV = ENV_REFUSALS["ppo_torch_gymnasium.py"]
 # the bad command lines that are bad only on a machine without a GPU: not run where there is one
 SKIPPED_ON_A_GPU = {"no gpu"}
 # the NNX scripts and the mode each pins: graph mode with graph updates, or tree mode
-PINNED_MODE = {"ppo_nnx.py": True, "ppo_nnx_cached.py": True, "ppo_nnx_tree.py": False}
+PINNED_MODE = {"ppo_nnx.py": True, "ppo_nnx_cached.py": True, "ppo_nnx_tree.py": False, "dqn_nnx.py": False}
 # the learning run: the default config in fewer iterations (the LR still anneals to 0 over them), seed 1, and the mean
 # of its last 5 episodic returns must reach LEARNED_RETURN (a random policy gets ~22). Measured on an Intel Xeon, seeds
 # 1-5 of every script (45 runs): at 80 iterations min 374, 10th percentile 432, median 496; at 100 min 381. Another
@@ -418,7 +427,7 @@ class CliProbe(NamedTuple):
 def frameworks(script: str) -> str:
     """What the script runs on the device: JAX alone, torch alone (on Gymnasium envs or its own) or both (on gymnax)."""
     if script in DQN_SCRIPTS:
-        return {"dqn_torch_gymnasium.py": "torch", "dqn_torch.py": "torch+jax"}.get(script, "jax")
+        return "torch" if script == "dqn_torch_gymnasium.py" else "torch+jax" if "torch" in script else "jax"
     if script in JAX_SCRIPTS:
         return "jax"
     return "torch" if script in GYMNASIUM_SCRIPTS + NATIVE_SCRIPTS else "torch+jax"
@@ -464,6 +473,20 @@ def run_cli_probe(root: str) -> dict:
     assert result.returncode == 0 and result.stdout, result.stderr[-3000:]
     reports = json.loads(result.stdout)
     return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script]) for script in SCRIPTS + DQN_SCRIPTS}
+
+
+def import_keeping_flax_config(name: str):
+    """Import an NNX script without letting its import-time mode pin (Flax's global config) leak into the rest of the
+    pytest process, which imports scripts of both modes: (the module, the flags it pinned)."""
+    import flax
+
+    flags = ("nnx_graph_mode", "nnx_graph_updates")
+    saved = {flag: getattr(flax.config, flag) for flag in flags}
+    module = importlib.import_module(name)
+    pinned = {flag: getattr(flax.config, flag) for flag in flags}
+    for flag, value in saved.items():
+        flax.config.update(flag, value)
+    return module, pinned
 
 
 def read_run(run_dir: str) -> tuple[dict, dict]:

@@ -6,7 +6,6 @@ pytest process imports them all. So this file imports ppo_nnx_tree with the glob
 other NNX tests keep their graph mode whatever the import order) and runs every test under tree mode set contextually,
 which takes precedence over the global config in Flax."""
 import functools
-import importlib
 
 import flax
 import jax
@@ -17,24 +16,12 @@ from flax import nnx
 
 import ppo_linen
 import reference
+from helpers import import_keeping_flax_config
 from test_linen import linen_layers
 from test_parity_nnx import (
     ROLLOUT_KEY, TINY_ARGS, TOLERANCE, agent_layers, assert_iteration_parity, assert_layers_close, linen_iterations, new_stats,
     nnx_agent_like, nnx_layers, update_key,
 )
-
-MODE_FLAGS = ("nnx_graph_mode", "nnx_graph_updates")
-
-
-def import_keeping_flax_config(name):
-    """Import a script without letting its import-time mode pin leak into the rest of the pytest process."""
-    saved = {flag: getattr(flax.config, flag) for flag in MODE_FLAGS}
-    module = importlib.import_module(name)
-    pinned = {flag: getattr(flax.config, flag) for flag in MODE_FLAGS}
-    for flag, value in saved.items():
-        flax.config.update(flag, value)
-    return module, pinned
-
 
 ppo_nnx_tree, TREE_PINS = import_keeping_flax_config("ppo_nnx_tree")
 
