@@ -1,5 +1,6 @@
-"""exp8: DQN in exp4's four designs (torch or Linen, on Gymnasium's NumPy env or on a gymnax env): how far apart the
-designs' steady iterations lie, beside the same spread for PPO's four analogous variants."""
+"""exp8: DQN across frameworks and env backends: how far apart the DQN variants' steady iterations lie, and how far
+apart those of the four designs with a PPO analogue in exp4 (torch or Linen, on Gymnasium's NumPy env or on a gymnax
+env), beside the same spread for PPO's four analogous variants."""
 
 import math
 from typing import NamedTuple
@@ -8,7 +9,7 @@ import numpy as np
 
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import window_names
-from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI
+from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI, PPO_ANALOGUES
 from report.stats import geometric_interval, geometric_mean, metric_values, rows_of, where
 from report.summary import num_envs, ordered
 from report.text import (
@@ -50,7 +51,7 @@ def variants(rows, suffix=""):
 
 
 def env_variants(rows):
-    """One env's exp8 Variants: those at 1 env (the four designs), and those at more envs (the wide dqn_linen)."""
+    """One env's exp8 Variants: those at 1 env, and those at more envs (the wide dqn_linen)."""
     counts = sorted({num_envs(row) or 0 for row in rows} - {1})
     wide = [variant for count in counts
             for variant in variants([row for row in rows if (num_envs(row) or 0) == count], f" at {count} envs")]
@@ -67,48 +68,69 @@ def spread(single):
     return slowest, fastest, seed_ratio(slowest.rows, fastest.rows, STEADY)
 
 
-def ppo_spread(sweep_rows, env, dqn_labels):
-    """The spread of PPO's variants analogous to dqn_labels (dqn_X ↔ ppo_X) in exp4 on env at model size small, or
-    a string saying why there is none."""
+def ppo_spread(sweep_rows, env, ppo_labels):
+    """The spread of PPO's variants ppo_labels in exp4 on env at model size small, or a string saying why there is
+    none."""
     exp4 = rows_of(sweep_rows, "exp4")
     if not exp4:
         return "PPO's exp4 is not in this sweep"
-    analogs = [label.removeprefix("dqn_") for label in dqn_labels]
-    cell = [row for row in where(exp4, env=env, size="small") if row["label"] in analogs]
+    cell = [row for row in where(exp4, env=env, size="small") if row["label"] in ppo_labels]
     if not cell:
         return f"PPO's exp4 has no run on {env} at model size small"
-    missing = [label for label in analogs if not where(cell, label=label)]
+    missing = [label for label in ppo_labels if not where(cell, label=label)]
     if missing:
         return f"PPO's exp4 has no {listed(missing)} on {env} at model size small"
     return spread(variants(cell)) or f"PPO's exp4 variants on {env} have no steady iteration to compare"
 
 
 def verdict(dqn, ppo):
-    """Whether the DQN variants lie further apart than PPO's, from the two ratios' intervals over seeds."""
+    """Whether the DQN designs lie further apart than PPO's, from the two ratios' intervals over seeds."""
     (_, (dqn_low, dqn_high, _)), (_, (ppo_low, ppo_high, _)) = dqn, ppo
     if math.isnan(dqn_low) or math.isnan(ppo_low):
         return "With one seed there is no interval to tell the two spreads apart."
     if dqn_low > ppo_high:
-        return "**The variants lie further apart for DQN than for PPO** here: the two intervals do not overlap."
+        return "**The designs lie further apart for DQN than for PPO** here: the two intervals do not overlap."
     if dqn_high < ppo_low:
-        return "**The variants lie closer together for DQN than for PPO** here: the two intervals do not overlap."
+        return "**The designs lie closer together for DQN than for PPO** here: the two intervals do not overlap."
     return "The two spreads are not told apart: their intervals overlap."
 
 
 def answer_text(env, single, sweep_rows, steady, ppo_steady):
-    """The generated answer for one env: the slowest 1-env DQN variant's steady iteration over the fastest's, the
-    same for PPO's analogous variants in exp4 (or why not), and whether the two spreads differ."""
-    dqn = spread(single)
-    if dqn is None:
+    """The generated answer for one env: the slowest 1-env DQN variant's steady iteration over the fastest's (the
+    family's spread), then the PPO comparison (ppo_comparison_text)."""
+    family = spread(single)
+    if family is None:
         return f"**{env}:** fewer than two DQN variants at 1 env have a steady iteration: no spread."
-    slowest, fastest, ratio = dqn
+    slowest, fastest, ratio = family
     text = (f"**{env}:** of the {len(single)} DQN variants at 1 env, {slowest.name} takes {speedup_text(*ratio)} the "
             f"steady iteration (median of {steady}) of {fastest.name}, the fastest.")
-    ppo = ppo_spread(sweep_rows, env, [variant.name for variant in single])
+    return f"{text} {ppo_comparison_text(env, single, sweep_rows, ppo_steady)}"
+
+
+def ppo_comparison_text(env, single, sweep_rows, ppo_steady):
+    """The same spread over the four designs with a PPO analogue in exp4 (PPO_ANALOGUES; where they are all the 1-env
+    variants, the spread just given), beside PPO's over those analogues in exp4 and whether the two differ; or why
+    there is no comparison (a design without a run here, as the Gymnasium pair on a MinAtar env; no exp4 run)."""
+    designs = [variant for variant in single if variant.name in PPO_ANALOGUES]
+    missing = [name for name in PPO_ANALOGUES if name not in [variant.name for variant in designs]]
+    if missing:
+        why = " (the Gymnasium scripts run only envs with a Gymnasium counterpart)" if all(
+            name.split(" ")[0].endswith("_gymnasium") for name in missing) else ""
+        return (f"No PPO spread to set beside it: exp8 has no run of {listed(missing)} on {env}{why}, so the four "
+                "designs with a PPO analogue in exp4 are not all here.")
+    dqn = spread(designs)
+    if dqn is None:
+        return ("Fewer than two of the four designs with a PPO analogue in exp4 have a steady iteration: no PPO spread "
+                "to set beside theirs.")
+    slowest, fastest, ratio = dqn
+    lead = "" if len(designs) == len(single) else (
+        f"Of the four designs with a PPO analogue in exp4 (the same framework on the same env backend), "
+        f"{slowest.name} takes {speedup_text(*ratio)} that of {fastest.name}; ")
+    ppo = ppo_spread(sweep_rows, env, [PPO_ANALOGUES[variant.name] for variant in designs])
     if isinstance(ppo, str):
-        return f"{text} {ppo}: no PPO spread to set beside it."
+        return f"{lead}{ppo}: no PPO spread to set beside it."
     ppo_slowest, ppo_fastest, ppo_ratio = ppo
-    return (f"{text} For PPO (exp4, small, median of {ppo_steady}) {ppo_slowest.name} takes "
+    return (f"{lead}{'for' if lead else 'For'} PPO (exp4, small, median of {ppo_steady}) {ppo_slowest.name} takes "
             f"{speedup_text(*ppo_ratio)} that of {ppo_fastest.name}. {verdict(ratio, ppo_ratio)}")
 
 
@@ -140,7 +162,7 @@ def variant_table(single, wide, steady):
 
 def dqn_chart(cells, out, steady):
     """Chart: per env, each DQN variant's steady iteration (geometric mean over seeds, bars its interval over seeds;
-    log y), the wide ones beside the four designs at 1 env."""
+    log y), the wide ones beside those at 1 env."""
     names = ordered((variant.name for single, wide in cells.values() for variant in single + wide), LABEL_COLORS)
     figure, (ax,) = new_figure(f"Steady iteration of each DQN variant — exp8 (async, median of {steady})\npoints: "
                                "geometric mean over seeds; bars: interval over seeds (95% CI, or range with few seeds)",
@@ -176,27 +198,28 @@ def note_lines(steady, wide):
              f"last {FINAL_RETURN_EPISODES} logged episodic returns, mean ± sample standard deviation over seeds.", ""]
     names = list(dict.fromkeys(variant.name for variant in wide))
     if names:
-        lines += [f"After the designs at 1 env, each table gives {listed(names)} apart: as many transitions and "
-                  "gradient steps as at 1 env, in fewer, wider steps of its loop; it is not among the variants the "
-                  "spread compares.", ""]
+        lines += [f"A table that has {listed(names)} gives it apart, after the variants at 1 env: as many transitions "
+                  "and gradient steps as at 1 env, in fewer, wider steps of its loop; it is in neither spread.", ""]
     return lines
 
 
 def section_dqn(sweep, out):
-    """exp8's answer: per env, the slowest DQN design's steady iteration over the fastest's beside PPO's for its four
-    analogous variants in exp4, a chart and a table per env. Its windows are named from exp8's runs alone."""
+    """exp8's answer: per env, the slowest DQN variant's steady iteration over the fastest's, the same over the four
+    designs with a PPO analogue beside PPO's for those analogues in exp4, a chart and a table per env. Its windows are
+    named from exp8's runs alone, an env's answer and table from that env's (a MinAtar env's runs are shorter)."""
     rows = rows_of(sweep.rows, "exp8")
     if not rows:
         return []
     steady = window_names([row["run"] for row in rows])[STEADY]
     cells = {env: env_variants(where(rows, env=env)) for env in ordered((row["env"] for row in rows), sweep.env_order)}
+    env_steady = {env: window_names([row["run"] for row in where(rows, env=env)])[STEADY] for env in cells}
     lines = [heading(sweep, "Does the framework matter more for DQN than for PPO? (exp8)"), ""]
-    lines += [f"- {answer_text(env, single, sweep.rows, steady, sweep.names[STEADY])}"
+    lines += [f"- {answer_text(env, single, sweep.rows, env_steady[env], sweep.names[STEADY])}"
               for env, (single, _) in cells.items()]
     lines += [""] + note_lines(steady, [variant for _, wide in cells.values() for variant in wide])
     lines += empty_window_lines(rows, ("iter0_s", STEADY))
     if metric_values(rows, STEADY):
         lines += image(dqn_chart(cells, out, steady), "each DQN variant's steady iteration per env")
     for env, (single, wide) in cells.items():
-        lines += [f"**{env}**", ""] + variant_table(single, wide, steady)
+        lines += [f"**{env}**", ""] + variant_table(single, wide, env_steady[env])
     return lines

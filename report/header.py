@@ -11,7 +11,7 @@ from report.load import gpu_model
 from report.settings import EAGER_MODES, EXPERIMENT_TOPICS, MIN_ENVS_FOR_CI, WINDOWS, WORK_FIELDS
 from report.stats import rows_of
 from report.summary import num_envs, ordered
-from report.text import markdown_table
+from report.text import listed, markdown_table
 
 
 def gpu_text(system):
@@ -119,15 +119,24 @@ def workload_key(row):
 
 
 def dqn_workload_lines(rows, env_order):
-    """exp8's workload in one line: its numbers of envs, and the env steps (transitions) and iterations of its runs;
-    PPO's per-iteration fields do not apply to DQN."""
+    """exp8's workload in one line: its numbers of envs, and each workload of its runs: env steps (transitions),
+    iterations and replay memory (buffer), with the envs of each where they differ (a MinAtar env has its own); PPO's
+    per-iteration fields do not apply to DQN."""
     if not rows:
         return []
     counts = "/".join(map(str, sorted({num_envs(row) or 0 for row in rows})))
-    lengths = "/".join(f"{steps:,.0f} transitions in {length} iterations" for steps, length in
-                       sorted({(row["env_steps"], row["num_iterations"]) for row in rows}))
     envs = ordered((row["env"] for row in rows), env_order)
-    return [f"- **Workload (exp8, DQN):** num_envs {counts}; {lengths}; {len(rows)} runs on {len(envs)} envs "
+    key = lambda row: (row["env_steps"], row["num_iterations"], row["buffer_size"])
+    workloads = ordered(map(key, rows), [key(row) for env in envs for row in rows if row["env"] == env])
+    parts = []
+    for steps, length, buffer_size in workloads:
+        part = f"{steps:,.0f} transitions in {length} iterations"
+        part += f" (buffer {buffer_size:,})" if buffer_size else ""
+        if len(workloads) > 1:
+            part += " on " + listed(ordered((row["env"] for row in rows if key(row) == (steps, length, buffer_size)),
+                                            env_order))
+        parts.append(part)
+    return [f"- **Workload (exp8, DQN):** num_envs {counts}; {'; '.join(parts)}; {len(rows)} runs on {len(envs)} envs "
             f"({', '.join(envs)})"]
 
 

@@ -144,6 +144,7 @@ def load_run(path):
         peak_memory=scalar_at_end(scalars, "memory/peak_bytes"),
         peak_rss=scalar_at_end(scalars, "memory/peak_rss_bytes"),
         env_steps=float(iteration_end_steps[-1]) if iteration_end_steps.size else math.nan,
+        buffer_size=int(hyperparameters["buffer_size"]) if hyperparameters.get("buffer_size", "").isdigit() else None,
     )
 
 

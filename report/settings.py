@@ -14,7 +14,7 @@ EXPERIMENT_TOPICS = {
     "exp3": "every compile mode per model size, synchronised", "exp4": "the env backend against the framework",
     "exp5": "how the cost grows with the number of envs", "exp6": "many agents in one process against many processes",
     "exp7": "the ranking at each model size, with seeds",
-    "exp8": "DQN in exp4's four designs: does the framework matter more than for PPO",
+    "exp8": "DQN across frameworks and env backends: does the framework matter more than for PPO",
 }
 
 
@@ -29,7 +29,8 @@ LABEL_COLORS = {
     "torch_gymnasium (eager)": "#8c6d31", "torch_gymnasium (eager-vector)": "#d6a847", "linen_scan (scan)": "#08306b",
     "torch_native (eager)": "#f16913", "torch_native (compile)": "#a63603",
     "dqn_torch_gymnasium (eager)": "#543005", "dqn_linen_gymnasium (jit)": "#35978f", "dqn_torch (env-jit)": "#d94801",
-    "dqn_linen (jit)": "#4292c6",
+    "dqn_linen (jit)": "#4292c6", "dqn_torch_compile (compile)": "#8c2d04",
+    "dqn_torch_compile (compile+cudagraphs)": "#9e9ac8", "dqn_nnx (tree)": "#238b45", "dqn_equinox (jit)": "#ae017e",
 }
 
 
@@ -66,6 +67,14 @@ BACKEND_CELLS = {
     ("torch", "torch"): "torch_native (eager)",
 }
 EFFECT_CELLS = (("torch", "gymnax"), ("linen", "gymnax"), ("torch", "Gymnasium"), ("linen", "Gymnasium"))
+
+
+# exp8: the DQN designs that have a PPO analogue in exp4 (the same framework on the same env backend), dqn -> PPO label:
+# the four whose spread the DQN section sets beside PPO's
+PPO_ANALOGUES = {
+    "dqn_torch_gymnasium (eager)": "torch_gymnasium (eager)", "dqn_linen_gymnasium (jit)": "linen_gymnasium (jit)",
+    "dqn_torch (env-jit)": "torch (env-jit)", "dqn_linen (jit)": "linen (jit)",
+}
 
 
 # Hyperparameters that set the work of one iteration; runs that differ in any of them are never compared.
@@ -195,6 +204,7 @@ class Run:
     peak_memory: float
     peak_rss: float = math.nan
     env_steps: float = math.nan  # the global step at the end of the last iteration (charts/SPS), NaN where not logged
+    buffer_size: int | None = None  # a DQN run's replay memory in transitions (its hyperparameters); None for PPO
 
     @property
     def label(self):

@@ -40,6 +40,7 @@ def summary_row(run, machine=""):
         "peak_memory_bytes": run.peak_memory,
         "peak_rss_bytes": run.peak_rss,
         "env_steps": run.env_steps,  # the run's env steps (exp8: transitions), for its whole-run SPS
+        "buffer_size": run.buffer_size,  # exp8: the run's replay memory, for the header's workload line
         "agents": math.nan,  # exp6: its group's number of agents, set with the groups
         "process_agents": 1,  # exp6: the agents its process trained (a vmapped group's N), set with the groups
         "path": str(run.path),

@@ -4,7 +4,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from sweep.experiments import Config, OBS_SIZES
+from sweep.experiments import Config, OBS_SIZES, dqn_minatar
 
 # THE PRIOR: rough costs on a 2-core CPU, for the reference workload (32 envs x 256 steps, 10 epochs); the small
 # model's from the reference sweeps measured on an idle 2-core Xeon (2026-11-22, exp1 and exp4; gymnasium-vector a
@@ -26,14 +26,24 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "torch-native": (4, 80, (180, 1900, 40000)),
     "torch-native-compile": (20, 20, (90, 1600, 40000)),
 }
-# exp8's DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, fitted to the whole-process durations
-# of exp8's sitting (results/cpu-2core-exp8, 2026-11-25, AMD EPYC; median over CartPole-v1 and Acrobot-v1, seeds 1-3)
+# exp8's DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, on CartPole-v1 and Acrobot-v1. The first
+# four fitted to the whole-process durations of exp8's sitting (results/cpu-2core-exp8, 2026-11-25, AMD EPYC; median
+# over both envs, seeds 1-3); the last three PROVISIONAL, to be refitted once a sitting of exp8 has timed them: NNX
+# tree mode and Equinox at dqn_linen's figures, torch.compile a little under dqn_torch's per transition with its
+# compilation in FIXED
 DQN_PRIOR = {
     "dqn_torch_gymnasium": (5, 1160),
     "dqn_linen_gymnasium": (5, 1030),
     "dqn_torch": (6, 1860),
     "dqn_linen": (5, 170),
+    "dqn_nnx": (5, 170),
+    "dqn_equinox": (5, 170),
+    "dqn_torch_compile": (30, 1700),
 }
+# On a MinAtar env a DQN run's transitions cost this percentage of the figure above (an observation of 400, not 4 to
+# 6, in the Q-network's first layer and in each replay sample): PROVISIONAL, the same guess for every script, until
+# exp8's Breakout-MinAtar runs are measured
+DQN_MINATAR_PERCENT = 150
 SIZES = ("small", "medium", "large")
 # exp5's runs took 1.4-1.7x these figures at every N and in every class (1.54x in all) on a 2-core Intel Xeon
 # (results/cpu-2core-exp5), and Linen's again on a 2-core AMD EPYC (results/cpu-2core-exp6: 1.4-1.65x), so their
@@ -48,15 +58,17 @@ REFERENCE_BATCH = 32 * 256
 # SAMPLE) in 2026-11, each figure the smallest of its family, rounded down: only a run that surely does not fit is
 # refused. Measured at 2048 envs on Breakout-MinAtar: jax 2.5-3.1 GiB, torch 8.3-8.4 GiB (the model: 2.3 and 7.6). The
 # model size is left out (exp5's small model is a few kB). An exp6 group: the scan variant's one process as a jax run
-# of N x 32 envs; the process variants' as many runs of 32 envs as run at once.
+# of N x 32 envs; the process variants' as many runs of 32 envs as run at once. An exp8 DQN run: BASE + its replay
+# memory (replay_memory_bytes).
 MEMORY = {  # family: (BASE MB, SAMPLE bytes, OBS bytes)
     "jax": (640, 256, 8),
     "torch": (700, 900, 33),
     "torch_gymnasium": (330, 1150, 0),
     "linen_gymnasium": (550, 420, 0),
     "torch_native": (290, 1100, 0),  # CartPole-v1 only, its observation in SAMPLE (2026-11-25: eager and --compile)
-    # exp8's DQN runs: a replay memory of 10,000 small transitions, so the process's base alone (2026-11-25, CartPole-v1:
-    # dqn_linen 645-686 MB, dqn_linen_gymnasium 374, dqn_torch 699, dqn_torch_gymnasium 327)
+    # exp8's DQN runs: the process's base (2026-11-25, CartPole-v1, whose replay memory of 10,000 transitions is 0.5 MB:
+    # dqn_linen 645-686 MB, dqn_linen_gymnasium 374, dqn_torch 699, dqn_torch_gymnasium 327), plus the replay memory
+    # (replay_memory_bytes); dqn_nnx and dqn_equinox counted as dqn_jax, dqn_torch_compile as dqn_torch
     "dqn_jax": (350, 0, 0),
     "dqn_torch": (650, 0, 0),
     "dqn_torch_gymnasium": (300, 0, 0),
@@ -96,9 +108,11 @@ def prior_ms(config: Config, iterations: int, num_steps: int, update_epochs: int
 
 def dqn_prior_ms(config: Config, iterations: int, iteration_steps: int) -> int:
     """The built-in rough cost of an exp8 DQN run in ms: its per-transition cost does not fall with more envs (on
-    a 2-core CPU the wider step costs about what the steps it replaces cost)."""
+    a 2-core CPU the wider step costs about what the steps it replaces cost); on a MinAtar env DQN_MINATAR_PERCENT of
+    it."""
     fixed_s, ms_per_10k = DQN_PRIOR[config.script]
-    return fixed_s * 1000 + iterations * ms_per_10k * iteration_steps // 10000
+    env_percent = DQN_MINATAR_PERCENT if dqn_minatar(config.env) else 100
+    return fixed_s * 1000 + iterations * ms_per_10k * env_percent * iteration_steps // (100 * 10000)
 
 
 def cost_group(config: Config) -> tuple:
@@ -152,7 +166,8 @@ def duration_text(seconds: int) -> str:
 
 def memory_family(script: str) -> str:
     if script.startswith("dqn_"):
-        return "dqn_jax" if script in ("dqn_linen", "dqn_linen_gymnasium") else script
+        return {"dqn_torch_gymnasium": "dqn_torch_gymnasium", "dqn_torch": "dqn_torch",
+                "dqn_torch_compile": "dqn_torch"}.get(script, "dqn_jax")
     if script in ("ppo_torch", "ppo_torch_compile"):
         return "torch"
     if script in ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native"):
@@ -160,13 +175,22 @@ def memory_family(script: str) -> str:
     return "jax"
 
 
-def peak_memory_kb(config: Config, num_steps: int, parallel: int) -> int:
+def peak_memory_kb(config: Config, num_steps: int, parallel: int, buffer_size: int = 0) -> int:
     """A run's estimated peak RSS in KiB; an exp6 group's: the scan variant's one process of an N times wider batch,
-    or the processes that run at once."""
+    or the processes that run at once; an exp8 DQN run's: its base and its replay memory of buffer_size
+    transitions."""
     base_mb, sample_bytes, obs_bytes = MEMORY[memory_family(config.script)]
+    if config.exp == "exp8":
+        return base_mb * 1024 + replay_memory_bytes(config.env, buffer_size) // 1024
     samples = config.num_envs * num_steps * (config.agents if config.mode == "scan" else 1)
     copies = min(config.agents, parallel) if config.processes else 1
     return copies * (base_mb * 1024 + samples * (sample_bytes + obs_bytes * OBS_SIZES[config.env]) // 1024)
+
+
+def replay_memory_bytes(env: str, buffer_size: int) -> int:
+    """An exp8 DQN run's replay memory: per transition its observation and next observation (float32, OBS_SIZES[env]
+    entries each) and 16 bytes of action, reward and flags; Breakout-MinAtar's 100,000 transitions about 320 MB."""
+    return buffer_size * (2 * 4 * OBS_SIZES[env] + 16)
 
 
 def available_memory_kb(environ) -> int | None:

@@ -119,22 +119,36 @@ QUICK_EXP7_VARIANTS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"))
 QUICK_EXP7_ENVS = ("CartPole-v1",)
 QUICK_EXP7_SMALL_SEEDS = 2
 
-# exp8, DQN: does the framework matter more for DQN than for PPO? The four DQN scripts (CleanRL's CartPole-v1 DQN in
-# the four designs: torch and Linen on Gymnasium's NumPy env and on gymnax) on two envs with EXP8_SEEDS seeds (more
-# with --repeats), one env each; and dqn_linen.py at EXP8_WIDE_NUM_ENVS envs (as many transitions and gradient steps,
-# 16 x fewer steps of its compiled loop). The scripts' own workload (DQN_WORKLOAD), not PPO's.
+# exp8, DQN: does the framework matter more for DQN than for PPO? The DQN scripts (CleanRL's CartPole-v1 DQN in seven
+# designs: first exp4's four, torch and Linen on Gymnasium's NumPy env and on gymnax, then torch.compile, NNX tree mode
+# and Equinox on gymnax) on two envs with EXP8_SEEDS seeds (more with --repeats), one env each; and dqn_linen.py at
+# EXP8_WIDE_NUM_ENVS envs (as many transitions and gradient steps, 16 x fewer steps of its compiled loop). Then
+# Breakout-MinAtar (EXP8_MINATAR_ENVS) for the variants on gymnax only, at one env: the Gymnasium scripts run only envs
+# with a Gymnasium counterpart, which MinAtar has not. The scripts' own workload (DQN_WORKLOAD), not PPO's.
 EXP8_VARIANTS = (("dqn_torch_gymnasium", "eager"), ("dqn_linen_gymnasium", "jit"), ("dqn_torch", "env-jit"),
-                 ("dqn_linen", "jit"))
+                 ("dqn_linen", "jit"), ("dqn_torch_compile", "compile"), ("dqn_nnx", "tree"), ("dqn_equinox", "jit"))
 EXP8_ENVS = ("CartPole-v1", "Acrobot-v1")
 EXP8_WIDE = ("dqn_linen", "jit")
 EXP8_WIDE_NUM_ENVS = 16
+EXP8_MINATAR_ENVS = ("Breakout-MinAtar",)
+EXP8_MINATAR_VARIANTS = tuple((script, mode) for script, mode in EXP8_VARIANTS if not script.endswith("_gymnasium"))
 EXP8_SEEDS = 3
-QUICK_EXP8_ENVS = ("CartPole-v1",)
+QUICK_EXP8_ENVS = ("CartPole-v1",)  # no MinAtar run in --quick
 QUICK_EXP8_SEEDS = 1
-# a DQN run's transitions, transitions per iteration and transitions before the first gradient step: CleanRL's 500,000
-# in 50 iterations of 10,000 (windows 0, 1-7 and 8-49; iteration 0 all learning-starts); --quick 10 iterations of 2,000
-DQN_WORKLOAD = (500000, 10000, 10000)
-QUICK_DQN_WORKLOAD = (20000, 2000, 2000)
+# a DQN run's transitions, transitions per iteration, transitions before the first gradient step and replay memory
+# (--buffer-size) in transitions; every other hyperparameter the scripts' defaults. CleanRL's CartPole-v1 workload:
+# 500,000 in 50 iterations of 10,000 (windows 0, 1-7 and 8-49; iteration 0 all learning-starts), a replay memory of
+# 10,000; --quick 10 iterations of 2,000. On a MinAtar env (dqn_minatar) 200,000 in 20 iterations of 10,000 (windows
+# 0, 1-7 and 8-19) and a replay memory of 100,000 (of observations 100 x CartPole's: 320 MB, see estimate.MEMORY)
+DQN_WORKLOAD = (500000, 10000, 10000, 10000)
+DQN_MINATAR_WORKLOAD = (200000, 10000, 10000, 100000)
+QUICK_DQN_WORKLOAD = (20000, 2000, 2000, 10000)
+
+
+def dqn_minatar(env: str) -> bool:
+    """Whether exp8 runs env at DQN_MINATAR_WORKLOAD (a MinAtar env) rather than DQN_WORKLOAD."""
+    return env.endswith("-MinAtar")
+
 
 # The per-run workload: the scripts' defaults, every one passed explicitly to every run. --quick runs 10 iterations,
 # enough to fill the windows that plot.py reads (0, 1-7, 8-99), of a smaller workload (batch 32 x 32, 2 epochs x 4
@@ -298,15 +312,16 @@ def exp7_seeds(choices):
 
 
 def exp8(choices):
-    """DQN (default grid): the four DQN scripts on EXP8_ENVS with one env, then the wide dqn_linen run per env (--quick:
-    CartPole-v1)."""
+    """DQN (default grid): per env of EXP8_ENVS the DQN scripts at 1 env, then the wide dqn_linen run; then the gymnax
+    ones at 1 env on EXP8_MINATAR_ENVS (--quick: CartPole-v1 alone)."""
     if choices.grid != "default":
         return []
     envs = QUICK_EXP8_ENVS if choices.quick else EXP8_ENVS
-    return [Config("exp8", script, mode, env, "small", num_envs, "async")
-            for env in envs
-            for (script, mode), num_envs in [*((variant, 1) for variant in EXP8_VARIANTS), (EXP8_WIDE,
-                                                                                            EXP8_WIDE_NUM_ENVS)]]
+    runs = [(env, variant, num_envs) for env in envs
+            for variant, num_envs in [*((variant, 1) for variant in EXP8_VARIANTS), (EXP8_WIDE, EXP8_WIDE_NUM_ENVS)]]
+    if not choices.quick:
+        runs += [(env, variant, 1) for env in EXP8_MINATAR_ENVS for variant in EXP8_MINATAR_VARIANTS]
+    return [Config("exp8", script, mode, env, "small", num_envs, "async") for env, (script, mode), num_envs in runs]
 
 
 def min_seeds(config, choices):

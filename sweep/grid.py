@@ -3,6 +3,7 @@ name and command, and the dry run's lines."""
 import json
 import re
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 from sweep import experiments
 from sweep.experiments import Config
@@ -36,10 +37,20 @@ def filter_regex(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
+class DqnWorkload(NamedTuple):
+    """An exp8 DQN run's workload, as its command passes it."""
+
+    total_timesteps: int  # transitions, all envs'
+    iteration_steps: int  # transitions per iteration
+    learning_starts: int  # transitions before the first gradient step
+    buffer_size: int  # the replay memory, in transitions
+
+
 @dataclass(frozen=True)
 class Workload:
     """The work of every run: iterations (eager runs, exp5's and exp7's large runs their own) and the per-iteration
-    workload; workload.json records it, and a sweep folder holds runs of one workload only."""
+    workload, and exp8's DQN workloads (a MinAtar env's its own); workload.json records it, and a sweep folder holds
+    runs of one workload only."""
 
     iterations: int
     eager_iterations: int
@@ -50,14 +61,20 @@ class Workload:
     exp5_iterations: int
     exp5_num_envs: tuple
     exp7_large_iterations: int
-    dqn_total_timesteps: int  # exp8's DQN runs: their transitions, transitions per iteration, learning starts
+    dqn_total_timesteps: int  # exp8's DQN runs (a DqnWorkload): transitions, per iteration, learning starts, memory
     dqn_iteration_steps: int
     dqn_learning_starts: int
+    dqn_buffer_size: int
+    dqn_minatar_total_timesteps: int  # the same on a MinAtar env
+    dqn_minatar_iteration_steps: int
+    dqn_minatar_learning_starts: int
+    dqn_minatar_buffer_size: int
 
     @classmethod
     def of(cls, quick, iterations=None, eager_iterations=None, exp5_iterations=None, exp7_large_iterations=None):
         """The workload of the options: --quick's smaller one, the iterations given or their defaults (the eager
-        runs' and exp7's large runs' never more than --iterations)."""
+        runs' and exp7's large runs' never more than --iterations); --quick has no MinAtar DQN run, so its MinAtar
+        DQN workload is the full grid's."""
         iterations = iterations or (experiments.QUICK_ITERATIONS if quick else experiments.DEFAULT_ITERATIONS)
         num_envs, num_steps, epochs, minibatches = experiments.QUICK_WORKLOAD if quick else \
             experiments.REFERENCE_WORKLOAD
@@ -65,24 +82,34 @@ class Workload:
                    num_steps, epochs, minibatches, exp5_iterations or experiments.DEFAULT_EXP5_ITERATIONS,
                    experiments.QUICK_EXP5_NUM_ENVS if quick else experiments.EXP5_NUM_ENVS,
                    exp7_large_iterations or min(iterations, experiments.DEFAULT_EXP7_LARGE_ITERATIONS),
-                   *(experiments.QUICK_DQN_WORKLOAD if quick else experiments.DQN_WORKLOAD))
+                   *(experiments.QUICK_DQN_WORKLOAD if quick else experiments.DQN_WORKLOAD),
+                   *experiments.DQN_MINATAR_WORKLOAD)
+
+    def dqn(self, env: str) -> DqnWorkload:
+        """The DQN workload of an exp8 run on env: a MinAtar env's own (experiments.dqn_minatar)."""
+        prefix = "dqn_minatar_" if experiments.dqn_minatar(env) else "dqn_"
+        return DqnWorkload(*(getattr(self, prefix + name) for name in DqnWorkload._fields))
 
     def json(self) -> str:
         """workload.json's one line."""
         return json.dumps({**asdict(self), "exp5_num_envs": list(self.exp5_num_envs)})
 
     def accepts(self, recorded: dict) -> bool:
-        """Whether a folder's recorded workload is this one: the same, or the same from before exp5 (or exp7, or exp8)
-        joined the grid (such a folder holds none of their runs, and gains their fields)."""
+        """Whether a folder's recorded workload is this one: the same, or the same from before exp5 (or exp7, or exp8,
+        or exp8's replay memory and MinAtar runs) joined the grid (such a folder holds none of their runs, and gains
+        their fields; its exp8 runs had the scripts' default replay memory, DQN_WORKLOAD's)."""
         mine = json.loads(self.json())
-        before_exp8 = {key: value for key, value in mine.items() if not key.startswith("dqn_")}
+        before_minatar = {key: value for key, value in mine.items()
+                          if key != "dqn_buffer_size" and not key.startswith("dqn_minatar_")}
+        before_exp8 = {key: value for key, value in before_minatar.items() if not key.startswith("dqn_")}
         before_exp7 = {key: value for key, value in before_exp8.items() if key != "exp7_large_iterations"}
         before_exp5 = {key: value for key, value in before_exp7.items() if not key.startswith("exp5_")}
-        return recorded in (mine, before_exp8, before_exp7, before_exp5)
+        return recorded in (mine, before_minatar, before_exp8, before_exp7, before_exp5)
 
     def iterations_of(self, config: Config) -> int:
         if config.exp == "exp8":
-            return self.dqn_total_timesteps // self.dqn_iteration_steps
+            dqn = self.dqn(config.env)
+            return dqn.total_timesteps // dqn.iteration_steps
         if config.exp == "exp5":
             return self.exp5_iterations
         if config.exp == "exp7" and config.size == "large":
@@ -131,10 +158,11 @@ def command(run: Run, workload: Workload, python: str, out: str, agent=None) -> 
     c = run.config
     argv = [python, f"{c.script}.py", *experiments.MODE_FLAGS.get((c.script, c.mode), ())]
     argv += ["--env-id", c.env, "--model-size", c.size, "--seed", str(run.seed if agent is None else agent)]
-    if c.exp == "exp8":  # DQN: the DQN workload
-        argv += ["--num-envs", str(c.num_envs), "--total-timesteps", str(workload.dqn_total_timesteps),
-                 "--iteration-steps", str(workload.dqn_iteration_steps), "--learning-starts",
-                 str(workload.dqn_learning_starts)]
+    if c.exp == "exp8":  # DQN: the DQN workload of its env
+        dqn = workload.dqn(c.env)
+        argv += ["--num-envs", str(c.num_envs), "--total-timesteps", str(dqn.total_timesteps), "--iteration-steps",
+                 str(dqn.iteration_steps), "--learning-starts", str(dqn.learning_starts), "--buffer-size",
+                 str(dqn.buffer_size)]
         return argv + ["--log-dir", f"{out}/runs/{c.exp}", "--run-name", run.name]
     argv += ["--num-seeds", str(c.agents)] * (c.mode == "scan") + ["--sync-timing"] * (c.timing == "sync")
     argv += ["--num-iterations", str(workload.iterations_of(c)), "--num-envs", str(c.num_envs), "--num-steps",

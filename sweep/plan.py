@@ -58,7 +58,8 @@ class Plan:
 
     def prior_ms(self, config):
         if config.exp == "exp8":
-            return estimate.dqn_prior_ms(config, self.workload.iterations_of(config), self.workload.dqn_iteration_steps)
+            return estimate.dqn_prior_ms(config, self.workload.iterations_of(config),
+                                         self.workload.dqn(config.env).iteration_steps)
         return estimate.prior_ms(config, self.workload.iterations_of(config), self.workload.num_steps,
                                  self.workload.update_epochs, self.parallel)
 
@@ -83,7 +84,8 @@ class Plan:
         if available is None:
             return
         for run in self.selected:
-            peak = estimate.peak_memory_kb(run.config, self.workload.num_steps, self.parallel)
+            buffer_size = self.workload.dqn(run.config.env).buffer_size if run.config.exp == "exp8" else 0
+            peak = estimate.peak_memory_kb(run.config, self.workload.num_steps, self.parallel, buffer_size)
             if peak > available:
                 self.refused[run.name] = f"estimated peak memory {peak // 1024} MiB, {available // 1024} MiB available"
                 print(f"benchmark.sh: refusing {run.name}: {self.refused[run.name]}", file=sys.stderr)
@@ -141,7 +143,7 @@ class Plan:
 
     def check_workload(self):
         """A folder holds one workload: written by the first invocation, checked by the rest (a folder from before
-        exp5 or exp7 joined the grid gains their fields)."""
+        exp5, exp7, exp8 or exp8's MinAtar runs joined the grid gains their fields)."""
         path, line = self.path("workload.json"), self.workload.json()
         if os.path.isfile(path):
             with open(path) as f:

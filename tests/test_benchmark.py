@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sweep import estimate, experiments, records
+from sweep import estimate, experiments, grid, records
 from sweep.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,13 +48,19 @@ BACKEND_VARIANTS = [("ppo_torch", "env-jit"), ("ppo_linen", "jit"), ("ppo_torch_
                     ("ppo_linen_gymnasium", "jit"), ("ppo_torch_native", "eager")]
 CLASSIC_ONLY = ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native")  # CartPole, Acrobot, MountainCar
 REFERENCE_WORKLOAD = {"--num-envs": "32", "--num-steps": "256", "--update-epochs": "10", "--num-minibatches": "8"}
-# exp8, DQN: the four DQN scripts (one env) and dqn_linen at 16 envs, on two envs, seeds 1-3 whatever --repeats; the
-# DQN workload (CleanRL's 500,000 transitions, 50 iterations of 10,000)
+# exp8, DQN: the seven DQN scripts (one env) and dqn_linen at 16 envs, on two envs, and the five on gymnax (one env)
+# on Breakout-MinAtar, seeds 1-3 whatever --repeats; the DQN workload (CleanRL's 500,000 transitions, 50 iterations of
+# 10,000, a replay memory of 10,000), on Breakout-MinAtar its own (200,000 in 20 iterations, a replay memory of 100,000)
 EXP8_VARIANTS = [("dqn_torch_gymnasium", "eager"), ("dqn_linen_gymnasium", "jit"), ("dqn_torch", "env-jit"),
-                 ("dqn_linen", "jit")]
+                 ("dqn_linen", "jit"), ("dqn_torch_compile", "compile"), ("dqn_nnx", "tree"), ("dqn_equinox", "jit")]
 EXP8_ENVS = ["CartPole-v1", "Acrobot-v1"]
+EXP8_MINATAR = "Breakout-MinAtar"
+EXP8_MINATAR_VARIANTS = [("dqn_torch", "env-jit"), ("dqn_linen", "jit"), ("dqn_torch_compile", "compile"),
+                         ("dqn_nnx", "tree"), ("dqn_equinox", "jit")]
 DQN_WORKLOAD = {"--num-envs": None, "--total-timesteps": "500000", "--iteration-steps": "10000",
-                "--learning-starts": "10000"}
+                "--learning-starts": "10000", "--buffer-size": "10000"}
+DQN_MINATAR_WORKLOAD = {"--num-envs": None, "--total-timesteps": "200000", "--iteration-steps": "10000",
+                        "--learning-starts": "10000", "--buffer-size": "100000"}
 QUICK_WORKLOAD = {"--num-envs": "32", "--num-steps": "32", "--update-epochs": "2", "--num-minibatches": "4"}
 # exp5, the number of envs: its variants (the "-vector" modes on Gymnasium's NumPy-vectorised env), envs and N
 EXP5_VARIANTS = [("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
@@ -377,24 +383,75 @@ def exp8_name(script, mode, env, num_envs, seed):
     return f"exp8__{script}__{mode}__{env}__small__n{num_envs}__{seed}"
 
 
-def test_exp8_runs_the_four_dqn_scripts_and_the_wide_linen_run_on_two_envs_with_three_seeds_and_dqns_workload():
+def test_exp8_runs_the_seven_dqn_scripts_the_wide_linen_run_and_the_gymnax_ones_on_breakout_with_three_seeds():
     runs = [r for r in dry_run("--only", "exp8") if r["exp"] == "exp8"]
     expected = [(script, mode, env, 1) for env in EXP8_ENVS for script, mode in EXP8_VARIANTS]
     expected += [("dqn_linen", "jit", env, 16) for env in EXP8_ENVS]
+    expected += [(script, mode, EXP8_MINATAR, 1) for script, mode in EXP8_MINATAR_VARIANTS]
     assert Counter((r["script"], r["mode"], r["env"], r["num_envs"]) for r in runs) == Counter(expected * 3)
-    assert sorted(Counter(r["seed"] for r in runs).items()) == [(1, 10), (2, 10), (3, 10)]
+    assert sorted(Counter(r["seed"] for r in runs).items()) == [(1, 21), (2, 21), (3, 21)]
+    # per seed: each classic env's seven and its wide run, then Breakout-MinAtar's five
+    assert [(r["env"], r["script"], r["num_envs"]) for r in runs if r["seed"] == 2] == [
+        *((env, script, n) for env in EXP8_ENVS for script, n in [*((s, 1) for s, _ in EXP8_VARIANTS),
+                                                                   ("dqn_linen", 16)]),
+        *((EXP8_MINATAR, script, 1) for script, _ in EXP8_MINATAR_VARIANTS)]
     for r in runs:
+        minatar = r["env"] == EXP8_MINATAR
         assert r["run_name"] == exp8_name(r["script"], r["mode"], r["env"], r["num_envs"], r["seed"]), r["line"]
-        assert r["workload"] == {**DQN_WORKLOAD, "--num-envs": str(r["num_envs"])}, r["line"]
-        assert (r["iterations"], r["size"], r["flags"], r["sync"]) == (50, "small", [], False), r["line"]
+        workload = DQN_MINATAR_WORKLOAD if minatar else DQN_WORKLOAD
+        assert r["workload"] == {**workload, "--num-envs": str(r["num_envs"])}, r["line"]
+        assert (r["iterations"], r["size"], r["flags"], r["sync"]) == (20 if minatar else 50, "small", [], False), \
+            r["line"]
     assert len({r["run_name"] for r in runs}) == len(runs)
     # --repeats adds seeds beyond 3 only; the study grid has no exp8; --quick one seed of CartPole-v1, 10 iterations
-    assert len([r for r in dry_run("--only", "exp8", "--repeats", "4") if r["exp"] == "exp8"]) == 40
+    assert len([r for r in dry_run("--only", "exp8", "--repeats", "4") if r["exp"] == "exp8"]) == 4 * 21
     assert "exp8" not in {r["exp"] for r in dry_run("--grid", "study")}
     quick = [r for r in dry_run("--quick") if r["exp"] == "exp8"]
     assert [(r["script"], r["env"], r["seed"], r["iterations"]) for r in quick] == [
         (script, "CartPole-v1", 1, 10) for script, _ in [*EXP8_VARIANTS, ("dqn_linen", "jit")]]
-    assert {r["workload"]["--total-timesteps"] for r in quick} == {"20000"}
+    assert {(r["workload"]["--total-timesteps"], r["workload"]["--buffer-size"]) for r in quick} == {("20000", "10000")}
+
+
+def test_exp8s_breakout_runs_are_planned_described_and_estimated_at_their_own_workload():
+    sweep = plan("--only", "exp8", "--filter", "^exp8__dqn_linen__jit__(CartPole-v1|Breakout-MinAtar)__small__n1__1$")
+    cartpole, breakout = [run for run in sweep.selected if run.config.exp == "exp8"]
+    assert breakout.config.env == EXP8_MINATAR
+    assert [sweep.workload.iterations_of(run.config) for run in (cartpole, breakout)] == [50, 20]
+    assert grid.describe(breakout, sweep.workload, 2).endswith("seed 1, 20 iterations")
+    # ms per 10,000 transitions: DQN_PRIOR's, on a MinAtar env DQN_MINATAR_PERCENT of it (provisional: 150)
+    fixed_s, ms_per_10k = estimate.DQN_PRIOR["dqn_linen"]
+    assert estimate.DQN_MINATAR_PERCENT == 150
+    assert sweep.prior_ms(cartpole.config) == fixed_s * 1000 + 50 * ms_per_10k
+    assert sweep.prior_ms(breakout.config) == fixed_s * 1000 + 20 * ms_per_10k * 3 // 2
+
+
+def test_exp8s_memory_estimate_adds_the_replay_memory_and_the_new_scripts_count_in_their_frameworks_family():
+    everything = benchmark("--dry-run", "--only", "exp8", "--filter", "^exp8__.*__1$",
+                           env={"BENCHMARK_MEM_AVAILABLE_KB": "1"})
+    peaks = {name: peak for name, (peak, _) in refusals(everything.stderr).items()}
+    assert len(peaks) == 21
+    name = lambda script, mode, env: exp8_name(script, mode, env, 1, 1)
+    # Breakout-MinAtar's replay memory: 100,000 x (2 observations x 400 float32 + 16 bytes), about 307 MiB more than
+    # CartPole-v1's 10,000 small transitions
+    for script, mode in EXP8_MINATAR_VARIANTS:
+        assert peaks[name(script, mode, EXP8_MINATAR)] - peaks[name(script, mode, "CartPole-v1")] == pytest.approx(
+            (100_000 * (2 * 400 * 4 + 16) - 10_000 * (2 * 4 * 4 + 16)) / 2**20, abs=1)
+    for env in (*EXP8_ENVS, EXP8_MINATAR):
+        linen, torch = peaks[name("dqn_linen", "jit", env)], peaks[name("dqn_torch", "env-jit", env)]
+        assert peaks[name("dqn_nnx", "tree", env)] == peaks[name("dqn_equinox", "jit", env)] == linen
+        assert peaks[name("dqn_torch_compile", "compile", env)] == torch > linen
+    limit = peaks[name("dqn_linen", "jit", EXP8_MINATAR)] - 1  # MiB: every Breakout run is refused, no CartPole one
+    result = benchmark("--dry-run", "--only", "exp8", "--filter", "^exp8__dqn_linen__jit__.*__n1__1$",
+                       env={"BENCHMARK_MEM_AVAILABLE_KB": str(limit * 1024)})
+    assert result.returncode == 0, result.stderr
+    assert list(refusals(result.stderr)) == [name("dqn_linen", "jit", EXP8_MINATAR)]
+
+
+def test_the_estimate_of_exp8_is_the_47_minutes_the_help_says():
+    runs, seconds = estimate_seconds("--only", "exp8", "--filter", "^exp8__")
+    assert runs == 63 and 45 * 60 <= seconds <= 50 * 60
+    assert "exp8     63 runs" in benchmark("--help").stdout
+    assert "About 47 minutes on a 2-core CPU by the estimate" in " ".join(benchmark("--help").stdout.split())
 
 
 def test_exp7_large_iterations_sets_only_exp7s_large_runs_and_never_above_iterations():
@@ -967,7 +1024,9 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     assert json.loads((out / "workload.json").read_text()) == {
         "iterations": 2, "eager_iterations": 2, "num_envs": 32, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4,
         "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 2,
-        "dqn_total_timesteps": 20000, "dqn_iteration_steps": 2000, "dqn_learning_starts": 2000}
+        "dqn_total_timesteps": 20000, "dqn_iteration_steps": 2000, "dqn_learning_starts": 2000, "dqn_buffer_size": 10000,
+        "dqn_minatar_total_timesteps": 200000, "dqn_minatar_iteration_steps": 10000,
+        "dqn_minatar_learning_starts": 10000, "dqn_minatar_buffer_size": 100000}
 
     system = json.loads((out / "system.json").read_text())
     assert set(system["packages"]) == {"jax", "jaxlib", "flax", "optax", "gymnax", "equinox", "gymnasium", "torch",
@@ -1145,7 +1204,11 @@ def workload_json(**fields):
     return json.dumps({**quick, **fields})
 
 
-QUICK_DQN_FIELDS = {"dqn_total_timesteps": 20000, "dqn_iteration_steps": 2000, "dqn_learning_starts": 2000}
+# exp8's: --quick's own DQN workload (with the scripts' default replay memory), and the MinAtar one (no --quick run)
+BEFORE_MINATAR_DQN_FIELDS = {"dqn_total_timesteps": 20000, "dqn_iteration_steps": 2000, "dqn_learning_starts": 2000}
+QUICK_DQN_FIELDS = {**BEFORE_MINATAR_DQN_FIELDS, "dqn_buffer_size": 10000, "dqn_minatar_total_timesteps": 200000,
+                    "dqn_minatar_iteration_steps": 10000, "dqn_minatar_learning_starts": 10000,
+                    "dqn_minatar_buffer_size": 100000}
 
 
 QUICK_EXP5_FIELDS = {"exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}
@@ -1160,8 +1223,13 @@ QUICK_EXP5_FIELDS = {"exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}
     ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 12}, False),
     ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10}, True),  # written before exp8 existed: it gains exp8's fields
     ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, **QUICK_DQN_FIELDS, "dqn_total_timesteps": 40000}, False),
+    # written before exp8's replay memory and MinAtar runs: its exp8 runs had the default memory, it gains the fields
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, **BEFORE_MINATAR_DQN_FIELDS}, True),
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, **QUICK_DQN_FIELDS, "dqn_buffer_size": 20000}, False),
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, **QUICK_DQN_FIELDS, "dqn_minatar_total_timesteps": 100000},
+     False),
 ], ids=["same", "before-exp5", "before-exp7", "other-iterations", "other-numbers-of-envs", "other-exp7-iterations",
-        "before-exp8", "other-dqn-timesteps"])
+        "before-exp8", "other-dqn-timesteps", "before-minatar", "other-dqn-buffer", "other-minatar-timesteps"])
 def test_a_folder_of_another_exp5_exp7_or_exp8_workload_is_refused(tmp_path, exp5, accepted):
     repo = fake_repo(tmp_path, {"ppo_linen.py": "import sys\n"})
     out = tmp_path / "sweep"
