@@ -150,7 +150,7 @@ main() {
   mapfile -t todo <"$PLAN.todo"
   touch "$OUT/finished.txt"
   if ((${#todo[@]} == 0)); then
-    planner done "$PLAN" 0
+    planner done "$PLAN" 0 0
     return
   fi
   # The same environment for every run; nothing here favours one framework.
@@ -161,10 +161,11 @@ main() {
   run_child planner record "$PLAN" || { echo "benchmark.sh: recording the machine failed, no run started" >&2; exit 1; }
   started=$(date -Iseconds)
   for ((number = 1; number <= ${#todo[@]}; number++)); do
+    planner fits "$PLAN" "$number" $((SECONDS - start)) || break # --max-minutes: this run would end too late
     run_one "$number" "${todo[number - 1]}"
   done
-  echo "$started $(date -Iseconds) $((SECONDS - start)) ${#todo[@]} ${command_line% }" >>"$OUT/sweeps.txt"
-  planner done "$PLAN" $((SECONDS - start)) "${FAILED[@]}"
+  echo "$started $(date -Iseconds) $((SECONDS - start)) $((number - 1)) ${command_line% }" >>"$OUT/sweeps.txt"
+  planner done "$PLAN" $((SECONDS - start)) $((number - 1)) "${FAILED[@]}"
 }
 
 # On one line: bash must not read this file again after a sweep of hours, during which it may have changed.

@@ -7,11 +7,16 @@
                                                           how long it should take; the runs to do, one line each, in
                                                           PLAN_FILE.todo (name, run folder, log, command; tabs)
     python -m sweep record PLAN_FILE                      OUT/system.json and OUT/env_timing.json
+    python -m sweep fits PLAN_FILE NUMBER SECONDS         (--max-minutes) exit 0 if run NUMBER may start SECONDS into
+                                                          the invocation, else 1 and the line that says where it stops
     python -m sweep progress PLAN_FILE NUMBER             the progress line's start for run NUMBER (1-based), its ETA
     python -m sweep ended PLAN_FILE NUMBER STATUS MS      whether run NUMBER finished: "finished", or "failed REASON
                                                           LOG", then the line to show; writes an exp6 group's group.json
     python -m sweep group PLAN_FILE NAME                  run the exp6 group NAME's processes
-    python -m sweep done PLAN_FILE SECONDS [FAILED ...]   the sweep's summary; exit 1 if a run failed or was refused
+    python -m sweep done PLAN_FILE SECONDS RAN [FAILED ...]
+                                                          the sweep's summary (RAN: the runs started, fewer than planned
+                                                          where --max-minutes stopped it); exit 1 if a run failed or was
+                                                          refused
 
 Each error is one line on stderr (benchmark.sh: ...) and exit status 2.
 """
@@ -86,6 +91,22 @@ def record(path):
     return 0
 
 
+def fits(path, number, seconds):
+    """Whether run NUMBER may start under --max-minutes; if not, the line that says why this invocation ends here."""
+    sweep = Plan.load(path)
+    sweep.observe_durations()
+    todo, number, elapsed = sweep.todo(), int(number), int(seconds)
+    run = todo[number - 1]
+    if sweep.fits(run, elapsed):
+        return 0
+    limit, run_s = sweep.options.max_minutes, sweep.estimator.total_ms([run.config]) // 1000
+    longer = f"; it alone is estimated longer than {limit} min: raise --max-minutes to run it" if run_s > limit * 60 else ""
+    print(f"--max-minutes {limit}: {estimate.duration_text(elapsed)} gone, run {number}/{len(todo)} ({run.name}) would "
+          f"end after {limit} min by its estimate ({estimate.duration_text(run_s)}){longer}; {len(todo) - number + 1} "
+          "runs not started: rerun the same command to go on")
+    return 1
+
+
 def progress(path, number):
     sweep = Plan.load(path)
     sweep.observe_durations()
@@ -151,12 +172,14 @@ def group(path, name):
     return status
 
 
-def done(path, seconds, *failed):
+def done(path, seconds, ran, *failed):
     sweep = Plan.load(path)
     if sweep.todo_names:
         refused = f", {len(sweep.refused)} refused" if sweep.refused else ""
-        print(f"done in {estimate.duration_text(int(seconds))}: {len(sweep.todo_names) - len(failed)} runs finished, "
-              f"{len(failed)} failed{refused}")
+        left = len(sweep.todo_names) - int(ran)
+        stopped = f", {left} not started (--max-minutes {sweep.options.max_minutes})" if left else ""
+        print(f"done in {estimate.duration_text(int(seconds))}: {int(ran) - len(failed)} runs finished, "
+              f"{len(failed)} failed{refused}{stopped}")
         if failed:
             print(f"failed runs (also listed in {sweep.path('failed.txt')}):")
             print("".join(f"  {line}\n" for line in failed), end="")
@@ -166,8 +189,8 @@ def done(path, seconds, *failed):
     return 1 if failed or sweep.refused else 0
 
 
-COMMANDS = {"plan": plan, "start": start, "record": record, "progress": progress, "ended": ended, "group": group,
-            "done": done}
+COMMANDS = {"plan": plan, "start": start, "record": record, "fits": fits, "progress": progress, "ended": ended,
+            "group": group, "done": done}
 
 
 def main(argv):

@@ -12,7 +12,7 @@ from sweep.grid import Workload, filter_regex
 HELP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "help.txt")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VALUE_OPTIONS = ("--out", "--grid", "--repeats", "--only", "--filter", "--shard", "--iterations", "--eager-iterations",
-                 "--exp5-iterations", "--exp7-large-iterations", "--timeout", "--slurm")
+                 "--exp5-iterations", "--exp7-large-iterations", "--timeout", "--max-minutes", "--slurm")
 COUNT = re.compile(r"[1-9][0-9]*")
 
 
@@ -39,6 +39,7 @@ class Options:
     exp5_iterations: int | None = None
     exp7_large_iterations: int | None = None
     timeout: int = 0
+    max_minutes: int = 0  # start no run that the estimate ends after this many minutes of the invocation (0: no limit)
     slurm: int | None = None
     sbatch_options: list = field(default_factory=list)
     command_line: str = ""  # the user's command, as benchmark.sh was called
@@ -91,6 +92,8 @@ def set_option(options, option, value):
         options.shard = int(match[1]), int(match[2])
     elif option == "--timeout":
         options.timeout = count(option, value, "a positive number of seconds")
+    elif option == "--max-minutes":
+        options.max_minutes = count(option, value, "a positive number of minutes")
     elif option == "--slurm":
         options.slurm = count(option, value, "a positive number of tasks")
     else:  # the iterations

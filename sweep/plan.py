@@ -176,6 +176,12 @@ class Plan:
         return "\t".join([run.name, self.path("runs", c.exp, run.name), f"logs/{c.exp}/{run.name}.log",
                           shell_line(self.run_command(run))])
 
+    def fits(self, run, elapsed_s: int) -> bool:
+        """Whether `run` may start `elapsed_s` seconds into this invocation under --max-minutes: the estimate (the runs
+        of its cost group timed so far, else the built-in figure) ends it within the limit."""
+        limit_s = self.options.max_minutes * 60
+        return not limit_s or elapsed_s + self.estimator.total_ms([run.config]) // 1000 <= limit_s
+
     def progress(self, number, todo):
         run = todo[number - 1]
         return (f"[{number}/{len(todo)}] {describe(run, self.workload, self.parallel)} · "

@@ -23,6 +23,9 @@ def check_options(options):
         if sbatch_options:
             raise Refused("the words after -- go to sbatch and need --slurm N")
         return
+    if options.max_minutes:
+        raise Refused("--max-minutes stops a sweep on this machine between runs; with --slurm give sbatch a time "
+                      "limit (-- --time ...) and each run --timeout")
     if not options.out_given:
         raise Refused("--slurm needs --out DIR: the sweep folder, fixed so that resubmitting resumes")
     if shard != (1, 1):

@@ -1567,3 +1567,49 @@ def test_ctrl_c_during_a_group_stops_every_process_of_it_and_records_nothing(tmp
     assert read_lines(out / "finished.txt") == [] and read_lines(out / "failed.txt") == []
     assert not (out / "runs" / "exp6" / group / "group.json").exists()
     assert sorted(path.name for path in logs[0].parent.iterdir()) == ["agent__seed1.log", "agent__seed2.log"]
+
+
+# --max-minutes: a sweep in chunks that each end before a time limit (a GPU machine lent for minutes at a time)
+def test_max_minutes_starts_a_run_only_if_its_estimate_ends_it_within_the_limit():
+    selection = ("--only", "exp8", "--filter", "^exp8__dqn_linen__jit__CartPole-v1__small__n1__1$")
+    sweep = plan("--max-minutes", "1", *selection)
+    [run] = sweep.selected
+    run_s = sweep.estimator.total_ms([run.config]) // 1000
+    assert 0 < run_s < 60
+    assert sweep.fits(run, 0) and sweep.fits(run, 60 - run_s) and not sweep.fits(run, 61 - run_s)
+    assert plan(*selection).fits(run, 10**6)  # no limit without the option
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["--max-minutes", "0"], "--max-minutes needs a positive number of minutes, not '0'"),
+    (["--max-minutes", "1.5"], "--max-minutes needs a positive number of minutes, not '1.5'"),
+    (["--max-minutes", "5", "--slurm", "2", "--out", "/tmp/benchback-never-made"], "--max-minutes stops a sweep"),
+])
+def test_a_bad_max_minutes_is_one_line_and_nothing_runs(args, expected):
+    assert_one_line_error(benchmark(*args, "--dry-run"), expected)
+
+
+# the chunk test's built-in figures, appended to its fake repo's planner: an eager run 2 minutes, any other 10 ms; a
+# fake run takes longer than 10 ms, and the estimator scales the figures of unseen runs by what the seen ones took
+FAKE_PRIORS = "\n\ndef prior_ms(config, *args):\n    return 120000 if config.mode == 'none' else 10\n"
+
+
+def test_max_minutes_stops_before_the_first_run_that_would_end_too_late_and_a_rerun_goes_on(tmp_path):
+    repo = fake_repo(tmp_path, {"ppo_linen.py": ECHO_SCRIPT})
+    with open(repo / "sweep" / "estimate.py", "a") as f:
+        f.write(FAKE_PRIORS)
+    out = tmp_path / "sweep"
+    selection = ["--quick", "--filter", r"^exp(2__ppo_linen__jit|3__ppo_linen__none)__.*__small__", "--out", str(out)]
+    first = benchmark(*selection, "--max-minutes", "1", repo=repo)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "[1/2] exp2" in first.stdout and "[2/2]" not in first.stdout
+    assert re.search(r"^--max-minutes 1: \d+ s gone, run 2/2 \(exp3__ppo_linen__none__\S+\) would end after 1 min by "
+                     r"its estimate \([^)]+\); it alone is estimated longer than 1 min: raise --max-minutes to run it; "
+                     r"1 runs not started: rerun the same command to go on$", first.stdout, re.M), first.stdout
+    assert "1 runs finished, 0 failed, 1 not started (--max-minutes 1)" in first.stdout
+    assert len(read_lines(out / "finished.txt")) == 1
+    assert read_lines(out / "sweeps.txt")[0].split()[3] == "1"  # the runs it started
+    second = benchmark(*selection, repo=repo)  # no limit now
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "2 runs selected, 1 already finished, 1 to run" in second.stdout and "[1/1] exp3" in second.stdout
+    assert "1 runs finished, 0 failed\n" in second.stdout and len(read_lines(out / "finished.txt")) == 2
