@@ -111,7 +111,6 @@ run_one() { # run_one NUMBER LINE: run one planned run (an exp6 group: all its p
   local number=$1 name run_dir log command status=0 start elapsed_ms verdict reason failed_log message
   IFS=$'\t' read -r name run_dir log command <<<"$2"
   eval "local argv=($command)" # the planner's shell-quoted words
-  planner progress "$PLAN" "$number"
   rm -rf "$run_dir" # what an interrupted or failed earlier attempt left
   mkdir -p "$OUT/${log%/*}"
   CURRENT_RUN=$name
@@ -161,7 +160,8 @@ main() {
   run_child planner record "$PLAN" || { echo "benchmark.sh: recording the machine failed, no run started" >&2; exit 1; }
   started=$(date -Iseconds)
   for ((number = 1; number <= ${#todo[@]}; number++)); do
-    planner fits "$PLAN" "$number" $((SECONDS - start)) || break # --max-minutes: this run would end too late
+    # the progress line; or, under --max-minutes, the line that says this run would end too late: the end here
+    planner progress "$PLAN" "$number" $((SECONDS - start)) || break
     run_one "$number" "${todo[number - 1]}"
   done
   echo "$started $(date -Iseconds) $((SECONDS - start)) $((number - 1)) ${command_line% }" >>"$OUT/sweeps.txt"

@@ -7,9 +7,9 @@
                                                           how long it should take; the runs to do, one line each, in
                                                           PLAN_FILE.todo (name, run folder, log, command; tabs)
     python -m sweep record PLAN_FILE                      OUT/system.json and OUT/env_timing.json
-    python -m sweep fits PLAN_FILE NUMBER SECONDS         (--max-minutes) exit 0 if run NUMBER may start SECONDS into
-                                                          the invocation, else 1 and the line that says where it stops
-    python -m sweep progress PLAN_FILE NUMBER             the progress line's start for run NUMBER (1-based), its ETA
+    python -m sweep progress PLAN_FILE NUMBER SECONDS     the progress line's start for run NUMBER (1-based), its ETA;
+                                                          with --max-minutes, if the run would end too late SECONDS
+                                                          into the invocation: the line that says so, and exit 1
     python -m sweep ended PLAN_FILE NUMBER STATUS MS      whether run NUMBER finished: "finished", or "failed REASON
                                                           LOG", then the line to show; writes an exp6 group's group.json
     python -m sweep group PLAN_FILE NAME                  run the exp6 group NAME's processes
@@ -91,13 +91,14 @@ def record(path):
     return 0
 
 
-def fits(path, number, seconds):
-    """Whether run NUMBER may start under --max-minutes; if not, the line that says why this invocation ends here."""
+def progress(path, number, seconds):
+    """Run NUMBER's progress line; under --max-minutes, if it would end too late, why this invocation ends here."""
     sweep = Plan.load(path)
     sweep.observe_durations()
     todo, number, elapsed = sweep.todo(), int(number), int(seconds)
     run = todo[number - 1]
     if sweep.fits(run, elapsed):
+        print(sweep.progress(number, todo), end="")
         return 0
     limit, run_s = sweep.options.max_minutes, sweep.estimator.total_ms([run.config]) // 1000
     longer = f"; it alone is estimated longer than {limit} min: raise --max-minutes to run it" if run_s > limit * 60 else ""
@@ -105,13 +106,6 @@ def fits(path, number, seconds):
           f"end after {limit} min by its estimate ({estimate.duration_text(run_s)}){longer}; {len(todo) - number + 1} "
           "runs not started: rerun the same command to go on")
     return 1
-
-
-def progress(path, number):
-    sweep = Plan.load(path)
-    sweep.observe_durations()
-    print(sweep.progress(int(number), sweep.todo()), end="")
-    return 0
 
 
 def ended(path, number, status, ms):
@@ -189,8 +183,8 @@ def done(path, seconds, ran, *failed):
     return 1 if failed or sweep.refused else 0
 
 
-COMMANDS = {"plan": plan, "start": start, "record": record, "fits": fits, "progress": progress, "ended": ended,
-            "group": group, "done": done}
+COMMANDS = {"plan": plan, "start": start, "record": record, "progress": progress, "ended": ended, "group": group,
+            "done": done}
 
 
 def main(argv):

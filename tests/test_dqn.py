@@ -198,8 +198,10 @@ def test_the_compiled_scripts_functional_gradient_step_is_torchs_adam_step():
 
 
 def run_main_in_process(module, log_dir: str, name: str) -> dict:
-    """The script's main() on DQN_TINY in this process (CPU, seed 1): its logged scalars."""
+    """The script's main() on DQN_TINY in this process (CPU, seed 1): its logged scalars. The signal handlers and the
+    JAX settings main() changes are put back afterwards."""
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    settings = {key: getattr(jax.config, key) for key in ("jax_default_device", "jax_default_matmul_precision")}
     args = module.Args(total_timesteps=2000, iteration_steps=500, learning_starts=600, buffer_size=1000, batch_size=32,
                        target_network_frequency=100, device="cpu", log_dir=log_dir, run_name=name)
     run = module.Run(args)
@@ -209,6 +211,8 @@ def run_main_in_process(module, log_dir: str, name: str) -> dict:
         run.close()
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
+        for key, value in settings.items():
+            jax.config.update(key, value)
     return read_run(os.path.join(log_dir, name))[0]
 
 
