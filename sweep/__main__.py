@@ -38,7 +38,7 @@ def plan(path, cwd, command_line, *argv):
     except cli_options.HelpAsked:
         print(cli_options.help_text(), end="")
         return 0
-    uses_cores = options.grid == "default"  # exp6's groups run processes side by side
+    uses_cores = options.grid in ("default", "gpu")  # exp6's groups run processes side by side
     cores = records.cpus_usable() if uses_cores else 1
     sweep = Plan(list(argv), command_line, cwd, os.environ.get("PYTHON", "python"), cores, os.cpu_count())
     sweep.check_selection()
@@ -53,7 +53,7 @@ def plan(path, cwd, command_line, *argv):
     if options.dry_run:
         print("\n".join(sweep.dry_run_lines()))
         refused = f" ({len(sweep.refused)} refused: memory)" if sweep.refused else ""
-        print(f"{len(sweep.selected)} runs{refused}; estimated time on a 2-core CPU: "
+        print(f"{len(sweep.selected)} runs{refused}; estimated time on {sweep.machine_kind}: "
               f"{sweep.estimator.left(run.config for run in sweep.selected)} (rough: built-in figures, see "
               "docs/method.md)", file=sys.stderr)
         return 0
@@ -78,7 +78,7 @@ def start(path):
     sweep.observe_durations()
     left = sweep.estimator.left(run.config for run in todo)
     source = f", from the runs already timed in {sweep.out}" if sweep.estimator.observed_prior_ms else \
-        " (rough: built-in figures for a 2-core CPU; refined as runs finish)"
+        f" (rough: built-in figures for {sweep.machine_kind}; refined as runs finish)"
     print(f"estimated time for the {len(todo)} runs: {left}{source}")
     return 0
 

@@ -26,6 +26,26 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "torch-native": (4, 80, (180, 1900, 40000)),
     "torch-native-compile": (20, 20, (90, 1600, 40000)),
 }
+# --grid gpu's prior, the same model for one GPU (an H100): from the one look at an H100 (2026-11-24, CartPole-v1,
+# docs/variants.md "On a GPU": JAX 24 ms per small iteration, 217 ms per large, iteration 0 8-10 s; torch 0.62 s,
+# iteration 0 2.9 s; torch.compile 0.49 s, iteration 0 20 s); CUDA graphs and torch on envs in torch guesses. On a
+# GPU an iteration is bound by launches and Python (LOOP) until the batch is large: 2 ms per reference batch beyond
+# LOOP at small (exp5's 65,536 envs: 2,048 reference batches, a few seconds an iteration).
+GPU_PRIOR = {
+    "jax": (12, 22, (24, 60, 217)),
+    "torch": (6, 618, (620, 660, 800)),
+    "compile": (25, 483, (485, 520, 680)),
+    "compile-cudagraphs": (30, 150, (160, 200, 380)),
+    "torch-native": (5, 440, (450, 480, 600)),
+    "torch-native-compile": (40, 150, (160, 200, 380)),
+}
+# --grid gpu's DQN runs, per (script, mode): (FIXED s, ms per 10,000 transitions at one env); guesses from the PPO
+# figures above: JAX's compiled loop about 0.1 ms per transition, torch's eager step about 1.5 ms
+GPU_DQN_PRIOR = {
+    ("dqn_linen", "jit"): (12, 1000), ("dqn_nnx", "tree"): (12, 1000), ("dqn_equinox", "jit"): (12, 1000),
+    ("dqn_torch", "env-jit"): (6, 15000), ("dqn_torch_compile", "compile"): (30, 12000),
+    ("dqn_torch_compile", "compile+cudagraphs"): (30, 4000),
+}
 # exp8's DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, on CartPole-v1 and Acrobot-v1, fitted
 # to the whole-process durations of exp8's sitting (results/cpu-2core-exp8-family, 2026-11-26, AMD EPYC; median over
 # both envs, seeds 1-3): FIXED is start-up, iteration 0 and exit (torch.compile's compile, in iteration 1, included)
@@ -80,7 +100,7 @@ def prior_class(script: str, mode: str) -> str:
     if script == "ppo_torch_native":
         return "torch-native-compile" if mode == "compile" else "torch-native"
     if script == "ppo_torch_compile":
-        return "compile"
+        return "compile-cudagraphs" if mode == "compile+cudagraphs" else "compile"
     if script == "ppo_torch":
         return "torch-eager" if mode == "none" else "torch"
     return "jax-eager" if mode == "none" else "jax"
@@ -91,24 +111,25 @@ def waves(config: Config, parallel: int) -> int:
     return -(-config.agents // parallel) if config.processes else 1
 
 
-def prior_ms(config: Config, iterations: int, num_steps: int, update_epochs: int, parallel: int) -> int:
-    """The built-in rough cost of a run in ms; of an exp6 group: the scan variant's one process of an N times wider
-    batch, or N runs, `parallel` at a time (integer arithmetic, as the sweep has always estimated)."""
+def prior_ms(config: Config, iterations: int, num_steps: int, update_epochs: int, parallel: int,
+             gpu: bool = False) -> int:
+    """The built-in rough cost of a run in ms (gpu: GPU_PRIOR's); of an exp6 group: the scan variant's one process of
+    an N times wider batch, or N runs, `parallel` at a time (integer arithmetic, as the sweep has always estimated)."""
     kind = prior_class(config.script, config.mode)
-    fixed_s, loop_ms, iteration_ms = PRIOR[kind]
+    fixed_s, loop_ms, iteration_ms = (GPU_PRIOR if gpu else PRIOR)[kind]
     envs = config.num_envs * config.agents if config.mode == "scan" else config.num_envs
     env_percent = 200 if config.env.endswith("-MinAtar") and config.size == "small" else 100
     batch_ms = ((iteration_ms[SIZES.index(config.size)] - loop_ms) * env_percent * envs * num_steps
                 * (10 + update_epochs) // (100 * REFERENCE_BATCH * 20))
     prior = waves(config, parallel) * (fixed_s * 1000 + iterations * (loop_ms * num_steps // 256 + batch_ms))
-    return prior * PRIOR_EXP5_PERCENT // 100 if config.exp == "exp5" else prior
+    return prior * PRIOR_EXP5_PERCENT // 100 if config.exp == "exp5" and not gpu else prior
 
 
-def dqn_prior_ms(config: Config, iterations: int, iteration_steps: int) -> int:
-    """The built-in rough cost of an exp8 DQN run in ms: its per-transition cost does not fall with more envs (on
-    a 2-core CPU the wider step costs about what the steps it replaces cost); on a MinAtar env DQN_MINATAR_PERCENT of
-    it."""
-    fixed_s, ms_per_10k = DQN_PRIOR[config.script]
+def dqn_prior_ms(config: Config, iterations: int, iteration_steps: int, gpu: bool = False) -> int:
+    """The built-in rough cost of an exp8 DQN run in ms (gpu: GPU_DQN_PRIOR's): its per-transition cost does not fall
+    with more envs (on a 2-core CPU the wider step costs about what the steps it replaces cost); on a MinAtar env
+    DQN_MINATAR_PERCENT of it."""
+    fixed_s, ms_per_10k = GPU_DQN_PRIOR[config.script, config.mode] if gpu else DQN_PRIOR[config.script]
     env_percent = DQN_MINATAR_PERCENT if dqn_minatar(config.env) else 100
     return fixed_s * 1000 + iterations * ms_per_10k * env_percent * iteration_steps // (100 * 10000)
 

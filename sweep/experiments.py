@@ -24,7 +24,7 @@ OBS_SIZES = {
 GRID_ENVS = tuple(OBS_SIZES)
 SIZES = ("small", "medium", "large")
 EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7", "exp8")  # what --only accepts
-GRIDS = ("study", "default")
+GRIDS = ("study", "default", "gpu")
 
 # The flag of every mode that is not its script's default.
 MODE_FLAGS = {
@@ -34,6 +34,9 @@ MODE_FLAGS = {
     ("ppo_torch_gymnasium", "eager-vector"): ("--vectorization", "vector"),
     ("ppo_linen_gymnasium", "jit-vector"): ("--vectorization", "vector"),
     ("ppo_torch_native", "compile"): ("--compile",),
+    # CUDA graphs (GPU only)
+    ("ppo_torch_compile", "compile+cudagraphs"): ("--cudagraphs",),
+    ("dqn_torch_compile", "compile+cudagraphs"): ("--cudagraphs",),
 }
 # the scripts that run CartPole-v1, Acrobot-v1 and MountainCar-v0 only (BACKEND_ENVS): on Gymnasium, on envs in torch
 CLASSIC_ONLY = ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native")
@@ -148,6 +151,60 @@ QUICK_DQN_WORKLOAD = (20000, 2000, 2000, 10000)
 def dqn_minatar(env: str) -> bool:
     """Whether exp8 runs env at DQN_MINATAR_WORKLOAD (a MinAtar env) rather than DQN_WORKLOAD."""
     return env.endswith("-MinAtar")
+
+
+# THE GPU GRID (--grid gpu): the runs that answer most per GPU minute, in priority order, so that a sitting cut short
+# (benchmark.sh --max-minutes, one chunk per device command) still answers the first question. Existing experiments'
+# names and run names, so that the report reads a GPU sweep as a CPU one and --compare pairs them:
+# (a) exp7, the ranking per model size: every fully compiled variant, torch env-jit, torch.compile with and without
+#     CUDA graphs, torch on envs in torch eager and compiled (CartPole-v1 only), one seed; in GPU_SIZE_ORDER: the
+#     small and large model on CartPole-v1 first, then on Breakout-MinAtar, then medium on CartPole-v1;
+# (b) exp5, the number of envs up to where the GPU saturates, Linen and torch, CartPole-v1;
+# (c) exp6, one ppo_linen_scan.py --num-seeds N process against N processes of Linen side by side on the one GPU;
+# (d) exp8, the DQN scripts on gymnax (the Gymnasium ones step a CPU env), CartPole-v1, at GPU_DQN_WORKLOAD.
+# Every PPO run GPU_ITERATIONS iterations (large and exp5: 12, as on the CPU): a GPU iteration takes milliseconds
+# (JAX) to a second (torch), and the fixed costs (start-up, compilation) dominate a run.
+GPU_SIZE_VARIANTS = (("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"),
+                     ("ppo_equinox", "jit"), ("ppo_linen_scan", "scan"), ("ppo_torch", "env-jit"),
+                     ("ppo_torch_compile", "compile"), ("ppo_torch_compile", "compile+cudagraphs"),
+                     ("ppo_torch_native", "eager"), ("ppo_torch_native", "compile"))
+GPU_SIZE_ORDER = (("CartPole-v1", "small"), ("CartPole-v1", "large"), ("Breakout-MinAtar", "small"),
+                  ("Breakout-MinAtar", "large"), ("CartPole-v1", "medium"))
+GPU_WARMUP = (("ppo_torch", "env-jit"),)  # imports JAX and torch, initialises CUDA under both: primes the machine
+GPU_EXP5_VARIANTS = (("ppo_linen", "jit"), ("ppo_torch", "env-jit"))
+GPU_EXP5_ENVS = ("CartPole-v1",)
+GPU_EXP5_NUM_ENVS = (8, 128, 2048, 16384, 65536)
+GPU_EXP6_ENVS = ("CartPole-v1",)
+GPU_EXP6_SCAN_AGENTS = (1, 4, 16, 64)
+GPU_EXP6_PROCESS_VARIANTS = (("ppo_linen", "jit"),)
+GPU_EXP6_PROCESS_AGENTS = (1, 2, 4, 8)
+GPU_EXP8_VARIANTS = (("dqn_linen", "jit"), ("dqn_nnx", "tree"), ("dqn_equinox", "jit"), ("dqn_torch", "env-jit"),
+                     ("dqn_torch_compile", "compile"), ("dqn_torch_compile", "compile+cudagraphs"))
+GPU_EXP8_ENVS = ("CartPole-v1",)
+GPU_ITERATIONS = 16
+# 30,000 transitions in 10 iterations of 3,000 (iteration 0 the learning starts; windows 0, 1-7, 8-9): torch's
+# step on a GPU is bound by launches, about a millisecond per transition
+GPU_DQN_WORKLOAD = (30000, 3000, 3000, 10000)
+# --quick --grid gpu: CartPole-v1 small of (a), N = 8 and 64 of (b), 1 and 2 agents of (c), (d) at QUICK_DQN_WORKLOAD
+
+
+def gpu_grid(choices):
+    """--grid gpu, in priority order: the warm-up run, (a) exp7 by GPU_SIZE_ORDER, (b) exp5, (c) exp6, (d) exp8."""
+    order = GPU_SIZE_ORDER[:1] if choices.quick else GPU_SIZE_ORDER
+    grid = product("warmup", ("CartPole-v1",), ("small",), GPU_WARMUP, choices.num_envs)
+    grid += [Config("exp7", script, mode, env, size, choices.num_envs, "async") for env, size in order
+             for script, mode in GPU_SIZE_VARIANTS if script not in CLASSIC_ONLY or env in BACKEND_ENVS]
+    counts = QUICK_EXP5_NUM_ENVS[:2] if choices.quick else GPU_EXP5_NUM_ENVS
+    grid += [Config("exp5", script, mode, env, "small", n, "async") for env, (script, mode), n
+             in itertools.product(GPU_EXP5_ENVS, GPU_EXP5_VARIANTS, counts)]
+    scan_counts, process_counts = (QUICK_EXP6_AGENTS, QUICK_EXP6_AGENTS) if choices.quick else (
+        GPU_EXP6_SCAN_AGENTS, GPU_EXP6_PROCESS_AGENTS)
+    grid += [Config("exp6", script, mode, env, "small", choices.num_envs, "async", n) for env in GPU_EXP6_ENVS
+             for (script, mode), counts in ((EXP6_SCAN_VARIANT, scan_counts),
+                                            *((variant, process_counts) for variant in GPU_EXP6_PROCESS_VARIANTS))
+             for n in counts]
+    return grid + [Config("exp8", script, mode, env, "small", 1, "async") for env in GPU_EXP8_ENVS
+                   for script, mode in GPU_EXP8_VARIANTS]
 
 
 # The per-run workload: the scripts' defaults, every one passed explicitly to every run. --quick runs 10 iterations,
@@ -326,7 +383,9 @@ def exp8(choices):
 
 def min_seeds(config, choices):
     """The seeds a configuration runs at least, whatever --repeats: exp7's small async runs and exp8's runs give their
-    answer over seeds; every other run once per repeat."""
+    answer over seeds; every other run once per repeat (--grid gpu: every run, one seed per GPU minute)."""
+    if choices.grid == "gpu":
+        return 1
     if config.exp == "exp7" and config.size == "small" and config.timing == "async":
         return exp7_seeds(choices)
     if config.exp == "exp8":
@@ -335,6 +394,9 @@ def min_seeds(config, choices):
 
 
 def build_grid(choices):
-    """Every configuration of the grid, in run order: the warm-up runs, then exp1 to exp8."""
+    """Every configuration of the grid, in run order: the warm-up runs, then exp1 to exp8 (--grid gpu: gpu_grid's
+    priority order)."""
+    if choices.grid == "gpu":
+        return gpu_grid(choices)
     return [config for experiment in (warmup, exp1, exp2, exp3, exp4, exp5, exp6, exp7, exp8)
             for config in experiment(choices)]

@@ -71,19 +71,26 @@ class Workload:
     dqn_minatar_buffer_size: int
 
     @classmethod
-    def of(cls, quick, iterations=None, eager_iterations=None, exp5_iterations=None, exp7_large_iterations=None):
+    def of(cls, quick, iterations=None, eager_iterations=None, exp5_iterations=None, exp7_large_iterations=None,
+           grid="default"):
         """The workload of the options: --quick's smaller one, the iterations given or their defaults (the eager
-        runs' and exp7's large runs' never more than --iterations); --quick has no MinAtar DQN run, so its MinAtar
-        DQN workload is the full grid's."""
-        iterations = iterations or (experiments.QUICK_ITERATIONS if quick else experiments.DEFAULT_ITERATIONS)
+        runs' and exp7's large runs' never more than --iterations; --grid gpu: GPU_ITERATIONS, its numbers of envs
+        and its DQN workload); --quick has no MinAtar DQN run, so its MinAtar DQN workload is the full grid's."""
+        gpu = grid == "gpu"
+        iterations = iterations or (experiments.QUICK_ITERATIONS if quick else experiments.GPU_ITERATIONS if gpu
+                                    else experiments.DEFAULT_ITERATIONS)
+        dqn = experiments.QUICK_DQN_WORKLOAD if quick else experiments.GPU_DQN_WORKLOAD if gpu else \
+            experiments.DQN_WORKLOAD
+        exp5_num_envs = experiments.QUICK_EXP5_NUM_ENVS if quick else experiments.EXP5_NUM_ENVS
+        if gpu:
+            exp5_num_envs = experiments.QUICK_EXP5_NUM_ENVS[:2] if quick else experiments.GPU_EXP5_NUM_ENVS
         num_envs, num_steps, epochs, minibatches = experiments.QUICK_WORKLOAD if quick else \
             experiments.REFERENCE_WORKLOAD
         return cls(iterations, eager_iterations or min(iterations, experiments.DEFAULT_EAGER_ITERATIONS), num_envs,
                    num_steps, epochs, minibatches, exp5_iterations or experiments.DEFAULT_EXP5_ITERATIONS,
-                   experiments.QUICK_EXP5_NUM_ENVS if quick else experiments.EXP5_NUM_ENVS,
+                   exp5_num_envs,
                    exp7_large_iterations or min(iterations, experiments.DEFAULT_EXP7_LARGE_ITERATIONS),
-                   *(experiments.QUICK_DQN_WORKLOAD if quick else experiments.DQN_WORKLOAD),
-                   *experiments.DQN_MINATAR_WORKLOAD)
+                   *dqn, *experiments.DQN_MINATAR_WORKLOAD)
 
     def dqn(self, env: str) -> DqnWorkload:
         """The DQN workload of an exp8 run on env: a MinAtar env's own (experiments.dqn_minatar)."""

@@ -48,7 +48,7 @@ class Options:
     @property
     def workload(self) -> Workload:
         return Workload.of(self.quick, self.iterations, self.eager_iterations, self.exp5_iterations,
-                           self.exp7_large_iterations)
+                           self.exp7_large_iterations, self.grid)
 
     @property
     def pattern(self) -> re.Pattern | None:
@@ -71,7 +71,7 @@ def set_option(options, option, value):
         options.out = value
     elif option == "--grid":
         if value not in experiments.GRIDS:
-            raise Refused(f"--grid needs study or default, not '{value}'")
+            raise Refused(f"--grid needs study, default or gpu, not '{value}'")
         options.grid = value
     elif option == "--repeats":
         options.repeats = count(option, value)

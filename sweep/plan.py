@@ -53,15 +53,21 @@ class Plan:
                       options.pattern, shard or options.shard)
         return [run for run in runs if run.name not in self.refused]
 
+    @property
+    def machine_kind(self) -> str:
+        """What the built-in estimates are for."""
+        return "one H100 GPU" if self.options.grid == "gpu" else "a 2-core CPU"
+
     def min_seeds(self, config):
         return experiments.min_seeds(config, self.options.choices)
 
     def prior_ms(self, config):
+        gpu = self.options.grid == "gpu"
         if config.exp == "exp8":
             return estimate.dqn_prior_ms(config, self.workload.iterations_of(config),
-                                         self.workload.dqn(config.env).iteration_steps)
+                                         self.workload.dqn(config.env).iteration_steps, gpu)
         return estimate.prior_ms(config, self.workload.iterations_of(config), self.workload.num_steps,
-                                 self.workload.update_epochs, self.parallel)
+                                 self.workload.update_epochs, self.parallel, gpu)
 
     def check_selection(self):
         """One line for a selection that holds nothing to run."""

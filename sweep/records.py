@@ -70,8 +70,8 @@ def git_state() -> dict:
         return subprocess.run(["git", "-C", REPO_DIR, *args], capture_output=True, text=True)
 
     commit = git("rev-parse", "HEAD")
-    if commit.returncode != 0:
-        return {"git_commit": None, "git_dirty": None}
+    if commit.returncode != 0:  # a copy without git's folder (a GPU machine's): the commit it was sent from, if named
+        return {"git_commit": os.environ.get("BENCHBACK_GIT_COMMIT") or None, "git_dirty": None}
     dirty = git("status", "--porcelain", "--", ".", ":!results").stdout.strip()
     return {"git_commit": commit.stdout.strip(), "git_dirty": bool(dirty)}
 
