@@ -48,8 +48,9 @@ def section_compare(sides, sweeps, out):
                           seconds_text(median([pair.time_b for pair in sized])),
                           speedup_text(geometric_mean(sized_speedups), interval(sized))])
     if not categories:
-        warn("skipping compare.png: the two sweeps share no configuration")
-        return lines + ["Skipped: the two sweeps share no configuration.", ""]
+        warn("skipping compare.png: the two sweeps share no configuration of the same length")
+        return lines + ["No total compared: the two sweeps share no configuration of the same length.", ""] + \
+            steady_section(sweep_a, sweep_b, labels_timings)
     figure, axes = new_figure(f"{name_a}  vs  {name_b}", 2, ncols=1, panel_size=(max(8, 1.1 * len(categories)), 4.2))
     colors = colors_for([name_a, name_b])
     draw_points(axes[0], categories, [name_a, name_b], times, colors)
@@ -60,4 +61,30 @@ def section_compare(sides, sweeps, out):
     lines += image(save_figure(figure, out, "compare.png"), "comparison of two sweeps")
     header = ["variant (mode)", "timing", "model size", "pairs", "median total A (s)", "median total B (s)",
               "speedup of A over B, geo. mean [interval]"]
-    return lines + markdown_table(header, table)
+    return lines + markdown_table(header, table) + steady_section(sweep_a, sweep_b, labels_timings)
+
+
+def steady_section(sweep_a, sweep_b, labels_timings):
+    """The steady iteration (the median of iterations 8+) of each configuration both sweeps ran, whatever their lengths
+    (a steady iteration does not depend on how many follow): per size and env, each variant on A and on B, and
+    relative to the fastest variant of its side among those both ran there."""
+    steady = {}  # (size, env, timing) -> {label: (A's, B's) geometric mean over seeds}
+    for label, timing in labels_timings:
+        rows = [where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)]
+        for pair in paired(*rows, "iter8_99_median_s"):
+            steady.setdefault((pair.config.size, pair.config.env, timing), {}).setdefault(label, []).append(pair)
+    table = []
+    for (size, env, timing) in sorted(steady, key=lambda key: (SIZES.index(key[0]), key[1], key[2])):
+        means = {label: (geometric_mean([pair.time_a for pair in pairs]), geometric_mean([pair.time_b for pair in pairs]))
+                 for label, pairs in steady[size, env, timing].items()}
+        fastest = [min(times[side] for times in means.values()) for side in (0, 1)]
+        table += [[size, env, label, timing, seconds_text(a), f"{a / fastest[0]:.2f}×", seconds_text(b),
+                   f"{b / fastest[1]:.2f}×", speedup_text(a / b)] for label, (a, b) in means.items()]
+    if not table:
+        return []
+    header = ["model size", "env", "variant (mode)", "timing", "steady iteration A (s)", "relative to A's fastest",
+              "steady iteration B (s)", "relative to B's fastest", "B's speedup over A"]
+    return ["### Steady iteration on each side", "",
+            "The median of iterations 8 onwards (geometric mean over seeds) of every configuration both sweeps ran, "
+            "paired whatever the runs' lengths; each side's relative time against its own fastest variant of those "
+            "both ran at that size and env.", ""] + markdown_table(header, table)

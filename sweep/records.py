@@ -64,14 +64,18 @@ def package_versions() -> dict:
 
 
 def git_state() -> dict:
-    """Commit of the repository and whether the work tree differs from it (results/ aside: a sweep writes there)."""
+    """Commit of the repository and whether the work tree differs from it (results/ aside: a sweep writes there);
+    BENCHBACK_GIT_COMMIT, where set, names the commit instead (a copy of the tree sent to a GPU machine, whose git
+    folder, if any, need not be the tree's: its state is then unknown)."""
 
     def git(*args):
         return subprocess.run(["git", "-C", REPO_DIR, *args], capture_output=True, text=True)
 
+    if os.environ.get("BENCHBACK_GIT_COMMIT"):
+        return {"git_commit": os.environ["BENCHBACK_GIT_COMMIT"], "git_dirty": None}
     commit = git("rev-parse", "HEAD")
-    if commit.returncode != 0:  # a copy without git's folder (a GPU machine's): the commit it was sent from, if named
-        return {"git_commit": os.environ.get("BENCHBACK_GIT_COMMIT") or None, "git_dirty": None}
+    if commit.returncode != 0:
+        return {"git_commit": None, "git_dirty": None}
     dirty = git("status", "--porcelain", "--", ".", ":!results").stdout.strip()
     return {"git_commit": commit.stdout.strip(), "git_dirty": bool(dirty)}
 

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # gpu_sitting.sh: the GPU reference sitting (benchmark.sh --grid gpu) in chunks, one per window of GPU time.
 #
+#   tools/gpu_sitting.sh command MINUTES [benchmark.sh options]
+#       here, before a window: prints the command to run on the GPU machine (carrying .whl, the wheels the image
+#       lacks: docs/running.md), naming this commit for the sweep's record; refused while the tree differs from the
+#       commit outside results/.
 #   tools/gpu_sitting.sh run MINUTES [benchmark.sh options]
 #       on the GPU machine, in the repository: installs the wheels carried in .whl/ (what the machine's image lacks)
 #       into a folder of its own, runs `benchmark.sh --grid gpu --max-minutes` into results/gpu-<model>/ (the GPU's
@@ -27,7 +31,7 @@ die() {
 }
 
 usage() {
-  sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+  sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 slug() { # "NVIDIA H200" -> nvidia-h200
@@ -65,6 +69,17 @@ run_chunk() {
   return "$status"
 }
 
+print_command() {
+  local minutes=${1:-} commit words
+  [[ $minutes =~ ^[1-9][0-9]*$ ]] || die "command needs a positive number of minutes, not '${minutes}'"
+  shift
+  commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null) || die "command needs the repository's git history"
+  [[ -z $(git -C "$ROOT" status --porcelain -- . ':!results') ]] ||
+    die "the tree differs from commit ${commit:0:7} outside results/: commit first, so that the sweep names its code"
+  printf -v words ' %q' "$@"
+  echo "BENCHBACK_GIT_COMMIT=$commit bash tools/gpu_sitting.sh run $minutes${words% }"
+}
+
 unpack() {
   local archive=${1:-} results=${2:-$ROOT/results} name tmp
   [[ -f $archive ]] || die "unpack needs an archive made by 'run', not '${archive}'"
@@ -85,8 +100,9 @@ unpack() {
 
 export PYTHON=${PYTHON:-python3}
 case ${1:-} in
+  command) shift && print_command "$@" ;;
   run) shift && run_chunk "$@" ;;
   unpack) shift && unpack "$@" ;;
   -h | --help) usage ;;
-  *) die "needs 'run MINUTES [options]' or 'unpack ARCHIVE [RESULTS]' (see --help)" ;;
+  *) die "needs 'command MINUTES [options]', 'run MINUTES [options]' or 'unpack ARCHIVE [RESULTS]' (see --help)" ;;
 esac

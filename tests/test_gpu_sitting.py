@@ -1,0 +1,286 @@
+"""The GPU sitting, tested without a GPU: --grid gpu (its order, workload and size), tools/gpu_sitting.sh (a chunk on a
+fake GPU machine, packing, unpacking, refusals), the record of the commit sent, and plot.py on a GPU sweep beside a
+CPU one."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from events import write_json, write_run
+from sweep import experiments, records
+from sweep.plan import Plan
+from test_benchmark import REPO, assert_one_line_error, benchmark, dry_run, fake_repo, ECHO_SCRIPT, read_lines
+from test_plot import run_plot
+
+SITTING = REPO / "tools" / "gpu_sitting.sh"
+GPU_CORES = 16  # the GPU machine's host: exp6's processes run side by side there
+
+
+# THE GRID
+@pytest.fixture(scope="module")
+def gpu_runs():
+    return dry_run("--grid", "gpu", "--out", "/tmp/benchback-never-made")
+
+
+def test_the_gpu_grid_answers_exp7s_question_first_then_exp5_exp6_and_dqn(gpu_runs):
+    order = ["warmup", "exp7", "exp5", "exp6", "exp8"]
+    exps = [run["exp"] for run in gpu_runs]
+    assert exps == sorted(exps, key=order.index) and set(exps) == set(order)
+    exp7 = [run for run in gpu_runs if run["exp"] == "exp7"]
+    blocks = list(dict.fromkeys((run["env"], run["size"]) for run in exp7))
+    assert blocks == [("CartPole-v1", "small"), ("CartPole-v1", "large"), ("Breakout-MinAtar", "small"),
+                      ("Breakout-MinAtar", "large"), ("CartPole-v1", "medium")]
+    for env, size in blocks:  # every variant per block; torch on envs in torch where it has the env
+        variants = {(run["script"], run["mode"]) for run in exp7 if (run["env"], run["size"]) == (env, size)}
+        expected = set(experiments.GPU_SIZE_VARIANTS)
+        if env == "Breakout-MinAtar":
+            expected -= {("ppo_torch_native", "eager"), ("ppo_torch_native", "compile")}
+        assert variants == expected, (env, size)
+    cudagraphs = [run for run in gpu_runs if run["mode"] == "compile+cudagraphs"]
+    assert cudagraphs and all("--cudagraphs" in run["line"].split() for run in cudagraphs)
+    assert all(run["seed"] == 1 for run in gpu_runs) and len({run["run_name"] for run in gpu_runs}) == len(gpu_runs)
+
+
+def test_the_gpu_grid_goes_to_65536_envs_64_agents_and_the_dqn_scripts_on_gymnax(gpu_runs):
+    exp5 = {(run["script"], int(run["line"].split("--num-envs ")[1].split()[0])) for run in gpu_runs
+            if run["exp"] == "exp5"}
+    assert exp5 == {(script, n) for script in ("ppo_linen", "ppo_torch") for n in experiments.GPU_EXP5_NUM_ENVS}
+    assert max(experiments.GPU_EXP5_NUM_ENVS) == 65536
+    exp6 = {(run["script"], run["agents"]) for run in gpu_runs if run["exp"] == "exp6"}
+    assert ("ppo_linen_scan", 64) in exp6 and ("ppo_linen", 8) in exp6
+    exp8 = [(run["script"], run["mode"]) for run in gpu_runs if run["exp"] == "exp8"]
+    assert exp8 == list(experiments.GPU_EXP8_VARIANTS) and not any(s.endswith("_gymnasium") for s, _ in exp8)
+
+
+def test_the_gpu_grid_runs_16_iterations_12_at_large_and_in_exp5_and_its_own_dqn_workload(gpu_runs):
+    iterations = {(run["exp"], run["size"]): run["iterations"] for run in gpu_runs if run["exp"] != "exp8"}
+    assert iterations[("exp7", "small")] == iterations[("exp7", "medium")] == 16
+    assert iterations[("exp7", "large")] == iterations[("exp5", "small")] == 12
+    dqn = [run for run in gpu_runs if run["exp"] == "exp8"]
+    assert all(run["workload"]["--total-timesteps"] == "30000" and run["workload"]["--iteration-steps"] == "3000"
+               for run in dqn)
+
+
+def test_the_gpu_grid_is_sized_for_25_minutes_on_one_gpu_by_its_estimate():
+    sweep = Plan(["--grid", "gpu"], "benchmark.sh", str(REPO), "python", GPU_CORES, GPU_CORES)
+    minutes = sweep.estimator.total_ms(run.config for run in sweep.selected) / 60000
+    assert 20 <= minutes <= 25
+    # (a) alone, the question a short sitting answers, fits in two 10-minute windows
+    exp7 = sweep.estimator.total_ms(run.config for run in sweep.selected if run.config.exp in ("warmup", "exp7"))
+    assert exp7 / 60000 <= 16
+
+
+def test_the_gpu_grids_dry_run_names_what_its_estimate_is_for():
+    result = benchmark("--grid", "gpu", "--dry-run", "--out", "/tmp/benchback-never-made")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^71 runs; estimated time on one H100 GPU: about \d+ min", result.stderr, re.M), result.stderr
+
+
+def test_a_bad_grid_is_one_line_naming_the_three_grids():
+    assert_one_line_error(benchmark("--grid", "tpu", "--dry-run"), "--grid needs study, default or gpu, not 'tpu'")
+
+
+# tools/gpu_sitting.sh
+FAKE_GPU = "#!/bin/sh\ncase \"$*\" in *driver_version*) echo 'NVIDIA Test GPU, 580.00';; *) echo 'NVIDIA Test GPU';; esac\n"
+NO_GPU = "#!/bin/sh\nexit 9\n"
+# the chunk's built-in figures: ppo_nnx_cached 10 minutes, any other run 10 ms (a fake run takes longer; the
+# estimator scales unseen runs by what the seen ones took, so the first chunk cannot reach ppo_nnx_cached)
+LONG_NNX = "\n\ndef prior_ms(config, *args):\n    return 600000 if config.script == 'ppo_nnx_cached' else 10\n"
+CHUNK = ("--quick", "--filter", "^exp7__ppo_(linen|nnx_cached)__")
+
+
+def sitting(*args, repo=REPO, gpu=FAKE_GPU, tmp_path, env=None):
+    """tools/gpu_sitting.sh ARGS in `repo`, with a fake nvidia-smi first on the PATH and $OUT in tmp_path/out."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "nvidia-smi").write_text(gpu)
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": sys.executable,
+           "OUT": str(tmp_path / "out"), "BENCHMARK_MEM_AVAILABLE_KB": str(2**30), **(env or {})}
+    return subprocess.run(["bash", str(repo / "tools" / "gpu_sitting.sh"), *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+def sitting_repo(tmp_path):
+    repo = fake_repo(tmp_path, {"ppo_linen.py": ECHO_SCRIPT, "ppo_nnx_cached.py": ECHO_SCRIPT})
+    (repo / "tools").mkdir()
+    shutil.copy(SITTING, repo / "tools" / "gpu_sitting.sh")
+    with open(repo / "sweep" / "estimate.py", "a") as f:
+        f.write(LONG_NNX)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def chunk(tmp_path_factory):
+    """One chunk of a 2-minute window on a fake GPU machine: (repo, its tmp folder, the result)."""
+    tmp_path = tmp_path_factory.mktemp("chunk")
+    repo = sitting_repo(tmp_path)
+    return repo, tmp_path, sitting("run", 2, *CHUNK, repo=repo, tmp_path=tmp_path,
+                                   env={"BENCHBACK_GIT_COMMIT": "f" * 40})
+
+
+def test_a_chunk_runs_what_fits_its_window_into_a_folder_named_after_the_gpu_and_packs_it(chunk):
+    repo, tmp_path, result = chunk
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "gpu_sitting.sh: NVIDIA Test GPU; a chunk of 1 min into" in result.stdout
+    assert "1 runs finished, 0 failed, 1 not started (--max-minutes 1)" in result.stdout
+    archive = tmp_path / "out" / "gpu-nvidia-test-gpu-quick.tar.gz"
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        finished = tar.extractfile("gpu-nvidia-test-gpu-quick/finished.txt").read().decode().split()
+        system = tar.extractfile("gpu-nvidia-test-gpu-quick/system.json").read().decode()
+    assert finished == ["exp7__ppo_linen__jit__CartPole-v1__small__1"]
+    assert {name.split("/")[0] for name in names} == {"gpu-nvidia-test-gpu-quick"} and not any(
+        name.endswith(".lock") for name in names)
+    assert '"name": "NVIDIA Test GPU"' in system and '"git_commit": "' + "f" * 40 in system
+    workload = (repo / "results" / "gpu-nvidia-test-gpu-quick" / "workload.json").read_text()
+    assert '"iterations": 10' in workload  # --quick's: the options reach benchmark.sh
+
+
+def test_unpacking_a_chunk_brings_its_folder_into_results_and_the_next_chunk_resumes_there(chunk, tmp_path):
+    repo, chunk_tmp, _ = chunk
+    archive = chunk_tmp / "out" / "gpu-nvidia-test-gpu-quick.tar.gz"
+    results = tmp_path / "results"
+    result = sitting("unpack", archive, results, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("gpu-nvidia-test-gpu-quick (1 runs finished)")
+    assert read_lines(results / "gpu-nvidia-test-gpu-quick" / "finished.txt") == [
+        "exp7__ppo_linen__jit__CartPole-v1__small__1"]
+    # the next window's chunk, in a copy of the repository holding that folder, runs only what is left
+    copy = tmp_path / "next"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "sweep" / "estimate.py", "a") as f:  # the next window is long enough for the 10-minute run
+        f.write("\n\ndef prior_ms(config, *args):\n    return 10\n")
+    shutil.rmtree(copy / "results" / "gpu-nvidia-test-gpu-quick")
+    shutil.copytree(results / "gpu-nvidia-test-gpu-quick", copy / "results" / "gpu-nvidia-test-gpu-quick")
+    second = sitting("run", 2, *CHUNK, repo=copy, tmp_path=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "2 runs selected, 1 already finished, 1 to run" in second.stdout
+    again = sitting("unpack", tmp_path / "out" / "gpu-nvidia-test-gpu-quick.tar.gz", results, tmp_path=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len(read_lines(results / "gpu-nvidia-test-gpu-quick" / "finished.txt")) == 2
+    # the first chunk's archive is older than the folder now: refused, nothing replaced
+    older = sitting("unpack", archive, results, tmp_path=tmp_path)
+    assert older.returncode == 2 and "lacks: an older chunk; nothing replaced" in older.stderr
+    assert len(read_lines(results / "gpu-nvidia-test-gpu-quick" / "finished.txt")) == 2
+
+
+def test_the_command_for_a_window_names_the_commit_and_passes_the_options(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "tools").mkdir(parents=True)
+    shutil.copy(SITTING, repo / "tools" / "gpu_sitting.sh")
+    git = lambda *args: subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    git("add", "tools")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "tools")
+    commit = git("rev-parse", "HEAD").stdout.strip()
+    result = sitting("command", 9, "--filter", "^exp7__", repo=repo, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"BENCHBACK_GIT_COMMIT={commit} bash tools/gpu_sitting.sh run 9 --filter \\^exp7__\n"
+    (repo / "results").mkdir()
+    (repo / "results" / "sweep.txt").write_text("a sweep's output does not count\n")
+    assert sitting("command", 9, repo=repo, tmp_path=tmp_path).returncode == 0
+    (repo / "tools" / "new.py").write_text("")
+    assert_sitting_error(sitting("command", 9, repo=repo, tmp_path=tmp_path), "commit first")
+
+
+def assert_sitting_error(result, expected):
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("gpu_sitting.sh: "), result.stderr
+    assert expected in result.stderr, result.stderr
+
+
+def bad_archive(tmp_path, folders):
+    """An archive of the given folders, each with a finished.txt."""
+    for folder in folders:
+        (tmp_path / "made" / folder).mkdir(parents=True)
+        (tmp_path / "made" / folder / "finished.txt").write_text("a\n")
+    archive = tmp_path / "bad.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for folder in folders:
+            tar.add(tmp_path / "made" / folder, arcname=folder)
+    return archive
+
+
+@pytest.mark.parametrize("args,gpu,expected", [
+    (["run", "2"], NO_GPU, "no NVIDIA GPU here (nvidia-smi lists none)"),
+    (["run", "0"], FAKE_GPU, "run needs a positive number of minutes, not '0'"),
+    (["run"], FAKE_GPU, "run needs a positive number of minutes, not ''"),
+    (["command", "x"], FAKE_GPU, "command needs a positive number of minutes, not 'x'"),
+    (["unpack", "/nonexistent.tar.gz"], FAKE_GPU, "unpack needs an archive made by 'run'"),
+    (["unpack", "two"], FAKE_GPU, "holds no single gpu-<model> folder"),
+    (["unpack", "other"], FAKE_GPU, "holds no single gpu-<model> folder"),
+    (["sit"], FAKE_GPU, "needs 'command MINUTES [options]', 'run MINUTES [options]' or 'unpack ARCHIVE"),
+])
+def test_bad_input_to_the_sitting_is_one_line_and_nothing_is_written(args, gpu, expected, tmp_path):
+    archives = {"two": ["gpu-a", "gpu-b"], "other": ["cpu-2core"]}
+    if args[-1] in archives:
+        args = [args[0], bad_archive(tmp_path, archives[args[-1]]), tmp_path / "results"]
+    assert_sitting_error(sitting(*args, gpu=gpu, tmp_path=tmp_path), expected)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "results").exists()
+
+
+def test_the_commit_named_for_a_copy_sent_away_is_recorded_instead_of_gits(monkeypatch):
+    monkeypatch.setenv("BENCHBACK_GIT_COMMIT", "a" * 40)
+    assert records.git_state() == {"git_commit": "a" * 40, "git_dirty": None}
+    monkeypatch.delenv("BENCHBACK_GIT_COMMIT")
+    assert re.fullmatch(r"[0-9a-f]{40}", records.git_state()["git_commit"])
+
+
+# plot.py ON A GPU SWEEP
+GPU_SYSTEM = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "python": "3.12.3", "hostname": "gpu-node",
+              "gpu": {"name": "NVIDIA H200", "driver": "580.159.04", "count": 1},
+              "packages": {"jax": "0.11.2", "flax": "0.12.10", "torch": "2.11.0"}, "command": "benchmark.sh --grid gpu"}
+CPU_SYSTEM = {"cpu": "AMD EPYC", "cpu_count": 2, "gpu": None, "python": "3.11.7", "hostname": "cpu-node",
+              "packages": {"jax": "0.10.2", "flax": "0.12.8", "torch": "2.13.0"}, "command": "benchmark.sh --only exp7"}
+# steady iteration (s) per variant: on the CPU torch 3x Linen, on the GPU 20x (and Linen 5x faster than on the CPU)
+STEADY = {"cpu": {("ppo_linen", "jit"): 0.1, ("ppo_torch", "env-jit"): 0.3},
+          "gpu": {("ppo_linen", "jit"): 0.02, ("ppo_torch", "env-jit"): 0.4}}
+
+
+def write_sweep(folder, machine, iterations):
+    for (variant, mode), steady in STEADY[machine].items():
+        seconds = [10.0] + [1.5 * steady] * 7 + [steady] * (iterations - 8)
+        write_run(folder / "runs" / "exp7" / f"exp7__{variant}__{mode}__CartPole-v1__small__1", seconds,
+                  variant=variant, compile_mode=mode)
+    write_json(folder / "system.json", GPU_SYSTEM if machine == "gpu" else CPU_SYSTEM)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def gpu_and_cpu(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gpu_plot")
+    return write_sweep(root / "gpu-nvidia-h200", "gpu", 16), write_sweep(root / "cpu-2core", "cpu", 100), root
+
+
+def test_the_report_of_a_gpu_sweep_names_the_gpu_and_the_images_versions(gpu_and_cpu):
+    gpu, _, _ = gpu_and_cpu
+    result = run_plot(gpu)
+    assert result.returncode == 0, result.stderr
+    report = (gpu / "REPORT.md").read_text()
+    assert "**GPU:** NVIDIA H200 (driver 580.159.04) ×1" in report and "jax 0.11.2, flax 0.12.10, torch 2.11.0" in report
+    sizes = report.split("## Does the ranking hold at every model size? (exp7)")[1]
+    assert re.search(r"\| small \| torch \(env-jit\) \| 1 \| [^|]+ \| 20\.00× \|", sizes), sizes
+
+
+def test_compare_puts_each_sides_steady_iteration_relative_to_its_fastest_whatever_the_run_lengths(gpu_and_cpu):
+    gpu, cpu, root = gpu_and_cpu
+    result = run_plot("--compare", cpu, "--vs", gpu, "--out", root / "compare")
+    assert result.returncode == 0, result.stderr
+    steady = (root / "compare" / "REPORT.md").read_text().split("### Steady iteration on each side")[1]
+    assert "| small | CartPole-v1 | linen (jit) | async | 0.1 | 1.00× | 0.02 | 1.00× | 5.00× |" in steady
+    assert "| small | CartPole-v1 | torch (env-jit) | async | 0.3 | 3.00× | 0.4 | 20.00× | 0.75× |" in steady
+
+
+def test_the_help_gives_the_gpu_grids_run_counts(gpu_runs):
+    text = benchmark("--help").stdout.split("--grid gpu, ")[1].split("Every run of exp1")[0]
+    counts = {exp: sum(run["exp"] == exp for run in gpu_runs) for exp in ("warmup", "exp7", "exp5", "exp8")}
+    for exp, count in counts.items():
+        assert re.search(rf"^  {exp} +{count} runs? ", text, re.M), (exp, count)
+    groups = sum(run["exp"] == "exp6" for run in gpu_runs)
+    assert re.search(rf"^  exp6 +{groups} groups ", text, re.M)
