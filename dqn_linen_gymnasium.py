@@ -33,7 +33,8 @@ class Args:
     seed: int = 1
     """seed of parameters, environments, exploration and replay sampling"""
     env_id: str = "CartPole-v1"
-    """CartPole-v1, Acrobot-v1 or MountainCar-v0: the gymnax envs with a Gymnasium counterpart (ENV HELPERS)"""
+    """a gymnax env id with a Gymnasium counterpart of the same dynamics (CartPole-v1, Acrobot-v1, MountainCar-v0),
+    or module:EnvId, a Gymnasium env the module registers"""
     model_size: Literal["small"] = "small"
     """the Q-network: small = CleanRL's, 120 and 84 ReLU units (the one size)"""
     jit: bool = True
@@ -89,11 +90,17 @@ class Args:
 GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "MountainCar-v0": "MountainCar-v0"}
 
 
+def gymnasium_id(env_id: str) -> str:
+    """The Gymnasium env of the same MDP: the gymnax env's counterpart, or `module:EnvId` as given (an env the
+    project or the user ships; gymnasium.make imports the module, which registers it)."""
+    return env_id if ":" in env_id else GYMNASIUM_ENVS[env_id]
+
+
 def make_envs(env_id: str, num_envs: int) -> gym.vector.VectorEnv:
     """`num_envs` envs stepped in turn, each reset within the step that ends its episode (same-step autoreset: a
     truncated episode's final obs is at hand, as in gymnax)."""
     same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
-    return gym.make_vec(GYMNASIUM_ENVS[env_id], num_envs=num_envs, vectorization_mode="sync", vector_kwargs=same_step)
+    return gym.make_vec(gymnasium_id(env_id), num_envs=num_envs, vectorization_mode="sync", vector_kwargs=same_step)
 
 
 def flatten_obs(obs: np.ndarray) -> np.ndarray:
@@ -327,6 +334,13 @@ from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_p
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 
+def gymnasium_spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    """The registered spec of `module:EnvId`, its module imported first (as gymnasium.make does)."""
+    module, name = env_id.split(":", 1)
+    importlib.import_module(module)
+    return gym.spec(name)
+
+
 def check_args(args: Args) -> str | None:
     """Return why `args` cannot run, or None when they can; checked before anything is created."""
     counts = ("total_timesteps", "num_envs", "buffer_size", "target_network_frequency", "batch_size", "train_frequency",
@@ -352,7 +366,12 @@ def check_args(args: Args) -> str | None:
                 f"{args.iteration_steps}, and that of --num-envs {args.num_envs}")
     if args.sync_timing:
         return "--sync-timing: an iteration acts and learns at every step here; they cannot be timed apart"
-    if args.env_id not in GYMNASIUM_ENVS:
+    if ":" in args.env_id:
+        try:
+            gymnasium_spec(args.env_id)
+        except (ImportError, gym.error.Error) as error:
+            return f"--env-id {args.env_id}: {error}"
+    elif args.env_id not in GYMNASIUM_ENVS:
         return (
             f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart of the same dynamics"
             f" ({', '.join(GYMNASIUM_ENVS)})"

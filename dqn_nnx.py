@@ -9,6 +9,7 @@ import os
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: allocate as needed (peak memory is logged)
 
 import functools
+import importlib
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -37,7 +38,7 @@ class Args:
     seed: int = 1
     """seed of parameters, environments, exploration and replay sampling"""
     env_id: str = "CartPole-v1"
-    """any gymnax environment with a discrete action space"""
+    """any gymnax environment with a discrete action space, or module:EnvId (the module's make_gymnax)"""
     model_size: Literal["small"] = "small"
     """the Q-network: small = CleanRL's, 120 and 84 ReLU units (the one size)"""
     sync_timing: bool = False
@@ -87,6 +88,15 @@ class Args:
 
 
 # ENV HELPERS
+def make_env(env_id: str):
+    """gymnax's env and its params; for `module:EnvId` (an env the project or the user ships, Gymnasium's
+    convention), the module's `make_gymnax(EnvId)`, which returns what gymnax.make does."""
+    if ":" in env_id:
+        module, name = env_id.split(":", 1)
+        return importlib.import_module(module).make_gymnax(name)
+    return gymnax.make(env_id)
+
+
 def flatten_obs(obs: jax.Array) -> jax.Array:
     """Flatten each env's observation into a float32 vector (MinAtar 10x10xC -> 100*C)."""
     return obs.reshape(obs.shape[0], -1).astype(jnp.float32)
@@ -322,7 +332,7 @@ def main(args: Args, run: "Run"):
     # SEEDING: the env's keys as dqn_torch.py's (the same transitions for the same actions); the agent's of their own
     env_key, reset_key = jax.random.split(jax.random.PRNGKey(args.seed))
     param_key, key = jax.random.split(jax.random.fold_in(jax.random.PRNGKey(args.seed), 1))
-    env, env_params = gymnax.make(args.env_id)
+    env, env_params = make_env(args.env_id)
     obs, env_state = env_reset(reset_key, env, env_params, args.num_envs)
     q_network = make_q_network(param_key, obs.shape[1], env.action_space(env_params).n)
     optimizer = nnx.Optimizer(q_network, optax.adam(args.learning_rate), wrt=nnx.Param)
@@ -399,9 +409,12 @@ def check_args(args: Args) -> str | None:
                 f"{args.iteration_steps}, and that of --num-envs {args.num_envs}")
     if args.sync_timing:
         return "--sync-timing: an iteration acts and learns in one compiled call here; they cannot be timed apart"
-    if args.env_id not in gymnax.registered_envs:
-        return f"unknown env '{args.env_id}': not a registered gymnax environment"
-    env, env_params = gymnax.make(args.env_id)
+    if ":" not in args.env_id and args.env_id not in gymnax.registered_envs:
+        return f"unknown env '{args.env_id}': not a registered gymnax environment, nor module:EnvId"
+    try:
+        env, env_params = make_env(args.env_id)
+    except (ImportError, AttributeError, ValueError) as error:
+        return f"--env-id {args.env_id}: {error}"
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; DQN needs discrete actions"
     try:

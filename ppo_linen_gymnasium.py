@@ -31,7 +31,8 @@ class Args:
     seed: int = 1
     """seed of parameters, environments, actions and minibatch order"""
     env_id: str = "CartPole-v1"
-    """a gymnax env id with a Gymnasium counterpart of the same dynamics: CartPole-v1, Acrobot-v1, MountainCar-v0"""
+    """a gymnax env id with a Gymnasium counterpart of the same dynamics (CartPole-v1, Acrobot-v1, MountainCar-v0),
+    or module:EnvId, a Gymnasium env the module registers"""
     model_size: Literal["small", "medium", "large"] = "small"
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     jit: bool = True
@@ -40,8 +41,9 @@ class Args:
     """synchronise around rollout and update to time them separately"""
     profile: bool = False
     """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
-    vectorization: Literal["sync", "vector"] = "sync"
-    """sync: a Python loop over env copies (SyncVectorEnv); vector: Gymnasium's NumPy-vectorised env (CartPole-v1)"""
+    vectorization: Literal["sync", "async", "vector"] = "sync"
+    """sync: a Python loop over env copies (SyncVectorEnv); async: one process per env copy (AsyncVectorEnv); vector:
+    one NumPy-vectorised env for all (Gymnasium's CartPole-v1, or a module:EnvId's vector_entry_point)"""
     device: Literal["auto", "cpu", "gpu"] = "auto"
     """where the agent runs: auto (GPU if present), cpu or gpu; the env always runs on the CPU"""
     log_dir: str = "runs"
@@ -91,13 +93,25 @@ class Args:
 GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "MountainCar-v0": "MountainCar-v0"}
 
 
+def gymnasium_id(env_id: str) -> str:
+    """The Gymnasium env of the same MDP: the gymnax env's counterpart, or `module:EnvId` as given (an env the
+    project or the user ships; gymnasium.make imports the module, which registers it)."""
+    return env_id if ":" in env_id else GYMNASIUM_ENVS[env_id]
+
+
 def make_envs(env_id: str, num_envs: int, vectorization: str):
     """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset: a truncated episode's
-    final obs is at hand, as in gymnax). sync: copies stepped in turn; vector: one NumPy CartPole for every env."""
-    if vectorization == "vector":
+    final obs is at hand, as in gymnax). sync: copies stepped in turn; async: copies stepped in processes of their
+    own; vector: one NumPy env for all (CartPole's made same-step here; a module's own must be same-step)."""
+    if vectorization == "vector" and env_id == "CartPole-v1":
         return SameStepCartPole(num_envs)
-    same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
-    return gym.make_vec(GYMNASIUM_ENVS[env_id], num_envs=num_envs, vectorization_mode="sync", vector_kwargs=same_step)
+    if vectorization == "vector":
+        return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point")
+    vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    if vectorization == "async":  # fresh workers: a fork of a process whose threads run (JAX's, torch's) can deadlock
+        vector_kwargs["context"] = "spawn"
+    return gym.make_vec(gymnasium_id(env_id), num_envs=num_envs, vectorization_mode=vectorization,
+                        vector_kwargs=vector_kwargs)
 
 
 class SameStepCartPole:
@@ -505,6 +519,21 @@ from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_p
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 
+def gymnasium_spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    """The registered spec of `module:EnvId`, its module imported first (as gymnasium.make does)."""
+    module, name = env_id.split(":", 1)
+    importlib.import_module(module)
+    return gym.spec(name)
+
+
+def vector_same_step(env_id: str) -> bool:
+    """Whether `module:EnvId` registers a NumPy vector env that resets within the step that ends an episode."""
+    if ":" not in env_id or gymnasium_spec(env_id).vector_entry_point is None:
+        return False
+    envs = gym.make_vec(env_id, num_envs=1, vectorization_mode="vector_entry_point")
+    return envs.metadata.get("autoreset_mode") == gym.vector.AutoresetMode.SAME_STEP
+
+
 def check_args(args: Args) -> str | None:
     """Return why `args` cannot run, or None when they can; checked before anything is created."""
     counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
@@ -522,11 +551,17 @@ def check_args(args: Args) -> str | None:
         return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
     if batch % minibatches:
         return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
-    if args.env_id not in GYMNASIUM_ENVS:
+    if ":" in args.env_id:
+        try:
+            gymnasium_spec(args.env_id)
+        except (ImportError, gym.error.Error) as error:
+            return f"--env-id {args.env_id}: {error}"
+    elif args.env_id not in GYMNASIUM_ENVS:
         known = ", ".join(GYMNASIUM_ENVS)
         return f"--env-id {args.env_id}: not one of the gymnax envs with a Gymnasium counterpart ({known})"
-    if args.vectorization == "vector" and args.env_id != "CartPole-v1":
-        return f"--vectorization vector: Gymnasium has a NumPy-vectorised env for CartPole-v1 only, not {args.env_id}"
+    if args.vectorization == "vector" and args.env_id != "CartPole-v1" and not vector_same_step(args.env_id):
+        return (f"--vectorization vector: no NumPy-vectorised env with same-step autoreset for {args.env_id} (Gymnasium "
+                "has CartPole-v1's; a module:EnvId registers one as its vector_entry_point)")
     try:
         select_device(args.device)
     except RuntimeError:
@@ -556,7 +591,8 @@ class EventWriter:
 def system_info(args: Args) -> dict:
     """Script, compile mode, device, Python and package versions, CPU model, git commit."""
     packages = ("jax", "jaxlib", "flax", "optax", "gymnasium", "numpy", "tensorboard")
-    compile_mode = ("jit" if args.jit else "none") + ("" if args.vectorization == "sync" else "-vector")
+    vectorized = "" if args.vectorization == "sync" else f"-{args.vectorization}"  # jit-async, jit-vector
+    compile_mode = ("jit" if args.jit else "none") + vectorized
     device = select_device(args.device)
     device_name = f"{device.platform}: {device.device_kind}"
     here = os.path.dirname(os.path.abspath(__file__))

@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: allocate as needed (peak memory is logged)
 
 import functools
+import importlib
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Sequence
 
@@ -34,7 +35,7 @@ class Args:
     seed: int = 1
     """seed of parameters, environments, actions and minibatch order"""
     env_id: str = "CartPole-v1"
-    """any gymnax environment with a discrete action space"""
+    """any gymnax environment with a discrete action space, or module:EnvId (the module's make_gymnax)"""
     model_size: Literal["small", "medium", "large"] = "small"
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     sync_timing: bool = False
@@ -86,6 +87,15 @@ class Args:
 
 
 # ENV HELPERS
+def make_env(env_id: str):
+    """gymnax's env and its params; for `module:EnvId` (an env the project or the user ships, Gymnasium's
+    convention), the module's `make_gymnax(EnvId)`, which returns what gymnax.make does."""
+    if ":" in env_id:
+        module, name = env_id.split(":", 1)
+        return importlib.import_module(module).make_gymnax(name)
+    return gymnax.make(env_id)
+
+
 def flatten_obs(obs: jax.Array) -> jax.Array:
     """Flatten each env's observation into a float32 vector (MinAtar 10x10xC -> 100*C)."""
     return obs.reshape(obs.shape[0], -1).astype(jnp.float32)
@@ -357,7 +367,7 @@ def main(args: Args, run: "Run"):
 
     # SEEDING
     key, param_key, env_key = jax.random.split(jax.random.PRNGKey(args.seed), 3)
-    env, env_params = gymnax.make(args.env_id)
+    env, env_params = make_env(args.env_id)
     obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
     agent = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
     optimizer = nnx.Optimizer(agent, make_optimizer(args), wrt=nnx.Param)
@@ -442,9 +452,12 @@ def check_args(args: Args) -> str | None:
         return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
     if batch % minibatches:
         return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
-    if args.env_id not in gymnax.registered_envs:
-        return f"unknown env '{args.env_id}': not a registered gymnax environment"
-    env, env_params = gymnax.make(args.env_id)
+    if ":" not in args.env_id and args.env_id not in gymnax.registered_envs:
+        return f"unknown env '{args.env_id}': not a registered gymnax environment, nor module:EnvId"
+    try:
+        env, env_params = make_env(args.env_id)
+    except (ImportError, AttributeError, ValueError) as error:
+        return f"--env-id {args.env_id}: {error}"
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
     try:

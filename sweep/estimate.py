@@ -4,7 +4,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from sweep.experiments import Config, OBS_SIZES, dqn_minatar
+from sweep.experiments import Config, dqn, dqn_minatar, obs_size
 
 # THE PRIOR: rough costs on a 2-core CPU, for the reference workload (32 envs x 256 steps, 10 epochs); the small
 # model's from the reference sweeps measured on an idle 2-core Xeon (2026-11-22, exp1 and exp4; gymnasium-vector a
@@ -199,17 +199,17 @@ def peak_memory_kb(config: Config, num_steps: int, parallel: int, buffer_size: i
     or the processes that run at once; an exp8 DQN run's: its base and its replay memory of buffer_size
     transitions."""
     base_mb, sample_bytes, obs_bytes = MEMORY[memory_family(config.script)]
-    if config.exp == "exp8":
+    if dqn(config):
         return base_mb * 1024 + replay_memory_bytes(config.env, buffer_size) // 1024
     samples = config.num_envs * num_steps * (config.agents if config.mode == "scan" else 1)
     copies = min(config.agents, parallel) if config.processes else 1
-    return copies * (base_mb * 1024 + samples * (sample_bytes + obs_bytes * OBS_SIZES[config.env]) // 1024)
+    return copies * (base_mb * 1024 + samples * (sample_bytes + obs_bytes * obs_size(config.env)) // 1024)
 
 
 def replay_memory_bytes(env: str, buffer_size: int) -> int:
-    """An exp8 DQN run's replay memory: per transition its observation and next observation (float32, OBS_SIZES[env]
+    """An exp8 DQN run's replay memory: per transition its observation and next observation (float32, obs_size(env)
     entries each) and 16 bytes of action, reward and flags; Breakout-MinAtar's 100,000 transitions about 320 MB."""
-    return buffer_size * (2 * 4 * OBS_SIZES[env] + 16)
+    return buffer_size * (2 * 4 * obs_size(env) + 16)
 
 
 def available_memory_kb(environ) -> int | None:

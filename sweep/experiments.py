@@ -22,8 +22,15 @@ OBS_SIZES = {
     "SpaceInvaders-MinAtar": 600,
 }
 GRID_ENVS = tuple(OBS_SIZES)
+# envs that a module of the project ships (module:EnvId), beyond the grid's: exp9's Doors, its 15 x 15 grid
+MODULE_OBS_SIZES = {"doors:Doors-v0": 225}
+
+
+def obs_size(env: str) -> int:
+    """An env's flattened observation size: the grid's, or a module env's."""
+    return OBS_SIZES.get(env) or MODULE_OBS_SIZES[env]
 SIZES = ("small", "medium", "large")
-EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7", "exp8")  # what --only accepts
+EXPERIMENTS = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7", "exp8", "exp9")  # what --only accepts
 GRIDS = ("study", "default", "gpu")
 
 # The flag of every mode that is not its script's default.
@@ -34,6 +41,8 @@ MODE_FLAGS = {
     ("ppo_torch_gymnasium", "eager-vector"): ("--vectorization", "vector"),
     ("ppo_linen_gymnasium", "jit-vector"): ("--vectorization", "vector"),
     ("ppo_torch_native", "compile"): ("--compile",),
+    ("ppo_torch_gymnasium", "eager-async"): ("--vectorization", "async"),
+    ("ppo_linen_gymnasium", "jit-async"): ("--vectorization", "async"),
     # CUDA graphs (GPU only)
     ("ppo_torch_compile", "compile+cudagraphs"): ("--cudagraphs",),
     ("dqn_torch_compile", "compile+cudagraphs"): ("--cudagraphs",),
@@ -148,9 +157,33 @@ DQN_MINATAR_WORKLOAD = (200000, 10000, 10000, 100000)
 QUICK_DQN_WORKLOAD = (20000, 2000, 2000, 10000)
 
 
+def dqn(config) -> bool:
+    """Whether a configuration runs a DQN script (exp8's, exp9's and the GPU grid's): its own workload."""
+    return config.script.startswith("dqn_")
+
+
 def dqn_minatar(env: str) -> bool:
     """Whether exp8 runs env at DQN_MINATAR_WORKLOAD (a MinAtar env) rather than DQN_WORKLOAD."""
     return env.endswith("-MinAtar")
+
+
+# exp9, NumPy or JAX for my own env? Training on Doors (doors.py: a gridworld written in NumPy and in JAX, one MDP),
+# as the published study's second source compared it: torch and Linen on the NumPy env (a Python loop over env copies
+# and the NumPy-vectorised env), Linen on the JAX env, and the JAX env with 16 x the envs (EXP9_WIDE_FACTOR: PPO
+# keeps its batch, 16 x fewer steps per env; DQN its transitions and gradient steps), plus torch on the JAX env and
+# the fully compiled JAX variants; EXP9_SEEDS seeds. PPO at the reference workload, DQN at DQN_WORKLOAD.
+EXP9_ENVS = ("doors:Doors-v0",)
+EXP9_PPO_VARIANTS = (("ppo_torch_gymnasium", "eager"), ("ppo_torch_gymnasium", "eager-vector"),
+                     ("ppo_linen_gymnasium", "jit"), ("ppo_linen_gymnasium", "jit-vector"), ("ppo_torch", "env-jit"),
+                     ("ppo_linen", "jit"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"), ("ppo_linen_scan", "scan"))
+EXP9_DQN_VARIANTS = (("dqn_torch_gymnasium", "eager"), ("dqn_linen_gymnasium", "jit"), ("dqn_torch", "env-jit"),
+                     ("dqn_linen", "jit"), ("dqn_nnx", "tree"), ("dqn_equinox", "jit"))
+EXP9_WIDE = (("ppo_linen", "jit"), ("dqn_linen", "jit"))
+EXP9_WIDE_FACTOR = 16
+EXP9_SEEDS = 3
+QUICK_EXP9_PPO_VARIANTS = (("ppo_torch_gymnasium", "eager-vector"), ("ppo_linen", "jit"))
+QUICK_EXP9_DQN_VARIANTS = (("dqn_torch_gymnasium", "eager"), ("dqn_linen", "jit"))
+QUICK_EXP9_SEEDS = 1
 
 
 # THE GPU GRID (--grid gpu): the runs that answer most per GPU minute, in priority order, so that a sitting cut short
@@ -381,6 +414,20 @@ def exp8(choices):
     return [Config("exp8", script, mode, env, "small", num_envs, "async") for env, (script, mode), num_envs in runs]
 
 
+def exp9(choices):
+    """Training on Doors (default grid): per env of EXP9_ENVS, PPO's variants at the reference number of envs, then
+    the wide one; DQN's at one env, then the wide one (--quick: two of each, no wide run)."""
+    if choices.grid != "default":
+        return []
+    ppo = QUICK_EXP9_PPO_VARIANTS if choices.quick else EXP9_PPO_VARIANTS
+    dqn = QUICK_EXP9_DQN_VARIANTS if choices.quick else EXP9_DQN_VARIANTS
+    runs = [(env, variant, choices.num_envs) for env in EXP9_ENVS for variant in ppo]
+    runs += [] if choices.quick else [(env, EXP9_WIDE[0], choices.num_envs * EXP9_WIDE_FACTOR) for env in EXP9_ENVS]
+    runs += [(env, variant, 1) for env in EXP9_ENVS for variant in dqn]
+    runs += [] if choices.quick else [(env, EXP9_WIDE[1], EXP9_WIDE_FACTOR) for env in EXP9_ENVS]
+    return [Config("exp9", script, mode, env, "small", num_envs, "async") for env, (script, mode), num_envs in runs]
+
+
 def min_seeds(config, choices):
     """The seeds a configuration runs at least, whatever --repeats: exp7's small async runs and exp8's runs give their
     answer over seeds; every other run once per repeat (--grid gpu: every run, one seed per GPU minute)."""
@@ -390,13 +437,15 @@ def min_seeds(config, choices):
         return exp7_seeds(choices)
     if config.exp == "exp8":
         return QUICK_EXP8_SEEDS if choices.quick else EXP8_SEEDS
+    if config.exp == "exp9":
+        return QUICK_EXP9_SEEDS if choices.quick else EXP9_SEEDS
     return 1
 
 
 def build_grid(choices):
-    """Every configuration of the grid, in run order: the warm-up runs, then exp1 to exp8 (--grid gpu: gpu_grid's
+    """Every configuration of the grid, in run order: the warm-up runs, then exp1 to exp9 (--grid gpu: gpu_grid's
     priority order)."""
     if choices.grid == "gpu":
         return gpu_grid(choices)
-    return [config for experiment in (warmup, exp1, exp2, exp3, exp4, exp5, exp6, exp7, exp8)
+    return [config for experiment in (warmup, exp1, exp2, exp3, exp4, exp5, exp6, exp7, exp8, exp9)
             for config in experiment(choices)]

@@ -113,8 +113,14 @@ class Workload:
         before_exp5 = {key: value for key, value in before_exp7.items() if not key.startswith("exp5_")}
         return recorded in (mine, before_minatar, before_exp8, before_exp7, before_exp5)
 
+    def num_steps_of(self, config: Config) -> int:
+        """A PPO run's steps per env per iteration: exp9's keep the reference batch at any number of envs."""
+        if config.exp == "exp9":
+            return self.num_envs * self.num_steps // config.num_envs
+        return self.num_steps
+
     def iterations_of(self, config: Config) -> int:
-        if config.exp == "exp8":
+        if experiments.dqn(config):
             dqn = self.dqn(config.env)
             return dqn.total_timesteps // dqn.iteration_steps
         if config.exp == "exp5":
@@ -138,7 +144,7 @@ class Run:
         its number of agents, the synchronised runs of exp5 and exp7 "sync" (the other experiments have one timing)."""
         c = self.config
         parts = [c.exp, c.script, c.mode, c.env, c.size]
-        parts += [f"n{c.num_envs}"] * (c.exp in ("exp5", "exp8")) + [f"a{c.agents}"] * (c.exp == "exp6")
+        parts += [f"n{c.num_envs}"] * (c.exp in ("exp5", "exp8", "exp9")) + [f"a{c.agents}"] * (c.exp == "exp6")
         parts += ["sync"] * (c.exp in ("exp5", "exp7") and c.timing == "sync")
         return "__".join(parts + [str(self.seed)])
 
@@ -151,7 +157,7 @@ def config_of(name: str, num_envs: int) -> Config:
     """The configuration a run name stands for (the per-iteration number of envs, but exp5's, from the workload)."""
     fields = name.split("__")
     exp, script, mode, env, size = fields[:5]
-    if exp in ("exp5", "exp8"):
+    if exp in ("exp5", "exp8", "exp9"):
         return Config(exp, script, mode, env, size, int(fields[5][1:]), "sync" if len(fields) == 8 else "async")
     if exp == "exp6":
         return Config(exp, script, mode, env, size, num_envs, "async", int(fields[5][1:]))
@@ -165,7 +171,7 @@ def command(run: Run, workload: Workload, python: str, out: str, agent=None) -> 
     c = run.config
     argv = [python, f"{c.script}.py", *experiments.MODE_FLAGS.get((c.script, c.mode), ())]
     argv += ["--env-id", c.env, "--model-size", c.size, "--seed", str(run.seed if agent is None else agent)]
-    if c.exp == "exp8":  # DQN: the DQN workload of its env
+    if experiments.dqn(c):  # the DQN workload of its env
         dqn = workload.dqn(c.env)
         argv += ["--num-envs", str(c.num_envs), "--total-timesteps", str(dqn.total_timesteps), "--iteration-steps",
                  str(dqn.iteration_steps), "--learning-starts", str(dqn.learning_starts), "--buffer-size",
@@ -173,7 +179,7 @@ def command(run: Run, workload: Workload, python: str, out: str, agent=None) -> 
         return argv + ["--log-dir", f"{out}/runs/{c.exp}", "--run-name", run.name]
     argv += ["--num-seeds", str(c.agents)] * (c.mode == "scan") + ["--sync-timing"] * (c.timing == "sync")
     argv += ["--num-iterations", str(workload.iterations_of(c)), "--num-envs", str(c.num_envs), "--num-steps",
-             str(workload.num_steps), "--update-epochs", str(workload.update_epochs), "--num-minibatches",
+             str(workload.num_steps_of(c)), "--update-epochs", str(workload.update_epochs), "--num-minibatches",
              str(workload.num_minibatches)]
     log_dir, run_name = f"{out}/runs/{c.exp}", run.name
     if c.exp == "exp6":  # the agents' run folders in the group's: agent__seed<s> (the scan script adds __seed<s>)
@@ -203,7 +209,7 @@ def describe(run: Run, workload: Workload, parallel: int) -> str:
     12 iterations"."""
     c = run.config
     what, seed = f"{c.exp} {c.script} {c.mode} {c.env} {c.size}", str(run.seed)
-    if c.exp in ("exp5", "exp8"):
+    if c.exp in ("exp5", "exp8", "exp9"):
         what += f" {c.num_envs} env{'s' * (c.num_envs > 1)}" + " sync" * (c.timing == "sync")
     elif c.exp == "exp7" and c.timing == "sync":
         what += " sync"

@@ -63,10 +63,10 @@ class Plan:
 
     def prior_ms(self, config):
         gpu = self.options.grid == "gpu"
-        if config.exp == "exp8":
+        if experiments.dqn(config):
             return estimate.dqn_prior_ms(config, self.workload.iterations_of(config),
                                          self.workload.dqn(config.env).iteration_steps, gpu)
-        return estimate.prior_ms(config, self.workload.iterations_of(config), self.workload.num_steps,
+        return estimate.prior_ms(config, self.workload.iterations_of(config), self.workload.num_steps_of(config),
                                  self.workload.update_epochs, self.parallel, gpu)
 
     def check_selection(self):
@@ -90,8 +90,9 @@ class Plan:
         if available is None:
             return
         for run in self.selected:
-            buffer_size = self.workload.dqn(run.config.env).buffer_size if run.config.exp == "exp8" else 0
-            peak = estimate.peak_memory_kb(run.config, self.workload.num_steps, self.parallel, buffer_size)
+            buffer_size = self.workload.dqn(run.config.env).buffer_size if experiments.dqn(run.config) else 0
+            peak = estimate.peak_memory_kb(run.config, self.workload.num_steps_of(run.config), self.parallel,
+                                           buffer_size)
             if peak > available:
                 self.refused[run.name] = f"estimated peak memory {peak // 1024} MiB, {available // 1024} MiB available"
                 print(f"benchmark.sh: refusing {run.name}: {self.refused[run.name]}", file=sys.stderr)

@@ -108,7 +108,11 @@ def env_step_seconds(env_id: str, num_envs: int, num_steps: int, repeats: int) -
     import gymnax  # imported here: the sweep's other records and checks need no framework
     import jax
 
-    env, env_params = gymnax.make(env_id)
+    if ":" in env_id:  # module:EnvId, built as the scripts build it (the module's make_gymnax)
+        module, name = env_id.split(":", 1)
+        env, env_params = importlib.import_module(module).make_gymnax(name)
+    else:
+        env, env_params = gymnax.make(env_id)
     num_actions = env.action_space(env_params).n
     reset_key, step_key, action_key = jax.random.split(jax.random.key(0), 3)
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, num_envs), env_params)

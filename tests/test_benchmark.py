@@ -201,6 +201,7 @@ def fake_repo(tmp_path, scripts, data=()):
     repo = tmp_path / "repo"
     repo.mkdir(parents=True)
     shutil.copy(REPO / "benchmark.sh", repo / "benchmark.sh")
+    shutil.copy(REPO / "doors.py", repo / "doors.py")  # exp9's env: the sweep times every env of its grid
     for folder in ("sweep", "slurm"):
         shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
     source = (repo / "sweep" / "experiments.py").read_text()
@@ -302,8 +303,8 @@ def test_exp5_runs_every_variant_at_every_number_of_envs_with_the_flags_its_name
         assert r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])}, r["line"]
         assert (r["flags"], r["size"], r["iterations"]) == ([], "small", 12), r["line"]
     assert len({r["run_name"] for r in exp5}) == len(exp5)
-    # the default grid holds the same runs, after exp1 to exp4 (and before exp6, the scan script's groups, exp7, exp8)
-    default = [r for r in dry_run() if r["exp"] not in ("exp6", "exp7", "exp8")]
+    # the default grid holds the same runs, after exp1 to exp4 (and before exp6, the scan script's groups, exp7 to exp9)
+    default = [r for r in dry_run() if r["exp"] not in ("exp6", "exp7", "exp8", "exp9")]
     assert [r["line"] for r in default if r["exp"] == "exp5"] == [r["line"] for r in exp5]
     assert [r["exp"] for r in default][-len(exp5):] == ["exp5"] * len(exp5)
 
@@ -335,7 +336,7 @@ def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
     assert all(r["workload"] == {**per_env, "--num-envs": str(r["num_envs"])} for r in exp5)
     assert {r["iterations"] for r in exp5} == {12}
     # exp1 to exp4 (the scan variant's 3 in exp1), exp5
-    assert len([r for r in runs if r["exp"] not in ("exp6", "exp7", "exp8")]) == 53 + 22
+    assert len([r for r in runs if r["exp"] not in ("exp6", "exp7", "exp8", "exp9")]) == 53 + 22
 
 
 def estimate_seconds(*args, env=None, repo=REPO):
@@ -373,8 +374,8 @@ def test_exp7_runs_each_variant_at_each_size_on_its_envs_and_seeds_with_the_flag
         assert r["iterations"] == (12 if r["size"] == "large" else 100), r["line"]
         assert (r["workload"], r["num_envs"], r["agents"], r["flags"]) == (REFERENCE_WORKLOAD, 32, 1, []), r["line"]
     assert len({r["run_name"] for r in runs}) == len(runs)
-    # the default grid holds the same runs, last but exp8's (which follow each repeat's exp7 runs)
-    default = [r for r in dry_run() if r["exp"] != "exp8"]
+    # the default grid holds the same runs, last but exp8's and exp9's (which follow each repeat's exp7 runs)
+    default = [r for r in dry_run() if r["exp"] not in ("exp8", "exp9")]
     assert [r["line"] for r in default if r["exp"] == "exp7"] == [r["line"] for r in runs]
     assert [r["exp"] for r in default][-len(runs):] == ["exp7"] * len(runs)
 
@@ -501,7 +502,7 @@ def test_exp6_is_in_the_default_grid_before_exp7():
     runs = dry_run()
     assert exp6_groups(runs) == expected_exp6(EXP6_SCAN_N, EXP6_PROCESS_N, EXP6_ENVS)
     assert sum(exp6_groups(runs).values()) == 28
-    exps = [r["exp"] for r in runs if r["exp"] not in ("exp7", "exp8")]
+    exps = [r["exp"] for r in runs if r["exp"] not in ("exp7", "exp8", "exp9")]
     assert exps[-28:] == ["exp6"] * 28 and [r["exp"] for r in runs].index("exp7") > exps.index("exp6")
     # per env, N ascending, the variants side by side at each N
     order = [(r["env"], r["agents"]) for r in runs if r["exp"] == "exp6"]
@@ -510,7 +511,7 @@ def test_exp6_is_in_the_default_grid_before_exp7():
 
 
 def test_the_scan_variant_joins_exp1_and_exp7_alone_as_a_fully_compiled_variant_of_one_agent(tmp_path):
-    runs = [r for r in dry_run() if r["exp"] != "exp6"]
+    runs = [r for r in dry_run() if r["exp"] not in ("exp6", "exp9")]  # exp9: training on Doors, every design
     scan = [r for r in runs if (r["script"], r["mode"]) == SCAN_COMPILED]
     assert configs(scan, "exp1") == Counter((*SCAN_COMPILED, e, z) for e, z in itertools.product(ENVS, SIZES))
     assert {r["exp"] for r in scan} == {"exp1", "exp7"} and all(r["agents"] == 1 and r["flags"] == [] for r in scan)
@@ -705,8 +706,8 @@ def test_eager_iterations_option_sets_only_the_eager_runs():
     assert {r["iterations"] for r in runs if (r["script"], r["mode"]) not in EAGER} == {50}
     assert {r["iterations"] for r in dry_run("--grid", "study", "--iterations", "7")} == {7}  # eager: min(10, 7)
     quick = dry_run("--quick", "--iterations", "3")
-    assert {r["iterations"] for r in quick if r["exp"] not in ("exp5", "exp8")} == {3}
-    assert {r["iterations"] for r in quick if r["exp"] == "exp8"} == {10}  # exp8's DQN workload is its own
+    assert {r["iterations"] for r in quick if r["exp"] not in ("exp5", "exp8") and r["script"].startswith("ppo_")} == {3}
+    assert {r["iterations"] for r in quick if r["script"].startswith("dqn_")} == {10}  # the DQN workload is its own
     assert {r["iterations"] for r in quick if r["exp"] == "exp5"} == {12}  # exp5's own: --exp5-iterations
 
 
@@ -864,7 +865,8 @@ def test_quick_touches_every_pair_two_sizes_both_timing_modes_and_every_env_fami
 def test_quick_default_grid_touches_every_new_variant_and_exp4():
     runs = dry_run("--quick")
     assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS + QUICK_EXP5_VARIANTS
-                                                          + [SCAN_COMPILED] + EXP8_VARIANTS)
+                                                          + [SCAN_COMPILED] + EXP8_VARIANTS
+                                                          + list(experiments.QUICK_EXP9_PPO_VARIANTS))
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp1"} == set(COMPILED + NEW_COMPILED + [SCAN_COMPILED])
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp4"} == set(BACKEND_VARIANTS)
     assert {r["iterations"] for r in runs if r["exp"] != "exp5"} == {10}
@@ -1613,3 +1615,21 @@ def test_max_minutes_stops_before_the_first_run_that_would_end_too_late_and_a_re
     assert second.returncode == 0, second.stdout + second.stderr
     assert "2 runs selected, 1 already finished, 1 to run" in second.stdout and "[1/1] exp3" in second.stdout
     assert "1 runs finished, 0 failed\n" in second.stdout and len(read_lines(out / "finished.txt")) == 2
+
+
+# exp9: training on Doors, NumPy or JAX env
+def test_exp9_trains_every_design_on_doors_with_seeds_1_to_3_and_the_wide_runs_keep_the_workload():
+    runs = dry_run("--only", "exp9", "--filter", "^exp9__")
+    assert {r["env"] for r in runs} == {"doors:Doors-v0"} and {r["seed"] for r in runs} == {1, 2, 3}
+    single = {(r["script"], r["mode"]) for r in runs if r["num_envs"] in (1, 32)}
+    assert single == set(experiments.EXP9_PPO_VARIANTS + experiments.EXP9_DQN_VARIANTS)
+    wide = [r for r in runs if r["num_envs"] not in (1, 32)]
+    assert {(r["script"], r["num_envs"]) for r in wide} == {("ppo_linen", 512), ("dqn_linen", 16)}
+    for r in runs:  # PPO: the reference batch at any number of envs; DQN: exp8's transitions
+        if r["script"].startswith("ppo_"):
+            assert int(r["workload"]["--num-envs"]) * int(r["workload"]["--num-steps"]) == 32 * 256, r["line"]
+            assert r["iterations"] == 100 and ("--vectorization vector" in r["line"]) == r["mode"].endswith("-vector")
+        else:
+            assert r["workload"]["--total-timesteps"] == "500000" and r["iterations"] == 50, r["line"]
+        assert r["run_name"] == f"exp9__{r['script']}__{r['mode']}__doors:Doors-v0__small__n{r['num_envs']}__{r['seed']}"
+    assert len(runs) == 51 and "  exp9     51 runs  " in benchmark("--help").stdout

@@ -120,8 +120,27 @@ def test_the_numpy_vectorised_cartpole_gives_the_sync_envs_transitions_for_the_s
 def test_the_numpy_vectorised_env_is_refused_for_an_env_without_one():
     for m in (ppo_torch_gymnasium, ppo_linen_gymnasium):
         reason = m.check_args(m.Args(env_id="Acrobot-v1", vectorization="vector"))
-        assert "NumPy-vectorised env for CartPole-v1 only" in reason
+        assert "no NumPy-vectorised env with same-step autoreset for Acrobot-v1" in reason
         assert m.check_args(m.Args(vectorization="vector")) is None
+        assert m.check_args(m.Args(env_id="doors:Doors-v0", vectorization="vector")) is None  # its own, same-step
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "doors:Doors-v0"])
+def test_the_async_envs_give_the_sync_envs_transitions_for_the_same_seed_and_actions(env_id):
+    """--vectorization async: the same env copies, each in a process of its own, seeded as the sync ones are."""
+    m = ppo_torch_gymnasium
+    sync, asynchronous = m.make_envs(env_id, 3, "sync"), m.make_envs(env_id, 3, "async")
+    assert isinstance(asynchronous, gym.vector.AsyncVectorEnv)
+    steps = [m.env_reset(sync, 7)], [m.env_reset(asynchronous, 7)]
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        action = rng.integers(0, sync.single_action_space.n, 3).astype(np.int32)
+        steps[0].append(m.env_step(action, sync))
+        steps[1].append(m.env_step(action, asynchronous))
+    asynchronous.close()
+    np.testing.assert_array_equal(*steps)
+    _, _, terminated, truncated, _ = m.unpack_step(np.stack(steps[0][1:]))
+    assert (terminated + truncated).sum() >= 3  # episodes ended (and were reset) on the way
 
 
 def counted(counts, name, function):

@@ -21,6 +21,9 @@ FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize
 # ppo_linen_scan.py trains --num-seeds agents in one process: one Run per agent, driven as one by its AgentRuns (which
 # also starts the run), and the memory check of its agents' batch
 AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal"}}
+# the Gymnasium scripts check a module:EnvId against Gymnasium's registry (and PPO's, its NumPy vector env)
+GYMNASIUM_CHECKS = {script: {"gymnasium_spec", "vector_same_step"} for script in (
+    "ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py", "dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py")}
 
 
 class Sections:
@@ -74,7 +77,7 @@ def test_the_algorithm_and_main_are_above_the_banner_and_only_the_harness_below(
     imports = [node for node in definitions if isinstance(node, (ast.Import, ast.ImportFrom))]
     below = sections.definitions(definitions)
     assert len(imports) + len(below) == len(definitions), "a statement below the banner that is no import or definition"
-    allowed = SHARED | FRAMEWORK_SPECIFIC | AGENTS.get(script, set())
+    allowed = SHARED | FRAMEWORK_SPECIFIC | AGENTS.get(script, set()) | GYMNASIUM_CHECKS.get(script, set())
     assert set(below) <= allowed, set(below) - allowed
     assert SHARED <= set(below)
 
