@@ -156,7 +156,7 @@ def section_memory(sweep, out):
     """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs of exp1 to exp4
     logged it (exp5's runs, which differ in their number of envs, give it per run in its section; exp6's and exp7's,
     repeats of exp1's configurations, and exp8's DQN runs not at all)."""
-    rows = [row for row in sweep.rows if row["exp"] not in ("exp5", "exp6", "exp7", "exp8")]
+    rows = [row for row in sweep.rows if row["exp"] not in ("exp5", "exp6", "exp7", "exp8", "exp9")]
     if not rows:
         return []
     rows = [row for row in rows if not math.isnan(row["peak_memory_bytes"])]

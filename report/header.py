@@ -136,7 +136,8 @@ def dqn_workload_lines(rows, env_order):
             part += " on " + listed(ordered((row["env"] for row in rows if key(row) == (steps, length, buffer_size)),
                                             env_order))
         parts.append(part)
-    return [f"- **Workload (exp8, DQN):** num_envs {counts}; {'; '.join(parts)}; {len(rows)} runs on {len(envs)} envs "
+    exps = ", ".join(sorted({row["exp"] for row in rows}))
+    return [f"- **Workload ({exps}, DQN):** num_envs {counts}; {'; '.join(parts)}; {len(rows)} runs on {len(envs)} envs "
             f"({', '.join(envs)})"]
 
 
@@ -144,7 +145,7 @@ def workload_lines(sweep):
     """The per-iteration workloads and iteration counts of the runs, eager and compiled apart; exp5's in one line;
     exp8's DQN runs in their own."""
     lines = []
-    ppo_rows = [row for row in sweep.rows if row["exp"] != "exp8"]
+    ppo_rows = [row for row in sweep.rows if not row["variant"].startswith("dqn_")]
     for (exp, work), rows in itertools.groupby(sorted(ppo_rows, key=workload_key), key=workload_key):
         rows = list(rows)
         counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
@@ -156,7 +157,7 @@ def workload_lines(sweep):
         lines.append(f"- **Workload{f' ({exp})' if exp else ''}:** {settings}; iterations "
                      f"{'/'.join(map(str, compiled)) or '–'}, eager iterations {'/'.join(map(str, eager)) or '–'}; "
                      f"{len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
-    lines += dqn_workload_lines(rows_of(sweep.rows, "exp8"), sweep.env_order)
+    lines += dqn_workload_lines([row for row in sweep.rows if row["variant"].startswith("dqn_")], sweep.env_order)
     for folder, workload in sweep.workload_files:
         lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
     exp5 = ("; exp5's runs, which differ in the number of envs by design, meet only in its cost model and its "

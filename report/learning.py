@@ -17,10 +17,13 @@ DUPLICATE_STYLES = ((0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (2, 4)))
 
 
 def curve_x(run, x_axis, process_agents=1):
-    """A run's x values for its returns: env steps, or seconds of training after the end of iteration 0 (divided by
-    the agents its process trained: the agents of one vmapped process share its clock)."""
+    """A run's x values for its returns: env steps, seconds of training after the end of iteration 0 ("time"), or
+    from its start, compilation included ("wall"); seconds divided by the agents its process trained (the agents of
+    one vmapped process share its clock)."""
     if x_axis == "steps":
         return run.return_steps
+    if x_axis == "wall":
+        return run.return_seconds / process_agents
     return (run.return_seconds - np.nan_to_num(run.iteration_seconds[0])) / process_agents
 
 
@@ -93,7 +96,7 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name, time_label=
             ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
         ax.set(title=panel, ylabel="episodic return",
                xlabel="env steps" if x_axis == "steps" else f"{time_label} (s)")
-        if x_axis == "time":
+        if x_axis != "steps":
             spread_time_axis(ax)
         ax.grid(alpha=0.3)
     return save_figure(figure, out, name), notes
@@ -101,8 +104,9 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name, time_label=
 
 def learning_rows(rows, exp):
     """The rows of an experiment whose returns the learning evidence shows: exp5's and exp7's async runs (their sync
-    runs repeat their seeds), exp6's agents of usable groups; none of exp8's (DQN: its section gives its returns)."""
-    if exp == "exp8":
+    runs repeat their seeds), exp6's agents of usable groups; none of exp8's and exp9's (their sections give their
+    returns)."""
+    if exp in ("exp8", "exp9"):
         return []
     rows = rows_of(rows, exp)
     if exp in ("exp5", "exp7"):
@@ -126,7 +130,7 @@ def section_final_returns(sweep):
     """Heading of the learning evidence; the final return per variant/mode and env, and model size (exp5: number of
     envs, async runs; exp6: number of agents, the agents of usable groups), for each PPO experiment; none in a sweep
     of exp8 alone."""
-    if all(row["exp"] == "exp8" for row in sweep.rows):
+    if all(row["exp"] in ("exp8", "exp9") for row in sweep.rows):
         return []
     lines = [heading(sweep, "Learning: final returns and learning curves"), "",
              f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "

@@ -226,10 +226,10 @@ def window_names(runs):
 
 
 def shared_window_runs(runs):
-    """The runs whose lengths name the windows of the sections of exp1 to exp4: all but exp5's, exp6's, exp7's and
-    exp8's, which name their own (exp5's runs, exp7's large ones and exp8's DQN runs differ in length from the others),
-    or all of them in a sweep of those alone."""
-    return [run for run in runs if run.config.exp not in ("exp5", "exp6", "exp7", "exp8")] or runs
+    """The runs whose lengths name the windows of the sections of exp1 to exp4: all but exp5's to exp9's, which name
+    their own (exp5's runs, exp7's large ones and the DQN runs differ in length from the others), or all of them in a
+    sweep of those alone."""
+    return [run for run in runs if run.config.exp not in ("exp5", "exp6", "exp7", "exp8", "exp9")] or runs
 
 
 def read_runs(folders, pool, chunks):

@@ -10,6 +10,7 @@ from pathlib import Path
 from report.agents import section_agents
 from report.compare import section_compare
 from report.compile_modes import section_compile_modes
+from report.doors import section_doors
 from report.dqn import section_dqn
 from report.details import (
     section_duration_vs_complexity, section_memory, section_overhead, section_pairwise_speedups, section_sync,
@@ -99,7 +100,7 @@ def report_tasks(sweep, folder):
     parts = machine_parts(sweep, folder)
     answers = [(section, part, out) for section in (section_ranking, section_sizes, section_env_backend,
                                                     section_compile_modes, section_scaling, section_agents,
-                                                    section_dqn)
+                                                    section_dqn, section_doors)
                for part, out in parts]
     details = [task for part, out in parts for task in detail_tasks(part, out)]
     return [*answers, (definitions_section, sweep), (env_section, sweep), *details]

@@ -15,6 +15,7 @@ EXPERIMENT_TOPICS = {
     "exp5": "how the cost grows with the number of envs", "exp6": "many agents in one process against many processes",
     "exp7": "the ranking at each model size, with seeds",
     "exp8": "DQN across frameworks and env backends: does the framework matter more than for PPO",
+    "exp9": "training on Doors, an env written in NumPy and in JAX: NumPy or JAX for my own env",
 }
 
 

@@ -71,6 +71,8 @@ ENV_REFUSALS = {**dict.fromkeys(GYMNASIUM_SCRIPTS, "not one of the gymnax envs w
                 **dict.fromkeys(NATIVE_SCRIPTS, "not one of the envs written in torch here"),
                 **dict.fromkeys(["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py"],
                                 "not one of the gymnax envs with a Gymnasium counterpart")}
+# the scripts that take --env-id module:EnvId (all but those on envs written in torch)
+MODULE_ENV_SCRIPTS = [script for script in SCRIPTS if script not in NATIVE_SCRIPTS]
 # the scripts that never import torch
 JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py",
                "ppo_linen_gymnasium.py", "ppo_linen_scan.py"]
@@ -143,6 +145,12 @@ DQN_BAD_COMMAND_LINES = {
     "no envs": (["--num-envs", "0", "--log-dir", "{log_dir}"], "--num-envs must be positive", None),
     "log dir under a file": (["--log-dir", "{file}/runs"], "cannot create the run folder {file}/runs/", None),
     "unknown env": (["--env-id", "NoSuchEnv-v0", "--log-dir", "{log_dir}"], "unknown env", None),
+    "env module missing": (
+        ["--env-id", "benchback_no_such_module:Env-v0", "--log-dir", "{log_dir}"],
+        "No module named 'benchback_no_such_module'", None,
+    ),
+    "env not in its module": (["--env-id", "doors:NoSuchEnv-v0", "--log-dir", "{log_dir}"],
+                              "--env-id doors:NoSuchEnv-v0: ", None),
     "continuous actions": (["--env-id", "Pendulum-v1", "--log-dir", "{log_dir}"], "continuous action space", None),
     "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
     "cudagraphs on a cpu": (
@@ -190,6 +198,14 @@ BAD_COMMAND_LINES = {
         None,
     ),
     "unknown env": (["--env-id", "NoSuchEnv-v0", "--log-dir", "{log_dir}"], "unknown env", None),
+    # module:EnvId: a module that is not there, an env its module does not provide (torch's own envs refuse both)
+    "env module missing": (
+        ["--env-id", "benchback_no_such_module:Env-v0", "--log-dir", "{log_dir}"],
+        "No module named 'benchback_no_such_module'", MODULE_ENV_SCRIPTS,
+    ),
+    "env not in its module": (
+        ["--env-id", "doors:NoSuchEnv-v0", "--log-dir", "{log_dir}"], "--env-id doors:NoSuchEnv-v0: ", MODULE_ENV_SCRIPTS,
+    ),
     "continuous actions": (
         ["--env-id", "Pendulum-v1", "--log-dir", "{log_dir}"], "continuous action space", None,
     ),

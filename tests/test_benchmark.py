@@ -995,7 +995,7 @@ def read_lines(path):
 
 
 TWO_LINEN_RUNS = r"^(warmup|exp2)__ppo_linen__jit__CartPole-v1__small__"
-QUICK_ENVS = ["CartPole-v1", "DiscountingChain-bsuite", "Breakout-MinAtar", "Acrobot-v1"]
+QUICK_ENVS = ["CartPole-v1", "DiscountingChain-bsuite", "Breakout-MinAtar", "Acrobot-v1", "doors:Doors-v0"]
 
 
 @pytest.mark.slow

@@ -438,3 +438,12 @@ def test_dqn_learns_cartpole(script, shared_runs):
     run = shared_runs.dqn_learning(script)
     assert final_return(run.scalars) >= DQN_LEARNED_RETURN, run.scalars["charts/episodic_return"][-5:]
     assert len(run.scalars["time/iteration"]) == DQN_LEARNING_TIMESTEPS // 10000
+
+
+# Doors (doors.py), --env-id doors:Doors-v0: once per family (gymnax, Gymnasium), and learning on each
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["dqn_linen.py", "dqn_torch_gymnasium.py"])
+def test_doors_from_its_module_runs_and_logs_every_tag_once_per_family(script, shared_runs):
+    run = shared_runs.get(script, *DQN_TINY, "--env-id", "doors:Doors-v0")
+    assert set(run.scalars) == DQN_TAGS and table(run.texts["hyperparameters"])["env_id"] == "doors:Doors-v0"
+    assert [step for step, _ in run.scalars["charts/SPS"]] == [TINY_STEPS * (i + 1) for i in range(TINY_ITERATIONS)]

@@ -233,3 +233,8 @@ def test_bad_input_is_one_line_and_exit_status_2(argv, message, tmp_path):
     assert result.stderr.splitlines() == [result.stderr.strip()] and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"env_throughput.py: {message}"), result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value,text", [(999_600, "1M"), (1_234_567, "1.23M"), (999.4, "999"), (80_100, "80.1k")])
+def test_a_rate_is_rounded_before_its_unit_is_chosen(value, text):
+    assert et.rate(value) == text

@@ -470,18 +470,19 @@ def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experime
         "per env, synchronised); exp3 (every compile mode per model size, synchronised); exp5 (how the cost grows "
         "with the number of envs); exp6 (many agents in one process against many processes); exp7 (the ranking at each "
         "model size, with seeds); exp8 (DQN across frameworks and env backends: does the framework matter more than "
-        "for PPO)."]
+        "for PPO); exp9 (training on Doors, an env written in NumPy and in JAX: NumPy or JAX for my own env)."]
     assert "Skipped" not in report and "skipping" not in result.stderr
     assert sorted(path.stem for path in tmp_path.glob("*.png")) == [
         "env_backend", "learning_curves_exp4_steps", "learning_curves_exp4_time", "memory"]
 
 
-def test_a_sweep_of_exp1_to_exp4_names_only_exp5_to_exp8_as_missing(shards):
+def test_a_sweep_of_exp1_to_exp4_names_only_exp5_to_exp9_as_missing(shards):
     _, _, report = shards
     assert [line for line in report.splitlines() if "Not in this sweep" in line] == [
         "- **Not in this sweep:** exp5 (how the cost grows with the number of envs); exp6 (many agents in one process "
         "against many processes); exp7 (the ranking at each model size, with seeds); exp8 (DQN across frameworks and "
-        "env backends: does the framework matter more than for PPO)."]
+        "env backends: does the framework matter more than for PPO); exp9 (training on Doors, an env written in NumPy "
+        "and in JAX: NumPy or JAX for my own env)."]
     assert report.index("## Which variant is fastest?") < report.index("## Env backend against framework (exp4)") \
         < report.index("## Effect of each compile mode") < report.index("## How to read this report")
 

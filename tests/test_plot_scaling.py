@@ -97,7 +97,7 @@ def test_a_sweep_of_exp5_alone_opens_with_its_answer_and_draws_both_charts(exp5_
     assert "(scaling_sps.png)" in report and "(scaling_relative.png)" in report
     absent = next(line for line in report.splitlines() if line.startswith("- **Not in this sweep:**"))
     assert [exp for exp in EXPERIMENTS if f" {exp} (" in absent] == ["exp1", "exp2", "exp3", "exp4", "exp6", "exp7",
-                                                                    "exp8"]
+                                                                    "exp8", "exp9"]
     assert "- **Workload (exp5):** num_envs 8/32/128/512/2048, num_steps 256," in report
 
 

@@ -18,7 +18,8 @@ from helpers import (
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
 FAMILY_SCRIPTS = [next((s for s in scripts if EAGER_FLAG[s]), scripts[0]) for scripts in FAMILIES.values()
                   if scripts[0] not in ENV_REFUSALS]
-ENV_HELPERS = ("make_envs", "SameStepCartPole", "flatten_obs", "env_reset", "env_step", "unpack_step", "GYMNASIUM_ENVS")
+ENV_HELPERS = ("make_env", "make_envs", "SameStepCartPole", "flatten_obs", "env_reset", "env_step", "unpack_step",
+               "GYMNASIUM_ENVS", "gymnasium_id")
 # (env, eager, sync) on each family's script: each env in both modes, sync timing in both modes
 ENV_FAMILY_CASES = [
     ("MemoryChain-bsuite", False, True),
@@ -28,7 +29,7 @@ ENV_FAMILY_CASES = [
 ]
 
 
-def assert_every_spec_tag(run, script, env_id, eager, sync, iterations, batch=64):
+def assert_every_spec_tag(run, script, env_id, eager, sync, iterations, batch=64, compile_mode=None):
     scalars, texts = run.scalars, run.texts
     expected = ALWAYS_TAGS | (SYNC_TAGS if sync else set())
     assert expected <= set(scalars), expected - set(scalars)
@@ -40,7 +41,7 @@ def assert_every_spec_tag(run, script, env_id, eager, sync, iterations, batch=64
     hyperparameters, system = table(texts["hyperparameters"]), table(texts["system"])
     assert hyperparameters["env_id"] == env_id and hyperparameters["sync_timing"] == str(sync)
     assert system["script"] == script and system["device"].startswith(f"{auto_device()}: ")
-    assert system["compile_mode"] == ("none" if eager else COMPILE_MODE[script])
+    assert system["compile_mode"] == (compile_mode or ("none" if eager else COMPILE_MODE[script]))
 
 
 @pytest.mark.background("smoke")
@@ -71,6 +72,45 @@ def test_eager_run_logs_every_spec_tag(script, shared_runs):
 def test_bsuite_and_minatar_runs_log_every_spec_tag_once_per_framework_family(script, env_id, eager, sync, shared_runs):
     flags = ["--env-id", env_id] + ([EAGER_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
     assert_every_spec_tag(shared_runs.tiny(script, *flags), script, env_id, eager, sync, iterations=3)
+
+
+# Doors (doors.py), an env a module of the project ships, --env-id doors:Doors-v0: once per gymnax framework family,
+# and on the Gymnasium family through the module's NumPy vector env and through AsyncVectorEnv
+DOORS_CASES = [(script, (), None) for script in FAMILY_SCRIPTS] + [
+    ("ppo_torch_gymnasium.py", ("--vectorization", "vector"), "eager-vector"),
+    ("ppo_linen_gymnasium.py", ("--vectorization", "async"), "jit-async"),
+]
+# a user's own module, outside the repository: Doors under the user's id, for both backends (docs/running.md)
+USER_ENV_MODULE = '''"""A user's env: Doors under another id, registered for Gymnasium and built for gymnax."""
+import gymnasium
+
+import doors
+
+gymnasium.register(id="MyDoors-v1", entry_point=doors.DoorsEnv, vector_entry_point=doors.DoorsVectorEnv)
+
+
+def make_gymnax(env_id):
+    if env_id != "MyDoors-v1":
+        raise ValueError(f"no JAX env '{env_id}' here")
+    return doors.make_gymnax("Doors-v0")
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script,flags,compile_mode", DOORS_CASES)
+def test_doors_from_its_module_runs_and_logs_every_spec_tag_once_per_family(script, flags, compile_mode, shared_runs):
+    run = shared_runs.tiny(script, "--env-id", "doors:Doors-v0", *flags)
+    assert_every_spec_tag(run, script, "doors:Doors-v0", eager=False, sync=False, iterations=3,
+                          compile_mode=compile_mode)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["ppo_linen.py", "ppo_torch_gymnasium.py"])
+def test_a_users_own_env_module_outside_the_repository_is_built_from_module_colon_id(script, shared_runs, tmp_path):
+    (tmp_path / "user_envs.py").write_text(USER_ENV_MODULE)
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), ROOT])}
+    run = shared_runs.tiny(script, "--env-id", "user_envs:MyDoors-v1", env=env)
+    assert_every_spec_tag(run, script, "user_envs:MyDoors-v1", eager=False, sync=False, iterations=3)
 
 
 def env_helpers(script):

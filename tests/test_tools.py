@@ -37,7 +37,7 @@ def test_host_time_tool_passes_on_a_script_error_as_one_line():
     )
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert lines == ["error: unknown env 'NoSuchEnv-v0': not a registered gymnax environment"]
+    assert lines == ["error: unknown env 'NoSuchEnv-v0': not a registered gymnax environment, nor module:EnvId"]
 
 
 STEP_PARTS = os.path.join(ROOT, "tools", "torch_step_parts.py")

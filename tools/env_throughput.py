@@ -418,6 +418,7 @@ def machine(load_start: tuple, load_end: tuple, date: str) -> dict:
 # OUTPUT
 def rate(value: float) -> str:
     """Env-steps per second, 3 significant digits: 1.23M."""
+    value = float(f"{value:.3g}")  # rounded first: 999.6k is 1M, not 1e+03k
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if value >= scale:
             return f"{value / scale:.3g}{suffix}"

@@ -1,0 +1,172 @@
+"""exp9: NumPy or JAX for my own env? Training on Doors (doors.py, one MDP written in NumPy and in JAX): per algorithm,
+each design's time to reach a return that only near-shortest paths to the goal give, its final return and total time,
+its learning curves against env steps and against wall-clock time; and the published source's Table 2 (DQN on its
+gridworld, three designs) beside ours, as ratios (its machine differs)."""
+
+import math
+
+import numpy as np
+
+from report.learning import learning_curve_figure
+from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS
+from report.stats import metric_values, rows_of
+from report.summary import num_envs, rank
+from report.text import heading, image, listed, markdown_table, mean_and_spread, seconds_text
+
+# An optimal Doors episode returns 0.09 x its path length + 0.91: 2.17 to 3.43 as the doors fall (a mean about 2.4);
+# one that misses the goal returns at most 1.8, so a mean of 2.0 needs the goal reached by near-shortest paths
+SOLVED_RETURN = 2.0
+# the published source's Table 2: DQN's training time on its gridworld, minutes on its machine, per design (our run)
+SOURCE_TABLE2 = (("PyTorch + NumPy env", "dqn_torch_gymnasium (eager)", 22.5),
+                 ("Flax + NumPy env", "dqn_linen_gymnasium (jit)", 22.8),
+                 ("Flax + JAX env, 16 x the envs", "dqn_linen (jit) at 16 envs", 2.3))
+ALGORITHMS = (("PPO", "ppo_"), ("DQN", "dqn_"))
+BACKENDS = ("NumPy, loop over copies", "NumPy, vectorised", "JAX", "JAX (whole training compiled)")
+
+
+def design_name(row, reference_envs):
+    """A design's name: the variant's label, with its number of envs where it is not the algorithm's usual one."""
+    count = num_envs(row)
+    return row["label"] + (f" at {count} envs" if count != reference_envs else "")
+
+
+def env_backend(row):
+    """How the design steps the env: the NumPy env (a loop over copies or vectorised) or the JAX env."""
+    if "_gymnasium" not in row["variant"]:
+        return "JAX (whole training compiled)" if row["compile_mode"] == "scan" else "JAX"
+    return "NumPy, vectorised" if row["compile_mode"].endswith("-vector") else "NumPy, loop over copies"
+
+
+def time_to_reach(run, threshold):
+    """Seconds from the start of iteration 0 (compilation included) to the end of the iteration in which the mean of
+    the last FINAL_RETURN_EPISODES logged returns first reaches `threshold`, and the env steps by then; NaN if never."""
+    window = FINAL_RETURN_EPISODES
+    if run.returns.size < window:
+        return math.nan, math.nan
+    means = np.convolve(run.returns, np.ones(window) / window, mode="valid")
+    hit = np.flatnonzero(means >= threshold)
+    if not hit.size:
+        return math.nan, math.nan
+    return float(run.return_seconds[hit[0] + window - 1]), float(run.return_steps[hit[0] + window - 1])
+
+
+def median_text(values):
+    """'12.3 [range 10.1–14.0]' of the finite values, '12.3' for one, '–' for none."""
+    values = [value for value in values if not math.isnan(value)]
+    if not values:
+        return "–"
+    middle = seconds_text(float(np.median(values)))
+    return middle if len(values) == 1 else f"{middle} [range {seconds_text(min(values))}–{seconds_text(max(values))}]"
+
+
+def designs(rows):
+    """{design name: its rows} of one algorithm's runs: the NumPy env's designs (a loop, then vectorised) before the
+    JAX env's, each in label order, those at another number of envs than the usual last."""
+    counts = [num_envs(row) for row in rows]
+    reference = max(set(counts), key=counts.count)
+    label_rank = rank(LABEL_COLORS)
+    names = {}
+    for row in sorted(rows, key=lambda row: (num_envs(row) != reference, BACKENDS.index(env_backend(row)),
+                                             label_rank(row["label"]), row["seed"])):
+        names.setdefault(design_name(row, reference), []).append(row)
+    return names
+
+
+def design_stats(cells):
+    """Per design: (median time to reach SOLVED_RETURN over the seeds that reached it, seeds that did, seeds)."""
+    stats = {}
+    for name, rows in cells.items():
+        times = [time_to_reach(row["run"], SOLVED_RETURN)[0] for row in rows]
+        reached = [time for time in times if not math.isnan(time)]
+        stats[name] = (float(np.median(reached)) if reached else math.nan, len(reached), len(rows))
+    return stats
+
+
+def answer_line(algorithm, cells, stats):
+    """The algorithm's answer: which design reaches the return first, the others' time relative to it."""
+    timed = sorted((name for name in cells if not math.isnan(stats[name][0])), key=lambda name: stats[name][0])
+    never = [name for name in cells if math.isnan(stats[name][0])]
+    if not timed:
+        return f"**{algorithm}:** no design reached a mean return of {SOLVED_RETURN} in these runs."
+    fastest = timed[0]
+    line = (f"**{algorithm}:** {fastest} reaches a mean return of {SOLVED_RETURN} first, after "
+            f"{seconds_text(stats[fastest][0])} s (median over the seeds)")
+    others = [f"{name} {stats[name][0] / stats[fastest][0]:.1f}×" for name in timed[1:]]
+    if others:
+        line += f"; the others take {listed(others)} that time"
+    partly = [f"{name} ({stats[name][1]} of {stats[name][2]} seeds)" for name in timed if stats[name][1] < stats[name][2]]
+    if partly:
+        line += f"; some seeds only: {listed(partly)}"
+    return line + (f"; never: {listed(never)}." if never else ".")
+
+
+def design_table(cells):
+    """Per design: env backend, envs, seeds that reached the return, time and env steps to reach it, final return,
+    total time and total relative to the fastest."""
+    totals = {name: float(np.median(metric_values(rows, "total_s"))) for name, rows in cells.items()}
+    fastest = min(totals.values())
+    table = []
+    for name, rows in cells.items():
+        reach = [time_to_reach(row["run"], SOLVED_RETURN) for row in rows]
+        table.append([name, env_backend(rows[0]), num_envs(rows[0]),
+                      f"{sum(not math.isnan(time) for time, _ in reach)}/{len(rows)}",
+                      median_text([time for time, _ in reach]), median_text([steps for _, steps in reach]),
+                      mean_and_spread(metric_values(rows, "final_return")), median_text(metric_values(rows, "total_s")),
+                      f"{totals[name] / fastest:.2f}×"])
+    header = ["design", "env backend", "envs", "seeds reaching", f"time to reach {SOLVED_RETURN} (s)",
+              f"env steps to reach {SOLVED_RETURN}", "final return", "total (s)", "total, relative"]
+    return markdown_table(header, table)
+
+
+def source_table(cells):
+    """The source's Table 2 beside our DQN runs of the same designs: each design's training time relative to the
+    fastest of the three, there and here (total, and time to reach the return)."""
+    ours = {label: cells[label] for _, label, _ in SOURCE_TABLE2 if label in cells}
+    if len(ours) < len(SOURCE_TABLE2):
+        return []
+    source_fastest = min(minutes for _, _, minutes in SOURCE_TABLE2)
+    totals = {label: float(np.median(metric_values(rows, "total_s"))) for label, rows in ours.items()}
+    reach = {label: float(np.nanmedian([time_to_reach(row["run"], SOLVED_RETURN)[0] for row in rows]) if any(
+        not math.isnan(time_to_reach(row["run"], SOLVED_RETURN)[0]) for row in rows) else math.nan)
+        for label, rows in ours.items()}
+    table = [[design, label, f"{minutes:g}", f"{minutes / source_fastest:.1f}×", seconds_text(totals[label]),
+              f"{totals[label] / min(totals.values()):.1f}×",
+              f"{reach[label] / np.nanmin(list(reach.values())):.1f}×" if not math.isnan(reach[label]) else "–"]
+             for design, label, minutes in SOURCE_TABLE2]
+    header = ["design (source)", "our run", "source: minutes", "source: relative", "ours: total (s)",
+              "ours: total, relative", f"ours: time to reach {SOLVED_RETURN}, relative"]
+    return ["**Beside the published source's Table 2** (DQN on its own gridworld, its machine: compare the ratios, "
+            "not the times):", ""] + markdown_table(header, table)
+
+
+def relabelled(cells):
+    """The rows of every design, each labelled with its design's name (the curves are drawn per label)."""
+    return [{**row, "label": name} for name, rows in cells.items() for row in rows]
+
+
+def section_doors(sweep, out):
+    """exp9's answer per algorithm, its tables, the comparison with the source, and the learning curves."""
+    rows = rows_of(sweep.rows, "exp9")
+    if not rows:
+        return []
+    lines = [heading(sweep, "NumPy or JAX for my own env? Training on Doors (exp9)"), ""]
+    parts = [(algorithm, designs([row for row in rows if row["variant"].startswith(prefix)]))
+             for algorithm, prefix in ALGORITHMS if any(row["variant"].startswith(prefix) for row in rows)]
+    lines += [f"- {answer_line(algorithm, cells, design_stats(cells))}" for algorithm, cells in parts] + [""]
+    lines += [f"Time to reach: from the start of iteration 0 (compilation included) to the end of the iteration in "
+              f"which the mean of the last {FINAL_RETURN_EPISODES} logged returns first reaches {SOLVED_RETURN} (an "
+              "optimal episode returns 2.17–3.43 as the doors fall, one that misses the goal at most 1.8); median "
+              "over the seeds that reached it, with the range. Final return: mean of a run's last "
+              f"{FINAL_RETURN_EPISODES} logged returns, mean ± sample standard deviation over seeds. Total: the "
+              "run's time/total (iteration 0 to the end), median over seeds.", ""]
+    for algorithm, cells in parts:
+        lines += [f"**{algorithm}**", ""] + design_table(cells)
+        if algorithm == "DQN":
+            lines += source_table(cells)
+        for x_axis, against in (("steps", "env steps"), ("wall", "wall-clock time from iteration 0")):
+            name = f"doors_{algorithm.lower()}_{x_axis}.png"
+            title = f"{algorithm} on Doors: episodic return against {against}\nmean over seeds, band: min–max"
+            figure, _ = learning_curve_figure(relabelled(cells), sweep.env_order, title, x_axis, out, name,
+                                              "time from the start of iteration 0 (compilation included)")
+            lines += image(figure, f"{algorithm} on Doors against {against}")
+    return lines
