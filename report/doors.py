@@ -126,12 +126,11 @@ def source_table(cells):
         return []
     source_fastest = min(minutes for _, _, minutes in SOURCE_TABLE2)
     totals = {label: float(np.median(metric_values(rows, "total_s"))) for label, rows in ours.items()}
-    reach = {label: float(np.nanmedian([time_to_reach(row["run"], SOLVED_RETURN)[0] for row in rows]) if any(
-        not math.isnan(time_to_reach(row["run"], SOLVED_RETURN)[0]) for row in rows) else math.nan)
-        for label, rows in ours.items()}
+    reach = {label: design_stats({label: rows})[label][0] for label, rows in ours.items()}
+    fastest_reach = min((time for time in reach.values() if not math.isnan(time)), default=math.nan)
     table = [[design, label, f"{minutes:g}", f"{minutes / source_fastest:.1f}×", seconds_text(totals[label]),
               f"{totals[label] / min(totals.values()):.1f}×",
-              f"{reach[label] / np.nanmin(list(reach.values())):.1f}×" if not math.isnan(reach[label]) else "–"]
+              "–" if math.isnan(reach[label]) else f"{reach[label] / fastest_reach:.1f}×"]
              for design, label, minutes in SOURCE_TABLE2]
     header = ["design (source)", "our run", "source: minutes", "source: relative", "ours: total (s)",
               "ours: total, relative", f"ours: time to reach {SOLVED_RETURN}, relative"]
