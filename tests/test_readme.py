@@ -1,0 +1,154 @@
+"""The README tried as a new user: its answer comes first, its table and numbers are the sittings', its links resolve
+and every command it shows runs (a dry run where the real one is long)."""
+
+import importlib.metadata
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+import answer_table
+
+from test_benchmark import REPO
+
+README = (REPO / "README.md").read_text()
+DOCS = sorted((REPO / "docs").glob("*.md"))
+ANSWER = README.split("\n## The answer\n")[1].split("\n## ")[0]
+TABLE = "\n".join(answer_table.table_lines(REPO / "results"))
+
+
+def heading_anchor(heading):
+    """GitHub's anchor of a markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(text):
+    """Every heading anchor of a markdown text (a repeated heading gets -1, -2, … as on GitHub)."""
+    seen, found = {}, set()
+    for heading in re.findall(r"^#{1,6} (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M):
+        anchor = heading_anchor(heading)
+        found.add(f"{anchor}-{seen[anchor]}" if anchor in seen else anchor)
+        seen[anchor] = seen.get(anchor, 0) + 1
+    return found
+
+
+def links(text):
+    """The targets of the markdown links and images of a text, code blocks and inline code left out."""
+    text = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+    return re.findall(r"\]\(([^)\s]+)\)", text)
+
+
+def readme_commands():
+    """Each command line of the README's bash blocks, its comment dropped."""
+    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    return [line.split(" #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_opens_with_the_answer_on_its_first_screen_and_stays_under_200_lines():
+    lines = README.splitlines()
+    assert len(lines) <= 200
+    answer_start = lines.index("## The answer")
+    next_heading = next(number for number, line in enumerate(lines) if number > answer_start and line.startswith("## "))
+    assert answer_start < 8 and next_heading <= 41, (answer_start, next_heading)
+    assert TABLE in ANSWER
+
+
+def test_the_readme_holds_the_answer_table_the_sittings_give_now(tmp_path, capsys):
+    answer_table.main(["--check", str(REPO / "README.md")])
+    changed = tmp_path / "README.md"
+    changed.write_text(README.replace("| 2.57× |", "| 2.58× |"))
+    with pytest.raises(SystemExit) as stop:
+        answer_table.main(["--check", str(changed)])
+    assert stop.value.code == 1 and "does not hold the table" in capsys.readouterr().err
+
+
+def test_the_answer_tables_rule_is_the_reports_own():
+    """The table's ratio of torch at small is the one the model-size report prints for it (report/ranking.py's rule)."""
+    report = (REPO / "results" / "cpu-2core-exp7" / "REPORT.md").read_text()
+    cells, _ = answer_table.column_cells(REPO / "results", answer_table.COLUMNS[0])
+    row = next(line for line in report.splitlines() if re.match(r"\| small \| torch \(env-jit\) \|", line))
+    assert cells["PyTorch, JAX env"].rstrip("†") in row.split("|")[5]
+
+
+@pytest.mark.parametrize("bullet", [line for line in ANSWER.splitlines() if line.startswith("- ")],
+                         ids=lambda bullet: bullet[4:30])
+def test_every_number_of_the_decision_guide_is_in_the_answer_table_or_the_report_it_cites(bullet):
+    reports = [target for target in links(bullet) if target.endswith("REPORT.md")]
+    sources = TABLE + "".join((REPO / target).read_text() for target in reports)
+    numbers = re.findall(r"(?<![\w.])\d+\.\d+", bullet)
+    assert all(number in sources for number in numbers), [number for number in numbers if number not in sources]
+
+
+@pytest.mark.parametrize("page", [REPO / "README.md", *DOCS], ids=lambda page: page.name)
+def test_every_link_and_image_of_the_readme_and_docs_resolves(page):
+    text = page.read_text()
+    broken = []
+    for target in links(text):
+        if re.match(r"[a-z]+:", target):
+            broken.append(f"{target}: points outside the repository")
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file.read_text()):
+            broken.append(f"{target}: no such heading")
+    assert not broken, broken
+
+
+# how each command the README shows is tried: the part a test can run as written, the rest by a dry run or shorter
+CAPS = {"ppo": ["--num-iterations", "2"],
+        "dqn": ["--total-timesteps", "2000", "--learning-starts", "1000", "--iteration-steps", "1000"]}
+
+
+def installed_as_pinned():
+    """The requirements whose installed version is not the pinned one."""
+    wrong = []
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        name, _, version = line.partition("==")
+        if importlib.metadata.version(name).split("+")[0] != version:
+            wrong.append(line)
+    return wrong
+
+
+def tried(command, tmp_path):
+    """The argv a test runs for one README command (None: checked without a process)."""
+    argv = shlex.split(command)
+    if argv[:2] == ["python", "-m"]:
+        return None
+    if argv[0] == "./benchmark.sh":
+        return ["bash", *argv] + (["--dry-run", "--out", str(tmp_path / "sweep")] if "--help" not in argv else [])
+    if argv[1] == "plot.py":
+        return [sys.executable, "plot.py", str(tmp_path / "sweep")]
+    return [sys.executable, *argv[1:], *CAPS[argv[1][:3]], "--log-dir", str(tmp_path / "runs")]
+
+
+def test_every_readme_command_is_one_the_readme_test_knows_how_to_try(tmp_path):
+    parts = [part.strip() for command in readme_commands() for part in command.split("&&")]
+    assert parts.count("pip install -r requirements.txt") == 2 and installed_as_pinned() == []
+    assert "python -m pytest" in parts and "python ppo_linen.py" in parts  # the README's two set-up commands
+    for part in parts:
+        assert part.startswith(("pip install", "python", "./benchmark.sh")), part
+
+
+def test_the_readmes_sweep_commands_run_as_dry_runs(tmp_path):
+    commands = [command for command in readme_commands() if command.startswith("./benchmark.sh")]
+    assert commands
+    for command in commands:
+        result = subprocess.run(tried(command, tmp_path), cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, (command, result.stderr[-2000:])
+
+
+@pytest.mark.slow
+def test_the_readmes_script_and_plot_commands_run(tmp_path):
+    """Each script command as written, shortened to a few iterations; then plot.py on a sweep (the smoke sample)."""
+    subprocess.run(["cp", "-r", str(REPO / "results" / "cpu-quick"), str(tmp_path / "sweep")], check=True)
+    commands = [part.strip() for command in readme_commands() for part in command.split("&&")
+                if part.strip().startswith("python") and not part.strip().startswith("python -m")]
+    assert any("plot.py" in command for command in commands) and len(commands) >= 3
+    for command in commands:
+        result = subprocess.run(tried(command, tmp_path), cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, (command, result.stderr[-2000:])
+    assert (tmp_path / "sweep" / "REPORT.md").read_text().startswith("# ")

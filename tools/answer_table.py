@@ -1,0 +1,172 @@
+"""The README's answer table: each design's steady iteration relative to the fastest, one column per committed sitting.
+
+Each column is one question measured in one committed sweep (its summary.csv, written by plot.py): a model size, a
+number of envs, DQN, a GPU. A cell is the design's steady iteration (summary.csv's iter8_99_median_s: the median of
+iterations 8 on) relative to the fastest design of the same sweep and selection, by the report's rule
+(report/ranking.py): the fastest is the smallest geometric mean over the (env, seed) pairs every design ran, and a
+design's ratio is the geometric mean of its ratios to the fastest, paired by env and seed. A cell marked † comes from
+a sitting of its own (named under the table), relative to the fastest design of that sitting.
+
+    python tools/answer_table.py            # print the table (markdown)
+    python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the table as printed
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+from typing import NamedTuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Column(NamedTuple):
+    """One question: the sweep that measured it and the runs of that sweep that answer it."""
+    title: str
+    sweep: str  # a folder under results/
+    family: str  # "ppo" or "dqn": which script of a design the column reads
+    exp: str
+    size: str
+    envs: tuple  # env ids; empty: every env of the selection
+    num_envs: int
+    extra_sweep: str = ""  # a sitting of its own, for the designs the main sweep lacks (its cells marked †)
+
+
+class Design(NamedTuple):
+    """One way to write the agent: its PPO and its DQN script, each as (variant, compile mode), or None."""
+    name: str
+    ppo: tuple
+    dqn: tuple
+
+
+COLUMNS = (
+    Column("small model, CPU", "cpu-2core-exp7", "ppo", "exp7", "small", (), 32),
+    Column("large model, CPU", "cpu-2core-exp7", "ppo", "exp7", "large", (), 32),
+    Column("8 envs, CPU", "cpu-2core-exp5-epyc", "ppo", "exp5", "small", ("CartPole-v1",), 8,
+           "cpu-2core-exp5-native"),
+    Column("2,048 envs, CPU", "cpu-2core-exp5-epyc", "ppo", "exp5", "small", ("CartPole-v1",), 2048,
+           "cpu-2core-exp5-native"),
+    Column("DQN, CPU", "cpu-2core-exp8-family", "dqn", "exp8", "small", ("CartPole-v1",), 1),
+    Column("small model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "small", ("CartPole-v1",), 32),
+    Column("large model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "large", ("CartPole-v1",), 32),
+)
+
+DESIGNS = (
+    Design("Flax Linen", ("ppo_linen", "jit"), ("dqn_linen", "jit")),
+    Design("Flax NNX, `cached_partial`", ("ppo_nnx_cached", "cached"), None),
+    Design("Flax NNX, tree mode", ("ppo_nnx_tree", "tree"), ("dqn_nnx", "tree")),
+    Design("Equinox", ("ppo_equinox", "jit"), ("dqn_equinox", "jit")),
+    Design("Flax Linen, training in one `lax.scan`", ("ppo_linen_scan", "scan"), None),
+    Design("PyTorch, JAX env", ("ppo_torch", "env-jit"), ("dqn_torch", "env-jit")),
+    Design("torch.compile, JAX env", ("ppo_torch_compile", "compile"), ("dqn_torch_compile", "compile")),
+    Design("torch.compile + CUDA graphs, JAX env", ("ppo_torch_compile", "compile+cudagraphs"), None),
+    Design("PyTorch, env in torch", ("ppo_torch_native", "eager"), None),
+    Design("torch.compile, env in torch", ("ppo_torch_native", "compile"), None),
+    Design("PyTorch, NumPy env", ("ppo_torch_gymnasium", "eager-vector"), ("dqn_torch_gymnasium", "eager")),
+    Design("Flax Linen, NumPy env", ("ppo_linen_gymnasium", "jit-vector"), ("dqn_linen_gymnasium", "jit")),
+)
+
+
+def fail(message):
+    """One error line and exit status 2."""
+    print(f"answer_table.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_rows(results, sweep):
+    """The sweep's summary.csv rows, steady iteration as a float."""
+    path = os.path.join(results, sweep, "summary.csv")
+    if not os.path.isfile(path):
+        fail(f"{path} is missing: run plot.py on the sweep first")
+    with open(path, newline="") as file:
+        rows = list(csv.DictReader(file))
+    for row in rows:
+        row["steady"] = float(row["iter8_99_median_s"] or "nan")
+    return rows
+
+
+def selection(rows, column):
+    """{(variant, mode): {(env, seed): steady seconds}} of the column's runs (asynchronous timing only)."""
+    cells = {}
+    for row in rows:
+        if (row["exp"], row["size"], row["timing"], int(row["num_envs"])) != (column.exp, column.size, "async",
+                                                                              column.num_envs):
+            continue
+        if (column.envs and row["env"] not in column.envs) or math.isnan(row["steady"]):
+            continue
+        cells.setdefault((row["variant"], row["compile_mode"]), {})[row["env"], row["seed"]] = row["steady"]
+    return cells
+
+
+def geometric_mean(values):
+    """The geometric mean of positive values."""
+    return math.exp(sum(math.log(value) for value in values) / len(values))
+
+
+def relatives(cells):
+    """({design: ratio to the fastest}, the fastest's geometric-mean seconds), by report/ranking.py's rule."""
+    common = set.intersection(*(set(runs) for runs in cells.values()))
+    means = {key: geometric_mean([runs[pair] for pair in common]) for key, runs in cells.items()}
+    fastest = min(means, key=means.get)
+    ratios = {key: geometric_mean([runs[pair] / cells[fastest][pair] for pair in runs.keys() & cells[fastest].keys()])
+              for key, runs in cells.items()}
+    return ratios, means[fastest]
+
+
+def ratio_text(ratio, marked):
+    """'1', '2.57×', with † for a cell from a sitting of its own."""
+    text = "1" if round(ratio, 2) == 1 and ratio <= 1 else f"{ratio:.2f}×"
+    return text + ("†" if marked else "")
+
+
+def column_cells(results, column):
+    """{design name: cell text} and the fastest's seconds, for one column."""
+    keys = {design.name: design.ppo if column.family == "ppo" else design.dqn for design in DESIGNS}
+    main = selection(read_rows(results, column.sweep), column)
+    wanted = {key for key in keys.values() if key in main}
+    ratios, fastest_s = relatives({key: main[key] for key in wanted})
+    cells = {name: ratio_text(ratios[key], False) for name, key in keys.items() if key in wanted}
+    if column.extra_sweep:
+        extra = selection(read_rows(results, column.extra_sweep), column)
+        extra_ratios, _ = relatives(extra)
+        cells.update({name: ratio_text(extra_ratios[key], True) for name, key in keys.items()
+                      if name not in cells and key in extra})
+    return cells, fastest_s
+
+
+def table_lines(results):
+    """The markdown table, a row per design measured anywhere, then the fastest's seconds per column."""
+    columns = [column_cells(results, column) for column in COLUMNS]
+    header = ["design (PPO script / DQN script)", *(column.title for column in COLUMNS)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    for design in DESIGNS:
+        row = [cells.get(design.name, "–") for cells, _ in columns]
+        if any(cell != "–" for cell in row):
+            scripts = " / ".join(f"`{key[0]}.py`" for key in (design.ppo, design.dqn) if key)
+            lines.append("| " + " | ".join([f"{design.name} ({scripts})", *row]) + " |")
+    seconds = [f"{fastest_s:.3g} s" for _, fastest_s in columns]
+    lines.append("| " + " | ".join(["*the fastest's steady iteration*", *seconds]) + " |")
+    return lines
+
+
+def main(argv=None):
+    """Prints the table, or checks that a file holds it."""
+    parser = argparse.ArgumentParser(prog="answer_table.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default=os.path.join(ROOT, "results"), help="the folder of committed sweeps")
+    parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE does not hold the table as printed")
+    args = parser.parse_args(argv)
+    table = "\n".join(table_lines(args.results))
+    if not args.check:
+        print(table)
+        return
+    if not os.path.isfile(args.check):
+        fail(f"{args.check} is not a file")
+    with open(args.check) as file:
+        if table not in file.read():
+            print(f"answer_table.py: {args.check} does not hold the table that `python tools/answer_table.py` "
+                  "prints now", file=sys.stderr)
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
