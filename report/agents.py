@@ -8,7 +8,7 @@ from report.scaling import cost_text, scalings
 from report.settings import LABEL_COLORS, PREDICTION_LABEL
 from report.stats import median, metric_values, named_cells, per_env_workload, rows_of
 from report.summary import num_envs, ordered
-from report.text import heading, image, listed, markdown_table, seconds_text, speedup_text
+from report.text import Answer, heading, image, listed, markdown_table, seconds_text, speedup_text
 
 
 @dataclass
@@ -114,32 +114,45 @@ def faster_words(speedup):
 
 
 def agents_sentence(vmapped, processes, n):
-    """At N agents: the vmapped variant's wall time and agents per hour against each process variant's."""
-    wall = vmapped.measured[n]
+    """At N agents: how much faster the vmapped variant trains them than each process variant (the wall times, agents
+    per hour and speedups are in the table)."""
     parts = []
     for times in processes:
         other, extrapolated = wall_at(times, n)
         if not math.isnan(other):
-            parts.append(f"{faster_words(other / wall)} {n:,} {times.label} processes {times.parallel} at a time "
-                         f"({'≈' * extrapolated}{seconds_text(other)} s{', extrapolated' * extrapolated})")
-    against = f": {listed(parts)}" if parts else ""
-    return f"At N = {n:,}, one {vmapped.label} process trains the {n:,} agents in {seconds_text(wall)} s " \
-           f"({n * 3600 / wall:,.0f} agents per hour){against}."
+            parts.append(f"{faster_words(other / vmapped.measured[n])} {times.label} processes "
+                         f"{times.parallel} at a time{' (extrapolated)' * extrapolated}")
+    against = listed(parts) if parts else "no process variant to compare with"
+    return f"At N = {n:,}, one {vmapped.label} process is {against}."
+
+
+def agents_counts(vmapped, processes):
+    """The N of a vmapped variant the conclusion speaks of: the largest N every variant measured, and its largest."""
+    common = [n for n in vmapped.measured if all(n in other.measured for other in processes)]
+    return list(dict.fromkeys(sorted({max(common)} if common else set()) + [max(vmapped.measured)]))
 
 
 def agents_conclusion(name, variants, prediction):
-    """The generated sentences of one exp6 cell: at the largest N every variant measured and at the largest N the
-    vmapped process measured, and the exp5 prediction (the sentence prediction_lines gives, or None) beside it."""
+    """The generated lines of one exp6 cell: a bullet naming it, then one short bullet at the largest N every variant
+    measured, one at the largest N the vmapped process measured, and the exp5 prediction (the sentence
+    prediction_lines gives, or None)."""
     vmapped = [times for times in variants if times.vmapped]
     processes = [times for times in variants if not times.vmapped]
     if not vmapped:
-        return f"**{name}:** no variant trained several agents in one process; the table gives each one's wall time."
-    sentences = [f"**{name}:**"]
-    for times in vmapped:
-        common = [n for n in times.measured if all(n in other.measured for other in processes)]
-        counts = sorted({max(common)} if common else set()) + [max(times.measured)]
-        sentences += [agents_sentence(times, processes, n) for n in dict.fromkeys(counts)]
-    return " ".join(sentences + ([prediction] if prediction else []))
+        return [f"- **{name}:** no variant trained several agents in one process; the table gives each one's wall "
+                "time."]
+    sentences = [agents_sentence(times, processes, n) for times in vmapped for n in agents_counts(times, processes)]
+    return [f"- **{name}:**"] + [f"  - {sentence}" for sentence in sentences + ([prediction] if prediction else [])]
+
+
+def agents_bullet(variants):
+    """The summary of one exp6 cell: at the largest N every variant measured, how much faster the vmapped process is."""
+    vmapped = [times for times in variants if times.vmapped]
+    processes = [times for times in variants if not times.vmapped]
+    if not vmapped:
+        return "no variant trained several agents in one process"
+    times = vmapped[0]
+    return agents_sentence(times, processes, agents_counts(times, processes)[0]).removesuffix(".")
 
 
 def group_cell_key(group):
@@ -151,14 +164,16 @@ def section_agents(sweep, out):
     """exp6's answer: the wall time to train N agents per variant (chart and table with agents per hour and the vmapped
     process's speedup over the processes), the exp5 prediction beside the measured gain, generated conclusions."""
     if not rows_of(sweep.rows, "exp6"):
-        return []
+        return Answer([], [])
     lines = [heading(sweep, "Many agents: one vmapped process against many processes (exp6)"), ""]
     if not sweep.groups:
-        return lines + ["No exp6 group is usable: the warnings name each group's reason.", ""]
-    lines += ["Each group trains N agents: one process for all of them (vmapped), or N fresh processes run `parallel` "
-              "at a time. Wall time: the launch of the first process to the exit of the last (group.json). A process "
-              "variant's time for an N it did not run is extrapolated from its largest measured N: ⌈N/P⌉ waves of P "
-              "processes, each taking one wave's time there; extrapolated figures are marked as such.", ""]
+        return Answer(lines + ["No exp6 group is usable: the warnings name each group's reason.", ""],
+                      [("exp6", "no usable group")])
+    lines += ["- Each group trains N agents: one process for all of them (vmapped), or N fresh processes run "
+              "`parallel` at a time.",
+              "- Wall time: the launch of the first process to the exit of the last (group.json).",
+              "- A process variant's time for an N it did not run is extrapolated from its largest measured N: ⌈N/P⌉ "
+              "waves of P processes, each taking one wave's time there; extrapolated figures are marked as such.", ""]
     cells = named_cells(sweep.groups, group_cell_key, sweep.env_order)
     times = {name: agent_times(groups) for name, groups in cells.items()}
     lines += image(agents_chart(times, out), "wall time to train N agents")
@@ -168,8 +183,9 @@ def section_agents(sweep, out):
         prediction, sentence = prediction_lines(sweep.rows, times[name], (key[0], key[1], key[2][1:-1]),
                                                 num_envs(groups[0].rows[0]), groups[0].num_iterations)
         lines += ([f"**{name}**", ""] if len(cells) > 1 else []) + agents_table(times[name]) + prediction
-        conclusions.append(agents_conclusion(name, times[name], sentence))
-    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+        conclusions += agents_conclusion(name, times[name], sentence)
+    bullets = [(f"exp6 · {name}", agents_bullet(variants)) for name, variants in times.items()]
+    return Answer(lines + ["**Conclusions** (generated from the numbers above):", ""] + conclusions + [""], bullets)
 
 
 def agents_table(variants):
@@ -216,10 +232,12 @@ def prediction_lines(rows, variants, cell_key, width, iterations):
                       speedup_text(measured / vmapped.measured[n]) + (" (extrapolated)" if extrapolated else "")])
     largest, said = max(vmapped.measured), sorted(vmapped.measured).index(max(compared))
     lines = [f"**Predicted from exp5** (a prediction, not a measurement): {PREDICTION_LABEL}'s cost model on "
-             f"{cell_key[0]}, a = {cost_text(fit, 'a', False)} and b = {cost_text(fit, 'b', False)} per env, with "
-             f"n = {width} envs per agent and P = {parallel} processes at a time: per iteration, N processes cost "
-             "⌈N/P⌉·(a + b·n) against a + b·N·n for one process with an N times wider batch; per run, each side "
-             "also pays its start-up and iteration 0 as measured in these groups.", ""]
+             f"{cell_key[0]}:", "",
+             f"- a = {cost_text(fit, 'a', False)} and b = {cost_text(fit, 'b', False)} per env; n = {width} envs per "
+             f"agent; P = {parallel} processes at a time.",
+             "- Per iteration, N processes cost ⌈N/P⌉·(a + b·n) against a + b·N·n for one process with an N times "
+             "wider batch.",
+             "- Per run, each side also pays its start-up and iteration 0 as measured in these groups.", ""]
     lines += markdown_table(["N agents", "predicted gain per iteration", "predicted gain per run",
                              f"measured gain over {PREDICTION_LABEL} processes"], table)
     gpu = (f"On a GPU, where b is far smaller, the gain per iteration tends to ⌈N/P⌉ (b → 0): "
@@ -227,5 +245,5 @@ def prediction_lines(rows, variants, cell_key, width, iterations):
            "not measured here.")
     sentence = (f"exp5's cost model of {PREDICTION_LABEL} predicts a gain of {table[said][1]} per iteration at N = "
                 f"{table[said][0]} ({table[said][2]} per run with the measured start-up and iteration 0); measured: "
-                f"{table[said][3]}. {gpu}")
+                f"{table[said][3]}.")
     return lines + [gpu, ""], sentence

@@ -1,6 +1,7 @@
 """exp2 and exp3: what each compile mode changes against its baseline."""
 
 import itertools
+import math
 
 from sweep.experiments import SIZES
 from report.charts import draw_speedup_strips, new_figure, save_figure
@@ -9,7 +10,7 @@ from report.ranking import break_even_text, relative_to, window_standing
 from report.settings import COMPILE_BASELINES, COMPILE_METRICS, LABEL_COLORS
 from report.stats import compile_mode_comparisons, framework_of, geometric_mean, paired_labels, rows_of, scope, where
 from report.summary import ordered
-from report.text import empty_window_lines, heading, image, markdown_table, speedup_text
+from report.text import Answer, empty_window_lines, heading, image, markdown_table, speedup_text
 
 
 def compile_mode_chart(rows, comparisons, out, names):
@@ -33,21 +34,22 @@ def section_compile_modes(sweep, out):
     """Chart and table: each compiled mode's speedup over its explicit baseline (exp2 chart; exp2, exp3 table)."""
     rows = rows_of(sweep.rows, "exp2")
     if not rows and not rows_of(sweep.rows, "exp3"):
-        return []
+        return Answer([], [])
     comparisons = compile_mode_comparisons(rows)
     lines = [heading(sweep, "Effect of each compile mode"), "",
-             "Each mode is measured against the same framework one step less compiled: "
+             "- Each mode is measured against the same framework one step less compiled: "
              + ", ".join(f"{label} over {baseline}" for label, baseline in COMPILE_BASELINES.items()
-                         if {label, baseline} <= {row["label"] for row in sweep.rows})
-             + " (torch_compile jits the env, so its baseline is torch env-jit, not torch none). Totals are compared "
-               "only between runs of the same number of iterations ('–' where the eager runs are shorter).", ""]
+                         if {label, baseline} <= {row["label"] for row in sweep.rows}) + ".",
+             "- torch_compile jits the env, so its baseline is torch env-jit, not torch none.",
+             "- Totals are compared only between runs of the same number of iterations ('–' where the eager runs are "
+             "shorter).", ""]
     lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)
     if comparisons:
         lines += compile_mode_chart(rows, comparisons, out, sweep.names)
     else:
         warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
         lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
-    table = []
+    table, steady = [], {}  # steady: exp -> [(steady-state speedup as printed, mode, baseline, size)]
     for exp in ("exp2", "exp3"):
         exp_rows = rows_of(sweep.rows, exp)
         for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
@@ -56,10 +58,29 @@ def section_compile_modes(sweep, out):
             if any(pairs):
                 mode, base = (window_standing(where(sized, label=name)) for name in (label, baseline))
                 steady_ratio = relative_to(sized, baseline, label, "iter8_99_median_s")
+                speedups = [geometric_mean([p.speedup for p in pair]) for pair in pairs]
                 table.append([exp, label, baseline, size, max(map(len, pairs))]
-                             + [speedup_text(geometric_mean([p.speedup for p in pair])) for pair in pairs]
+                             + [speedup_text(speedup) for speedup in speedups]
                              + [break_even_text(mode, base, steady_ratio)])
+                steady_speedup = speedups[COMPILE_METRICS.index("iter8_99_median_s")]
+                if not math.isnan(steady_speedup):
+                    steady.setdefault(exp, []).append((steady_speedup, label, baseline, size))
     header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
     header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
     header += ["a faster steady state repays a longer iteration 0"]
-    return lines + (markdown_table(header, table) if table else [])
+    bullets = [(exp, steady_bullet(steady.get(exp, []), sweep.names["iter8_99_median_s"]))
+               for exp in ("exp2", "exp3") if rows_of(sweep.rows, exp)]
+    return Answer(lines + (markdown_table(header, table) if table else []), bullets)
+
+
+def steady_bullet(speedups, steady_name):
+    """The summary of one experiment's compile modes: the smallest and the largest steady-state speedup of a mode over
+    its baseline, as the table prints them."""
+    if not speedups:
+        return f"no compiled mode ran beside its baseline with a steady state ({steady_name})"
+    low, high = min(speedups), max(speedups)
+    name = lambda item: f"{item[1]} over {item[2]}" + (f", {item[3]}" if len({s for *_, s in speedups}) > 1 else "")
+    if low is high:
+        return f"steady-state speedup ({steady_name}) of {name(low)}: {speedup_text(low[0])}"
+    return (f"steady-state speedup ({steady_name}) of a mode over its baseline: {speedup_text(low[0])} ({name(low)}) "
+            f"to {speedup_text(high[0])} ({name(high)})")

@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from report.learning import learning_curve_figure
+from report.learning import WALL_CLOCK_CAPTION, learning_curve_figure
 from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS
 from report.stats import metric_values, rows_of
 from report.summary import num_envs, rank
-from report.text import heading, image, listed, markdown_table, mean_and_spread, seconds_text
+from report.text import Answer, heading, image, listed, markdown_table, mean_and_spread, seconds_text
 
 # An optimal Doors episode returns 0.09 x its path length + 0.91: 2.17 to 3.43 as the doors fall (a mean about 2.4);
 # one that misses the goal returns at most 1.8, so a mean of 2.0 needs the goal reached by near-shortest paths
@@ -82,39 +82,80 @@ def design_stats(cells):
     return stats
 
 
-def answer_line(algorithm, cells, stats):
-    """The algorithm's answer: which design reaches the return first, the others' time relative to it."""
+def reach_order(cells, stats):
+    """The designs that reached the return, the first to reach it first, and those that never did."""
     timed = sorted((name for name in cells if not math.isnan(stats[name][0])), key=lambda name: stats[name][0])
-    never = [name for name in cells if math.isnan(stats[name][0])]
+    return timed, [name for name in cells if math.isnan(stats[name][0])]
+
+
+def relative_reach(stats, name, fastest):
+    """A design's time to reach the return over the first design's, as the table writes it: '1.6×'."""
+    return f"{stats[name][0] / stats[fastest][0]:.1f}×"
+
+
+def answer_lines(algorithm, cells, stats):
+    """The algorithm's answer as markdown lines: a bullet on the design that reaches the return first, then short
+    bullets on the seeds that reached it only in part and the designs that never did (each design's time relative to
+    the first is in the table)."""
+    timed, never = reach_order(cells, stats)
     if not timed:
-        return f"**{algorithm}:** no design reached a mean return of {SOLVED_RETURN} in these runs."
+        return [f"- **{algorithm}:** no design reached a mean return of {SOLVED_RETURN} in these runs."]
     fastest = timed[0]
-    line = (f"**{algorithm}:** {fastest} reaches a mean return of {SOLVED_RETURN} first, after "
-            f"{seconds_text(stats[fastest][0])} s (median over the seeds)")
-    others = [f"{name} {stats[name][0] / stats[fastest][0]:.1f}×" for name in timed[1:]]
-    if others:
-        line += f"; the others take {listed(others)} that time"
+    lines = [f"- **{algorithm}:** {fastest} reaches a mean return of {SOLVED_RETURN} first, after "
+             f"{seconds_text(stats[fastest][0])} s (median over the seeds)."]
+    other = other_backend(cells, timed)
+    if other:
+        lines.append(f"  - The first on the {'NumPy' if other_is_numpy(cells, other) else 'JAX'} env, {other}, takes "
+                     f"{relative_reach(stats, other, fastest)} that time.")
     partly = [f"{name} ({stats[name][1]} of {stats[name][2]} seeds)" for name in timed if stats[name][1] < stats[name][2]]
     if partly:
-        line += f"; some seeds only: {listed(partly)}"
-    return line + (f"; never: {listed(never)}." if never else ".")
+        lines.append(f"  - Some seeds only: {listed(partly)}.")
+    return lines + ([f"  - Never: {listed(never)}."] if never else [])
 
 
-def design_table(cells):
-    """Per design: env backend, envs, seeds that reached the return, time and env steps to reach it, final return,
-    total time and total relative to the fastest."""
+def other_is_numpy(cells, name):
+    """Whether a design steps the NumPy env."""
+    return env_backend(cells[name][0]).startswith("NumPy")
+
+
+def other_backend(cells, timed):
+    """The first design to reach the return on the other env (NumPy or JAX) than the first one's, None if none did."""
+    first = other_is_numpy(cells, timed[0])
+    return next((name for name in timed if other_is_numpy(cells, name) != first), None)
+
+
+def doors_bullet(cells, stats):
+    """The summary of one algorithm: the design that reaches the return first, after how long, and the first on the
+    other env (NumPy or JAX) relative to it."""
+    timed, _ = reach_order(cells, stats)
+    if not timed:
+        return f"no design reached a mean return of {SOLVED_RETURN}"
+    fastest, other = timed[0], other_backend(cells, timed)
+    text = f"{fastest} reaches a mean return of {SOLVED_RETURN} first ({seconds_text(stats[fastest][0])} s)"
+    if other:
+        text += (f"; the first on the {'NumPy' if other_is_numpy(cells, other) else 'JAX'} env, {other}, takes "
+                 f"{relative_reach(stats, other, fastest)} that time")
+    return text
+
+
+def design_table(cells, stats):
+    """Per design: env backend, envs, seeds that reached the return, time and env steps to reach it, the time relative
+    to the first design to reach it, final return, total time and total relative to the fastest."""
     totals = {name: float(np.median(metric_values(rows, "total_s"))) for name, rows in cells.items()}
     fastest = min(totals.values())
+    timed, _ = reach_order(cells, stats)
     table = []
     for name, rows in cells.items():
         reach = [time_to_reach(row["run"], SOLVED_RETURN) for row in rows]
         table.append([name, env_backend(rows[0]), num_envs(rows[0]),
                       f"{sum(not math.isnan(time) for time, _ in reach)}/{len(rows)}",
                       median_text([time for time, _ in reach]), median_text([steps for _, steps in reach]),
+                      relative_reach(stats, name, timed[0]) if name in timed else "–",
                       mean_and_spread(metric_values(rows, "final_return")), median_text(metric_values(rows, "total_s")),
                       f"{totals[name] / fastest:.2f}×"])
     header = ["design", "env backend", "envs", "seeds reaching", f"time to reach {SOLVED_RETURN} (s)",
-              f"env steps to reach {SOLVED_RETURN}", "final return", "total (s)", "total, relative"]
+              f"env steps to reach {SOLVED_RETURN}", "time to reach, relative (median)", "final return", "total (s)",
+              "total, relative"]
     return markdown_table(header, table)
 
 
@@ -147,19 +188,22 @@ def section_doors(sweep, out):
     """exp9's answer per algorithm, its tables, the comparison with the source, and the learning curves."""
     rows = rows_of(sweep.rows, "exp9")
     if not rows:
-        return []
+        return Answer([], [])
     lines = [heading(sweep, "NumPy or JAX for my own env? Training on Doors (exp9)"), ""]
     parts = [(algorithm, designs([row for row in rows if row["variant"].startswith(prefix)]))
              for algorithm, prefix in ALGORITHMS if any(row["variant"].startswith(prefix) for row in rows)]
-    lines += [f"- {answer_line(algorithm, cells, design_stats(cells))}" for algorithm, cells in parts] + [""]
-    lines += [f"Time to reach: from the start of iteration 0 (compilation included) to the end of the iteration in "
-              f"which the mean of the last {FINAL_RETURN_EPISODES} logged returns first reaches {SOLVED_RETURN} (an "
-              "optimal episode returns 2.17–3.43 as the doors fall, one that misses the goal at most 1.8); median "
-              "over the seeds that reached it, with the range. Final return: mean of a run's last "
-              f"{FINAL_RETURN_EPISODES} logged returns, mean ± sample standard deviation over seeds. Total: the "
-              "run's time/total (iteration 0 to the end), median over seeds.", ""]
+    stats = {algorithm: design_stats(cells) for algorithm, cells in parts}
+    lines += [line for algorithm, cells in parts for line in answer_lines(algorithm, cells, stats[algorithm])] + [""]
+    lines += [f"- Time to reach: from the start of iteration 0 (compilation included) to the end of the iteration in "
+              f"which the mean of the last {FINAL_RETURN_EPISODES} logged returns first reaches {SOLVED_RETURN}.",
+              "- An optimal episode returns 2.17–3.43 as the doors fall, one that misses the goal at most 1.8.",
+              "- Median over the seeds that reached it, with the range; relative: over the median of the first design "
+              "to reach it.",
+              f"- Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged returns, mean ± sample standard "
+              "deviation over seeds.",
+              "- Total: the run's time/total (iteration 0 to the end), median over seeds.", ""]
     for algorithm, cells in parts:
-        lines += [f"**{algorithm}**", ""] + design_table(cells)
+        lines += [f"**{algorithm}**", ""] + design_table(cells, stats[algorithm])
         if algorithm == "DQN":
             lines += source_table(cells)
         for x_axis, against in (("steps", "env steps"), ("wall", "wall-clock time from iteration 0")):
@@ -167,5 +211,7 @@ def section_doors(sweep, out):
             title = f"{algorithm} on Doors: episodic return against {against}\nmean over seeds, band: min–max"
             figure, _ = learning_curve_figure(relabelled(cells), sweep.env_order, title, x_axis, out, name,
                                               "time from the start of iteration 0 (compilation included)")
+            if x_axis == "wall":
+                lines += [f"{WALL_CLOCK_CAPTION} ({algorithm}):", ""]
             lines += image(figure, f"{algorithm} on Doors against {against}")
-    return lines
+    return Answer(lines, [(f"exp9 · {algorithm}", doors_bullet(cells, stats[algorithm])) for algorithm, cells in parts])

@@ -13,7 +13,7 @@ from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI
 from report.stats import geometric_interval, geometric_mean, metric_values, rows_of, where
 from report.summary import num_envs, ordered
 from report.text import (
-    empty_window_lines, heading, image, listed, markdown_table, mean_and_spread, number_text, relative_text,
+    Answer, empty_window_lines, heading, image, listed, markdown_table, mean_and_spread, number_text, relative_text,
     seconds_interval_text, seconds_text, speedup_text,
 )
 
@@ -83,55 +83,83 @@ def ppo_spread(sweep_rows, env, ppo_labels):
     return spread(variants(cell)) or f"PPO's exp4 variants on {env} have no steady iteration to compare"
 
 
-def verdict(dqn, ppo):
-    """Whether the DQN designs lie further apart than PPO's, from the two ratios' intervals over seeds."""
+def apart(dqn, ppo):
+    """'further apart' or 'closer together' where the two ratios' intervals over seeds do not overlap, 'overlap' where
+    they do, None without an interval (one seed)."""
     (_, (dqn_low, dqn_high, _)), (_, (ppo_low, ppo_high, _)) = dqn, ppo
     if math.isnan(dqn_low) or math.isnan(ppo_low):
+        return None
+    return "further apart" if dqn_low > ppo_high else "closer together" if dqn_high < ppo_low else "overlap"
+
+
+def verdict(dqn, ppo):
+    """Whether the DQN designs lie further apart than PPO's, from the two ratios' intervals over seeds."""
+    order = apart(dqn, ppo)
+    if order is None:
         return "With one seed there is no interval to tell the two spreads apart."
-    if dqn_low > ppo_high:
-        return "**The designs lie further apart for DQN than for PPO** here: the two intervals do not overlap."
-    if dqn_high < ppo_low:
-        return "**The designs lie closer together for DQN than for PPO** here: the two intervals do not overlap."
-    return "The two spreads are not told apart: their intervals overlap."
+    if order == "overlap":
+        return "The two spreads are not told apart: their intervals overlap."
+    return f"**The designs lie {order} for DQN than for PPO** here: the two intervals do not overlap."
 
 
-def answer_text(env, single, sweep_rows, steady, ppo_steady):
-    """The generated answer for one env: the slowest 1-env DQN variant's steady iteration over the fastest's (the
-    family's spread), then the PPO comparison (ppo_comparison_text)."""
+def answer_lines(env, single, sweep_rows, steady, ppo_steady):
+    """The generated answer for one env as markdown lines: a bullet naming the env, then one short bullet on the
+    slowest 1-env DQN variant's steady iteration over the fastest's (the family's spread), then the PPO comparison
+    (ppo_comparison_lines)."""
     family = spread(single)
     if family is None:
-        return f"**{env}:** fewer than two DQN variants at 1 env have a steady iteration: no spread."
+        return [f"- **{env}:** fewer than two DQN variants at 1 env have a steady iteration: no spread."]
     slowest, fastest, ratio = family
-    text = (f"**{env}:** of the {len(single)} DQN variants at 1 env, {slowest.name} takes {speedup_text(*ratio)} the "
-            f"steady iteration (median of {steady}) of {fastest.name}, the fastest.")
-    return f"{text} {ppo_comparison_text(env, single, sweep_rows, ppo_steady)}"
+    return [f"- **{env}:** {len(single)} DQN variants at 1 env.",
+            f"  - {slowest.name} takes {speedup_text(*ratio)} the steady iteration (median of {steady}) of "
+            f"{fastest.name}, the fastest."] + [f"  - {line}" for line in
+                                               ppo_comparison_lines(env, single, sweep_rows, ppo_steady)]
 
 
-def ppo_comparison_text(env, single, sweep_rows, ppo_steady):
+def ppo_comparison_lines(env, single, sweep_rows, ppo_steady):
     """The same spread over the four designs with a PPO analogue in exp4 (PPO_ANALOGUES; where they are all the 1-env
-    variants, the spread just given), beside PPO's over those analogues in exp4 and whether the two differ; or why
-    there is no comparison (a design without a run here, as the Gymnasium pair on a MinAtar env; no exp4 run)."""
+    variants, the spread just given), PPO's over those analogues in exp4 and whether the two differ, one short line
+    each; or why there is no comparison (a design without a run here, as the Gymnasium pair on a MinAtar env; no
+    exp4 run)."""
     designs = [variant for variant in single if variant.name in PPO_ANALOGUES]
     missing = [name for name in PPO_ANALOGUES if name not in [variant.name for variant in designs]]
     if missing:
         why = " (the Gymnasium scripts run only envs with a Gymnasium counterpart)" if all(
             name.split(" ")[0].endswith("_gymnasium") for name in missing) else ""
-        return (f"No PPO spread to set beside it: exp8 has no run of {listed(missing)} on {env}{why}, so the four "
-                "designs with a PPO analogue in exp4 are not all here.")
+        return ["No PPO spread to set beside it: the four designs with a PPO analogue in exp4 are not all here.",
+                f"exp8 has no run of {listed(missing)} on {env}{why}."]
     dqn = spread(designs)
     if dqn is None:
-        return ("Fewer than two of the four designs with a PPO analogue in exp4 have a steady iteration: no PPO spread "
-                "to set beside theirs.")
+        return ["Fewer than two of the four designs with a PPO analogue in exp4 have a steady iteration: no PPO spread "
+                "to set beside theirs."]
     slowest, fastest, ratio = dqn
-    lead = "" if len(designs) == len(single) else (
+    lines = [] if len(designs) == len(single) else [
         f"Of the four designs with a PPO analogue in exp4 (the same framework on the same env backend), "
-        f"{slowest.name} takes {speedup_text(*ratio)} that of {fastest.name}; ")
+        f"{slowest.name} takes {speedup_text(*ratio)} that of {fastest.name}."]
     ppo = ppo_spread(sweep_rows, env, [PPO_ANALOGUES[variant.name] for variant in designs])
     if isinstance(ppo, str):
-        return f"{lead}{ppo}: no PPO spread to set beside it."
+        return lines + [f"{ppo}: no PPO spread to set beside it."]
     ppo_slowest, ppo_fastest, ppo_ratio = ppo
-    return (f"{lead}{'for' if lead else 'For'} PPO (exp4, small, median of {ppo_steady}) {ppo_slowest.name} takes "
-            f"{speedup_text(*ppo_ratio)} that of {ppo_fastest.name}. {verdict(ratio, ppo_ratio)}")
+    return lines + [f"For PPO (exp4, small, median of {ppo_steady}) {ppo_slowest.name} takes "
+                    f"{speedup_text(*ppo_ratio)} that of {ppo_fastest.name}.", verdict(ratio, ppo_ratio)]
+
+
+def dqn_bullet(env, single, sweep_rows):
+    """The summary of one env: the family's spread, and the four designs' beside PPO's where both are measured."""
+    family = spread(single)
+    if family is None:
+        return "fewer than two DQN variants at 1 env have a steady iteration"
+    slowest, fastest, ratio = family
+    text = f"{slowest.name} takes {speedup_text(*ratio)} the steady iteration of {fastest.name}"
+    designs = [variant for variant in single if variant.name in PPO_ANALOGUES]
+    dqn = spread(designs) if len(designs) == len(PPO_ANALOGUES) else None
+    ppo = ppo_spread(sweep_rows, env, list(PPO_ANALOGUES.values())) if dqn else "no comparison"
+    if isinstance(ppo, str):
+        return text
+    order = apart(dqn[2], ppo[2])
+    told = {None: "no interval to tell them apart", "overlap": "not told apart"}.get(order, f"{order} for DQN")
+    designs_text = "" if len(designs) == len(single) else f"the four designs {speedup_text(*dqn[2])} against "
+    return f"{text}; {designs_text}PPO's four {speedup_text(*ppo[2])}: {told}"
 
 
 def whole_run_sps(rows):
@@ -190,17 +218,20 @@ def dqn_chart(cells, out, steady):
 def note_lines(steady, wide):
     """How to read the section: the windows, what iteration 0 holds, why only whole iterations are timed, the columns,
     and what the wide variants are."""
-    lines = [f"Each run's steady iteration is the median of its {steady}; per variant the geometric mean over seeds, "
-             f"with its interval over seeds (the range below {MIN_ENVS_FOR_CI} seeds, a 95% CI from there). Iteration "
-             "0 holds the learning-starts phase (transitions stored, no gradient step) and compilation. The DQN loop "
-             "has no rollout/update split (acting and learning alternate at every env step), so only whole "
-             "iterations are timed. SPS: a run's transitions over its total duration. Final return: mean of a run's "
-             f"last {FINAL_RETURN_EPISODES} logged episodic returns, mean ± sample standard deviation over seeds.", ""]
+    lines = [f"- Each run's steady iteration is the median of its {steady}; per variant the geometric mean over seeds, "
+             f"with its interval over seeds (the range below {MIN_ENVS_FOR_CI} seeds, a 95% CI from there).",
+             "- Iteration 0 holds the learning-starts phase (transitions stored, no gradient step) and compilation.",
+             "- The DQN loop has no rollout/update split (acting and learning alternate at every env step), so only "
+             "whole iterations are timed.",
+             "- SPS: a run's transitions over its total duration.",
+             f"- Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns, mean ± sample "
+             "standard deviation over seeds."]
     names = list(dict.fromkeys(variant.name for variant in wide))
     if names:
-        lines += [f"A table that has {listed(names)} gives it apart, after the variants at 1 env: as many transitions "
-                  "and gradient steps as at 1 env, in fewer, wider steps of its loop; it is in neither spread.", ""]
-    return lines
+        lines += [f"- A table that has {listed(names)} gives it apart, after the variants at 1 env; it is in neither "
+                  "spread.",
+                  "- It makes as many transitions and gradient steps as at 1 env, in fewer, wider steps of its loop."]
+    return lines + [""]
 
 
 def section_dqn(sweep, out):
@@ -209,17 +240,17 @@ def section_dqn(sweep, out):
     named from exp8's runs alone, an env's answer and table from that env's (a MinAtar env's runs are shorter)."""
     rows = rows_of(sweep.rows, "exp8")
     if not rows:
-        return []
+        return Answer([], [])
     steady = window_names([row["run"] for row in rows])[STEADY]
     cells = {env: env_variants(where(rows, env=env)) for env in ordered((row["env"] for row in rows), sweep.env_order)}
     env_steady = {env: window_names([row["run"] for row in where(rows, env=env)])[STEADY] for env in cells}
     lines = [heading(sweep, "Does the framework matter more for DQN than for PPO? (exp8)"), ""]
-    lines += [f"- {answer_text(env, single, sweep.rows, env_steady[env], sweep.names[STEADY])}"
-              for env, (single, _) in cells.items()]
+    lines += [line for env, (single, _) in cells.items()
+              for line in answer_lines(env, single, sweep.rows, env_steady[env], sweep.names[STEADY])]
     lines += [""] + note_lines(steady, [variant for _, wide in cells.values() for variant in wide])
     lines += empty_window_lines(rows, ("iter0_s", STEADY))
     if metric_values(rows, STEADY):
         lines += image(dqn_chart(cells, out, steady), "each DQN variant's steady iteration per env")
     for env, (single, wide) in cells.items():
         lines += [f"**{env}**", ""] + variant_table(single, wide, env_steady[env])
-    return lines
+    return Answer(lines, [(f"exp8 · {env}", dqn_bullet(env, single, sweep.rows)) for env, (single, _) in cells.items()])

@@ -11,7 +11,9 @@ from report.stats import (
     distinguishable, geometric_mean, interval, inverted, magnitude, metric_values, paired_labels, rows_of, where,
 )
 from report.summary import ordered_configs
-from report.text import empty_window_lines, heading, image, markdown_table, ratio_words, seconds_text, speedup_text
+from report.text import (
+    Answer, empty_window_lines, heading, image, markdown_table, ratio_words, seconds_text, speedup_text,
+)
 
 
 def backend_effects(rows, metric):
@@ -43,25 +45,49 @@ def effect_summary(effects, effect):
     return geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
 
 
-def backend_conclusion(effects, what):
-    """The generated sentence on one metric: each factor's effect, and which dominates where the interval says so.
+def backend_summaries(effects):
+    """The framework effect, the env-backend effect and the dominance (each (geometric mean, interval over envs)) of
+    one metric's cells.
 
     Dominance is the geometric mean over seeds of |backend effect| / |framework effect| (each as a ratio ≥ 1).
     """
     framework = effect_summary(effects, lambda framework, _: framework)
     backend = effect_summary(effects, lambda _, backend: backend)
     dominance = effect_summary(effects, lambda framework, backend: magnitude(backend) / magnitude(framework))
-    facts = (f"({len(effects)} env/size cell{'s' * (len(effects) > 1)}, geometric means): "
-             f"{ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}, while "
-             f"{ratio_words(framework, 'torch', 'linen')}")
+    return framework, backend, dominance
+
+
+def dominant_words(dominance):
+    """'**the env backend dominates**', '**the framework dominates**' or '**neither factor dominates**', and the
+    sentence on how much more the one changes the time than the other."""
     if not distinguishable(dominance[1]):
-        return (f"On {what}, **neither factor dominates** {facts}; the env backend changes the time "
-                f"{speedup_text(*dominance)} as much as the framework ({tie_reason([dominance])}).")
+        return ("**neither factor dominates**",
+                f"The env backend changes the time {speedup_text(*dominance)} as much as the framework "
+                f"({tie_reason([dominance])}).")
     factors = ("the env backend", "the framework")
     dominant, other = factors if dominance[0] > 1 else factors[::-1]
     ratio = dominance if dominance[0] > 1 else inverted(dominance)
-    return f"On {what}, **{dominant} dominates** {facts}; {dominant} changes the time {speedup_text(*ratio)} as much " \
-           f"as {other}."
+    return f"**{dominant} dominates**", f"{dominant[0].upper()}{dominant[1:]} changes the time " \
+                                        f"{speedup_text(*ratio)} as much as {other}."
+
+
+def backend_conclusion(effects, what):
+    """The generated conclusion on one metric as markdown lines: a bullet naming the factor that dominates (where the
+    interval says so), then one short bullet per effect and one on the dominance."""
+    framework, backend, dominance = backend_summaries(effects)
+    verdict, how_much = dominant_words(dominance)
+    cells = f"{len(effects)} env/size cell{'s' * (len(effects) > 1)}, geometric means"
+    return [f"- On {what}, {verdict} ({cells}):",
+            f"  - {ratio_words(backend, 'Gymnasium on the CPU', 'gymnax on the device')}.",
+            f"  - {ratio_words(framework, 'torch', 'linen')}.",
+            f"  - {how_much}"]
+
+
+def backend_bullet(effects):
+    """The summary bullet of one metric: which factor dominates, and each effect, in the conclusion's numbers."""
+    framework, backend, dominance = backend_summaries(effects)
+    verdict = dominant_words(dominance)[0].strip("*")
+    return f"{verdict}: {ratio_words(backend, 'Gymnasium', 'gymnax')}; {ratio_words(framework, 'torch', 'linen')}"
 
 
 def section_env_backend(sweep, out):
@@ -69,21 +95,22 @@ def section_env_backend(sweep, out):
     rows = rows_of(sweep.rows, "exp4")
     lines = [heading(sweep, "Env backend against framework (exp4)"), ""]
     if not rows:
-        return []
+        return Answer([], [])
     metrics = ("total_s", "iter8_99_median_s")
     effects = {metric: backend_effects(rows, metric) for metric in metrics}
     if not any(effects.values()):
         warn("skipping env_backend.png: no exp4 env and size ran all four variants with the same seed")
-        return lines + ["Skipped: no exp4 env and size ran all four variants of the 2 × 2 "
-                        f"({', '.join(BACKEND_CELLS[key] for key in EFFECT_CELLS)}) with the same seed and workload.",
-                        ""]
-    own = " and torch on envs written in torch" if BACKEND_CELLS["torch", "torch"] in {row["label"] for row in rows} \
-        else ""
-    lines += ["The 2 × 2 of framework {torch, linen} × env backend {gymnax on the device, Gymnasium on the CPU}"
-              f"{own}: "
-              + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items()
-                          if label in {row["label"] for row in rows})
-              + ". The chart and the first table give the cells' times; each effect in the second is a time ratio "
+        return Answer(lines + ["Skipped: no exp4 env and size ran all four variants of the 2 × 2 "
+                               f"({', '.join(BACKEND_CELLS[key] for key in EFFECT_CELLS)}) with the same seed and "
+                               "workload.", ""],
+                      [("exp4", "no effects: no env and size ran all four variants of the 2 × 2 with the same seed")])
+    present = {row["label"] for row in rows}
+    own = " and torch on envs written in torch" if BACKEND_CELLS["torch", "torch"] in present else ""
+    lines += [f"- The 2 × 2: framework {{torch, linen}} × env backend {{gymnax on the device, Gymnasium on the CPU}}"
+              f"{own}.",
+              "- Cells: " + "; ".join(f"{fw} on {backend}: {label}" for (fw, backend), label in BACKEND_CELLS.items()
+                                      if label in present) + ".",
+              "- The chart and the first table give the cells' times; each effect in the second is a time ratio "
               "averaged over the other factor, over the 2 × 2.", ""]
     lines += empty_window_lines(rows, metrics)
     cells = ordered_configs([{"env": env, "size": size} for cells in effects.values() for env, size in cells],
@@ -98,14 +125,19 @@ def section_env_backend(sweep, out):
     lines += markdown_table(["metric", "env", "model size", "seeds", "framework: torch / linen",
                              "env backend: Gymnasium / gymnax"], table)
     steady = f"the steady state ({sweep.names['iter8_99_median_s']})"
-    conclusions = [backend_conclusion(effects[metric], what) for metric, what in
-                   (("total_s", "total time"), ("iter8_99_median_s", steady)) if effects[metric]]
-    conclusions += own_env_lines(rows, steady)
-    return lines + ["**Conclusion** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+    measured = [(metric, what) for metric, what in (("total_s", "total time"), ("iter8_99_median_s", steady))
+                if effects[metric]]
+    conclusions = [line for metric, what in measured for line in backend_conclusion(effects[metric], what)]
+    own_lines, own_bullet = own_env_lines(rows, steady)
+    bullets = [(f"exp4 · {'total' if metric == 'total_s' else 'steady state'}", backend_bullet(effects[metric]))
+               for metric, _ in measured] + own_bullet
+    return Answer(lines + ["**Conclusion** (generated from the numbers above):", ""] + conclusions + own_lines + [""],
+                  bullets)
 
 
 def own_env_lines(rows, steady):
-    """What torch on its own env does against torch on gymnax (the JAX env behind DLPack) and Linen on gymnax."""
+    """What torch on its own env does against torch on gymnax (the JAX env behind DLPack) and Linen on gymnax: the
+    conclusion's lines and the summary bullet (none without such runs)."""
     own = BACKEND_CELLS["torch", "torch"]
     words = []
     for key, what in ((("torch", "gymnax"), "torch on gymnax (the JAX env behind DLPack)"),
@@ -115,8 +147,9 @@ def own_env_lines(rows, steady):
             ratio = geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
             words.append(f"{speedup_text(*ratio)} the time of {what}")
     if not words:
-        return []
-    return [f"On {steady}, **torch on envs written in torch** ({own}) takes {' and '.join(words)}."]
+        return [], []
+    lines = [f"- On {steady}, **torch on envs written in torch** ({own}) takes:"] + [f"  - {part}." for part in words]
+    return lines, [("exp4 · torch's own env", f"{own} takes {' and '.join(words)} (steady state)")]
 
 
 def backend_axes(rows):

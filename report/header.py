@@ -29,6 +29,26 @@ def cpu_text(system):
     return f"{system.get('cpu', '?')}" + (f", {cores} cores" if cores else "")
 
 
+def machine_summary(systems):
+    """The machine and the date in a few words, per folder where they differ: '2-core AMD EPYC, no GPU, 2026-11-24,
+    commit 141883d' (short commit; '(dirty)' after it where the working tree was)."""
+    if not systems:
+        return "unknown (no system.json)"
+    texts = []
+    for _, system in systems:
+        cores, gpu, gpus = system.get("cpu_count"), gpu_model(system), system.get("gpu")
+        count = gpus.get("count", 1) if isinstance(gpus, dict) else 1
+        words = [f"{cores}-core {system.get('cpu') or 'unknown CPU'}" if cores else system.get("cpu") or "unknown CPU",
+                 (f"{count}× " * (count > 1) + gpu) if gpu else "no GPU"]
+        words += [str(system["date"])[:10]] if system.get("date") else []
+        if system.get("git_commit"):
+            words.append(f"commit {system['git_commit'][:7]}" + " (dirty)" * (system.get("git_dirty") is True))
+        texts.append(", ".join(words))
+    if len(set(texts)) == 1:
+        return texts[0]
+    return "; ".join(f"`{folder.name}`: {text}" for (folder, _), text in zip(systems, texts))
+
+
 def packages_text(system):
     """'jax 0.10.2, torch 2.13.0, …' from system.json's packages."""
     return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
@@ -70,6 +90,10 @@ def shard_differences(systems):
             lines.append(f"- **Warning: the folders ran on different {aspect}**, so their runs are not like for like: "
                          + "; ".join(f"{', '.join(names)}: {text}" for text, names in seen.items()))
     return lines + [""] if lines else []
+
+
+QUICK_WARNING = ("> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
+                 "the pipeline; its numbers show the shape of the effects only.")
 
 
 def is_quick(sweep):
@@ -174,9 +198,9 @@ def machine_kind_lines(sweep):
     kinds = "; ".join(f"**machine {number}:** {kind} ({', '.join(f'`{folder.name}`' for folder in folders)})"
                       for number, (kind, folders) in enumerate(sweep.machines.items(), 1))
     return [f"- **This sweep mixes {len(sweep.machines)} machine kinds** (CPU model, GPU model; each folder's "
-            f"system.json): {kinds}. Runs are ranked and paired only within one kind: every section below but "
-            "'How to read this report' and 'Environment complexity' is written once per kind, its heading naming "
-            "the kind.", ""]
+            f"system.json): {kinds}. Runs are ranked and paired only within one kind: every section but 'The "
+            "answer', 'Method and machine', 'How to read this report' and 'Environment complexity' is written once "
+            "per kind, its heading naming the kind.", ""]
 
 
 def absent_lines(sweep):
@@ -199,10 +223,7 @@ def window_lines(sweep):
 
 def header_section(sweep):
     """What a reader needs before the numbers: smoke-test warning, machine, software, commit, workload, windows."""
-    lines = []
-    if is_quick(sweep):
-        lines += ["> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
-                  "the pipeline; its numbers show the shape of the effects only.", ""]
+    lines = [QUICK_WARNING, ""] if is_quick(sweep) else []
     lines += machine_lines(sweep.systems) + shard_differences(sweep.systems) + machine_kind_lines(sweep)
     return lines + condition_lines(sweep) + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
 

@@ -12,6 +12,10 @@ from report.summary import ordered, ordered_configs, rank
 from report.text import heading, image, markdown_table, mean_and_spread
 
 
+# How the report names the chart of return against wall-clock time (x from the start of iteration 0, compilation
+# included): where learning is compared, the time each variant takes to reach a return.
+WALL_CLOCK_CAPTION = "**Return against wall-clock time: the time to reach a return**"
+
 # Line styles for curves identical to an earlier one in the same panel, so that each stays visible.
 DUPLICATE_STYLES = ((0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (2, 4)))
 
@@ -155,21 +159,28 @@ def learning_curve_groups(sweep):
 
 
 def section_learning_curves(sweep, out, exp, size):
-    """Charts: one experiment's (and model size's) learning curves against env steps and against training time."""
+    """Charts: one experiment's (and model size's) learning curves against env steps, against training time after
+    iteration 0, and against wall-clock time from the start of iteration 0 (compilation included): the time each
+    variant takes to reach a return."""
     rows = learning_rows(sweep.rows, exp)
     rows = where(rows, size=size) if size else rows
     what = f"{exp}, {size}" if size else exp
     lines = [heading(sweep, f"Learning curves: {what}", "###"), ""]
     shared = any(row["process_agents"] > 1 for row in rows)  # exp6's vmapped agents: one clock for N agents
-    time_label = f"training time{' per agent' * shared} after iteration 0"
+    per_agent = " per agent" * shared
+    time_label = f"training time{per_agent} after iteration 0"
+    wall_label = f"wall-clock time{per_agent} from the start of iteration 0"
     notes = []
-    for x_axis, against in (("steps", "env steps"), ("time", time_label)):
+    for x_axis, against in (("steps", "env steps"), ("time", time_label), ("wall", wall_label)):
         name = f"learning_curves_{exp}{'_' + size if size else ''}_{x_axis}.png"
         title = (f"Episodic return against {against} — {what} ({scope(rows)})\nmean over seeds, band: min–max"
                  + ("; iteration 0 (compilation) left out of the time axis, see the overhead windows" if x_axis == "time"
-                    else ""))
-        if x_axis == "time" and shared:
+                    else "; compilation included: the time to reach a return" if x_axis == "wall" else ""))
+        if x_axis != "steps" and shared:
             title += "\ntime per agent: a process's time divided by the agents it trains (one for a process per agent)"
-        figure_name, notes = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name, time_label)
+        figure_name, notes = learning_curve_figure(rows, sweep.env_order, title, x_axis, out, name,
+                                                   time_label if x_axis == "time" else wall_label)
+        if x_axis == "wall":
+            lines += [f"{WALL_CLOCK_CAPTION} (x: {wall_label}, compilation included):", ""]
         lines += image(figure_name, f"learning curves {what} against {against}")
     return lines + ([f"- {note}" for note in notes] + [""] if notes else [])

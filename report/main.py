@@ -1,6 +1,7 @@
 """The command line, the sections run in parallel, REPORT.md."""
 
 import argparse
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -8,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from report.agents import section_agents
-from report.compare import section_compare
+from report.compare import compare_machine_lines, section_compare
 from report.compile_modes import section_compile_modes
 from report.doors import section_doors
 from report.dqn import section_dqn
@@ -16,7 +17,9 @@ from report.details import (
     section_duration_vs_complexity, section_memory, section_overhead, section_pairwise_speedups, section_sync,
 )
 from report.env_backend import section_env_backend
-from report.header import definitions_section, env_section, header_section
+from report.header import (
+    QUICK_WARNING, definitions_section, env_section, header_section, is_quick, machine_summary,
+)
 from report.learning import learning_curve_groups, section_final_returns, section_learning_curves
 from report.load import InProcess, fail, load_sweep
 from report.ranking import section_ranking
@@ -25,6 +28,7 @@ from report.settings import ChartFolder, WORKERS
 from report.sizes import section_sizes
 from report.stats import where
 from report.summary import write_summary_csv
+from report.text import Answer, heading_anchors
 
 
 def parse_args(argv):
@@ -89,21 +93,27 @@ def detail_tasks(sweep, out):
     ]
 
 
+ANSWER_SECTIONS = (section_ranking, section_sizes, section_env_backend, section_compile_modes, section_scaling,
+                   section_agents, section_dqn, section_doors)
+# whose chart heads the report, first to last: the ranking's, then the experiments that a sweep reads others beside
+# (exp8 with exp4's runs, exp6 with exp5's), then those others
+HEADLINE_ORDER = (section_ranking, section_sizes, section_dqn, section_doors, section_agents, section_env_backend,
+                  section_scaling, section_compile_modes)
+
+
 def report_tasks(sweep, folder):
-    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown.
+    """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown:
+    the answers, then the rest (how to read it, env complexity, the details).
 
     The answers of the experiments come first (ranking, ranking per model size, env backend, compile modes, scaling,
-    many agents, DQN); a section whose experiment the sweep does not hold returns no lines. A sweep of several machine
-    kinds gets each answer once per kind, then the details kind by kind: runs are ranked and paired only within one
-    kind.
+    many agents, DQN, Doors); a section whose experiment the sweep does not hold returns no lines. A sweep of several
+    machine kinds gets each answer once per kind, then the details kind by kind: runs are ranked and paired only within
+    one kind.
     """
     parts = machine_parts(sweep, folder)
-    answers = [(section, part, out) for section in (section_ranking, section_sizes, section_env_backend,
-                                                    section_compile_modes, section_scaling, section_agents,
-                                                    section_dqn, section_doors)
-               for part, out in parts]
+    answers = [(section, part, out) for section in ANSWER_SECTIONS for part, out in parts]
     details = [task for part, out in parts for task in detail_tasks(part, out)]
-    return [*answers, (definitions_section, sweep), (env_section, sweep), *details]
+    return answers, [(definitions_section, sweep), (env_section, sweep), *details]
 
 
 def section_name(task):
@@ -114,20 +124,78 @@ def section_name(task):
 
 
 def run_sections(pool, tasks):
-    """Each report task's markdown lines, run in the pool, and one error line per task that failed.
+    """Each report task's Answer (a section that returns lines alone: with no bullets), run in the pool, and one
+    error line per task that failed.
 
-    A failed section leaves a line in its place; the other sections are written as usual.
+    A failed section leaves a line in its place, and a bullet saying so; the other sections are written as usual.
     """
     futures = [pool.submit(*task) for task in tasks]
     sections, errors = [], []
     for task, future in zip(tasks, futures):
         try:
-            sections.append(future.result())
+            result = future.result()
+            sections.append(result if isinstance(result, Answer) else Answer(result, []))
         except Exception as error:  # any failure of one section: the report keeps the others
             cause = f"{type(error).__name__}: {error}"
             errors.append(f"section {section_name(task)} failed: {cause}")
-            sections.append([f"## Failed section: {section_name(task)}", "", f"This section failed ({cause}).", ""])
+            sections.append(Answer([f"## Failed section: {section_name(task)}", "", f"This section failed ({cause}).",
+                                    ""], [(section_name(task), f"the section failed ({cause})")]))
     return sections, errors
+
+
+def answer_block(top, answers, body, machine, warning=(), ranks=None):
+    """'The answer': one bullet per finding of each answer section that has lines, each linking to its section's
+    heading in the body ('- [exp7 · small](#does-the-ranking-hold-at-every-model-size-exp7): …'), the headline chart
+    (the first chart of the answer section of the lowest rank, its place in HEADLINE_ORDER; the first on a tie), and a
+    line naming the machine and the date.
+
+    top is the title line; answers are (Answer, machine kind's name or '') pairs in report order; body is the report
+    after the block, whose headings the links resolve to (anchors numbered as GitHub numbers them).
+    """
+    anchors = heading_anchors([top, "## The answer", *body])
+    lines = ["## The answer", "", *warning]
+    bullets, charts = [], []
+    for (answer, kind), rank in zip(answers, ranks or [0] * len(answers)):
+        if not answer.lines:
+            continue
+        section_heading = answer.lines[0].lstrip("#").strip()
+        for label, text, *target in answer.bullets:
+            anchor = anchors[(target[0].lstrip("#").strip() if target else section_heading)]
+            label += f" ({kind.split(':')[0]})" if kind else ""
+            bullets.append(f"- [{label}](#{anchor}): {text.removesuffix('.')}.")
+        chart = next((line for line in answer.lines if re.match(r"!\[.*\]\(.*\.png\)$", line)), None)
+        charts += [(rank, len(charts), chart)] if chart else []
+    chart = min(charts)[2] if charts else None
+    lines += bullets or ["- No experiment with an answer section is in this sweep: the sections below give its runs."]
+    lines += [""] + ([chart, ""] if chart else [])
+    return lines + [f"**Machine:** {machine} ([method and machine](#{anchors['Method and machine']})).", ""]
+
+
+def sweep_report(sweep, out, pool, name):
+    """A sweep's REPORT.md lines (the title, the answer, the answer sections, the method and machine, how to read it,
+    the details) and the error lines of the sections that failed."""
+    answers, rest = report_tasks(sweep, out)
+    sections, errors = run_sections(pool, answers + rest)
+    body = [line for section in sections[:len(answers)] for line in section.lines]
+    body += ["## Method and machine", ""] + header_section(sweep)
+    body += [line for section in sections[len(answers):] for line in section.lines]
+    top = f"# benchback report: {name}"
+    kinds = [task[1].machine for task in answers]
+    ranks = [HEADLINE_ORDER.index(task[0]) for task in answers]
+    warning = [QUICK_WARNING, ""] if is_quick(sweep) else []
+    return [top, ""] + answer_block(top, list(zip(sections, kinds)), body, machine_summary(sweep.systems),
+                                    warning, ranks) + body, errors
+
+
+def compare_report(sides, sweeps, out):
+    """A comparison's REPORT.md lines: the title, the answer (the steady iteration per side), the comparison, each
+    side's method and machine."""
+    names = [folders[0].resolve().name for folders in sides]
+    top = f"# benchback comparison: {names[0]} vs {names[1]}"
+    answer = section_compare(sides, sweeps, out)
+    body = answer.lines + ["## Method and machine", ""] + compare_machine_lines(sides, sweeps)
+    machine = "; ".join(f"{letter}: {machine_summary(sweep.systems)}" for letter, sweep in zip("AB", sweeps))
+    return [top, ""] + answer_block(top, [(answer, "")], body, machine) + body
 
 
 def main(argv=None):
@@ -141,16 +209,13 @@ def main(argv=None):
             sides = (args.compare, args.vs)
             sweeps = [load_sweep(folders, pool, args.workers) for folders in sides]
             out.mkdir(parents=True, exist_ok=True)
-            report = ["# PPO framework benchmark: comparison of two sweeps", ""] + section_compare(sides, sweeps,
-                                                                                                ChartFolder(out))
+            report = compare_report(sides, sweeps, ChartFolder(out))
         else:
             sweep = load_sweep(args.dirs, pool, args.workers)
             out.mkdir(parents=True, exist_ok=True)
             write_summary_csv(sweep.rows, out / "summary.csv")
             print("drawing charts", flush=True)
-            sections, errors = run_sections(pool, report_tasks(sweep, out))
-            report = ["# PPO framework benchmark report", ""] + header_section(sweep)
-            report += [line for section in sections for line in section]
+            report, errors = sweep_report(sweep, out, pool, args.dirs[0].resolve().name)
     (out / "REPORT.md").write_text("\n".join(report))
     print(f"wrote {out / 'REPORT.md'} in {time.perf_counter() - started:.1f} s", flush=True)
     for error in errors:

@@ -1,5 +1,5 @@
 """exp1's answer, and exp7's per model size: which variant is fastest, relative times with intervals, break-even,
-generated conclusions."""
+generated conclusions, and the summary bullets of a ranking."""
 
 import math
 from dataclasses import dataclass
@@ -10,11 +10,12 @@ from report.charts import colors_for, log_axis, new_figure, save_figure
 from report.load import warn, window_names
 from report.settings import FULLY_COMPILED, LABEL_COLORS
 from report.stats import (
-    distinguishable, geometric_mean, interval, metric_values, most_common_length, paired_labels, rows_of, where,
+    distinguishable, framework_of, geometric_mean, interval, metric_values, most_common_length, paired_labels, rows_of,
+    where,
 )
 from report.summary import ordered
 from report.text import (
-    empty_window_lines, heading, image, listed, markdown_table, relative_text, seconds_text, speedup_text,
+    Answer, empty_window_lines, heading, image, listed, markdown_table, relative_text, seconds_text, speedup_text,
 )
 
 
@@ -148,71 +149,117 @@ def break_even_text(variant, reference, steady_ratio):
     return "from the start" if iterations == 0 else f"after {math.ceil(iterations):,} iterations"
 
 
+MAX_NAMED = 4  # a conclusion names at most this many variants in one list, and counts them beyond
+
+
 def fastest_claim(table, fastest, value, what, time):
-    """'**X** is fastest {what}.', or, where a variant's interval against X holds 1× or one env gives none, that no
-    variant is (named) fastest: X has the shortest {time}."""
+    """['**X** is fastest {what}.'], or, where a variant's interval against X holds 1× or one env gives none, that no
+    variant is (named) fastest: X has the shortest {time}, then one sentence on the variants it is not told from and
+    one on those with one env (their relative times are in the table beside it)."""
     others = [standing for standing in table if standing.label != fastest]
     unknown = [standing for standing in others if math.isnan(value(standing)[1][0])]
     tied = [standing for standing in others if standing not in unknown and not distinguishable(value(standing)[1])]
     if not tied and not unknown:
-        return f"**{fastest}** is fastest {what}."
-    text = lambda group: listed([f"{standing.label} ({speedup_text(*value(standing))})" for standing in group])
-    claim = f"No variant is {'named ' * bool(unknown)}fastest {what}: {fastest} has the shortest {time}"
+        return [f"**{fastest}** is fastest {what}."]
+    names = lambda group: listed([standing.label for standing in group]) if len(group) <= MAX_NAMED else \
+        f"{len(group)} variants"
+    claims = [f"No variant is {'named ' * bool(unknown)}fastest {what}: {fastest} has the shortest {time}."]
     if tied:
-        claim += (f", and {text(tied)} {'is' if len(tied) == 1 else 'are'} not distinguishable from it "
-                  f"({tie_reason([value(standing) for standing in tied])})")
+        claims.append(f"{names(tied)} {'is' if len(tied) == 1 else 'are'} not told apart from it "
+                      f"({tie_reason([value(standing) for standing in tied])}).")
     if unknown:
-        claim += f"; with one env there is no interval to tell it from {text(unknown)}"
-    return claim + "."
+        whom = "the other variants" if len(unknown) == len(others) and len(others) > 1 else names(unknown)
+        claims.append(f"With one env there is no interval to tell it from {whom}.")
+    return claims
 
 
 def steady_conclusion(by_label, fastest_total, fastest_steady, steady_name):
-    """The steady-state sentences of a ranking conclusion: the fastest, and when a faster steady state is repaid."""
+    """The steady-state lines of a ranking conclusion: the fastest, and when a faster steady state is repaid."""
     if fastest_steady is None:
         return [f"No steady-state comparison: {steady_name} is empty in these runs."]
-    claim = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
-                          f"in the steady state ({steady_name})", "time per iteration")
+    claims = fastest_claim(list(by_label.values()), fastest_steady, lambda standing: standing.steady,
+                           f"in the steady state ({steady_name})", "time per iteration")
     reference = by_label[fastest_total]
     if fastest_steady == fastest_total:
-        return [claim]
+        return claims
     ratio = reference.steady
     if not distinguishable(ratio[1]):
-        return [claim, f"No break-even against {fastest_total}, the shortest in total: the two steady states are not "
-                       f"told apart ({speedup_text(*ratio)})."]
+        return claims + [f"No break-even against {fastest_total}, the shortest in total: the two steady states are "
+                         f"not told apart ({speedup_text(*ratio)})."]
     iterations = break_even(by_label[fastest_steady], reference)
     when = ("its iteration 0 is not longer either" if iterations == 0 else
             f"its longer iteration 0 is repaid after about {math.ceil(iterations):,} iterations")
-    return [claim, f"{fastest_steady} is {speedup_text(*ratio)} faster per iteration than {fastest_total}, the "
-                   f"shortest in total; {when}."]
+    return claims + [f"{fastest_steady} is {speedup_text(*ratio)} faster per iteration than {fastest_total}, the "
+                     f"shortest in total; {when}."]
 
 
 def ranking_conclusion(size, length, table, fastest_total, fastest_steady, steady_name):
-    """One generated paragraph of conclusions for one model size; a winner is named only where intervals exclude 1×."""
+    """The generated conclusions of one model size as markdown lines: a bullet naming the size, then one short
+    bullet per finding (the fastest in total, in the steady state, the break-even); a winner is named only where
+    intervals exclude 1×. Each variant's time relative to the fastest is in the table above, not repeated here."""
     envs = max(standing.envs for standing in table)
-    lead = f"**{size}** ({envs} env{'s' * (envs > 1)}, runs of {length} iterations):"
+    lead = f"- **{size}** ({envs} env{'s' * (envs > 1)}, runs of {length} iterations):"
     if len(table) == 1:
-        return f"{lead} only {table[0].label} ran."
-    sentences = [lead, fastest_claim(table, fastest_total, lambda standing: standing.total, "in total", "total time")]
-    sentences += [f"{standing.label} takes {speedup_text(*standing.total)} the time of {fastest_total}."
-                  for standing in table if standing.label != fastest_total and distinguishable(standing.total[1])]
+        return [f"{lead} only {table[0].label} ran."]
+    claims = fastest_claim(table, fastest_total, lambda standing: standing.total, "in total", "total time")
     by_label = {standing.label: standing for standing in table}
-    return " ".join(sentences + steady_conclusion(by_label, fastest_total, fastest_steady, steady_name))
+    claims += steady_conclusion(by_label, fastest_total, fastest_steady, steady_name)
+    return [lead] + [f"  - {claim}" for claim in claims]
+
+
+FRAMEWORK_FAMILIES = {"linen": "JAX", "nnx": "JAX", "equinox": "JAX", "torch": "torch"}
+
+
+def family_of(label):
+    """'JAX' or 'torch': the framework family of a variant label."""
+    return FRAMEWORK_FAMILIES.get(framework_of(label), framework_of(label))
+
+
+def ranking_bullet(ranking):
+    """The answer of one model size's ranking in one short line: the shortest in total (and those not told apart
+    from it), how far the rest of its framework family (JAX or torch) lies behind, and the other family's best;
+    relative totals as the ranking table writes them."""
+    fastest = next(standing for standing in ranking.table if standing.label == ranking.fastest_total)
+    if len(ranking.table) == 1:
+        return f"only {fastest.label} ran"
+    others = [standing for standing in ranking.table if standing is not fastest]
+    unknown = [standing for standing in others if math.isnan(standing.total[1][0])]
+    tied = [standing.label for standing in others if standing not in unknown and not distinguishable(standing.total[1])]
+    text = f"{fastest.label} has the shortest total" + " (one env: no interval)" * (len(unknown) == len(others))
+    if tied:
+        text += f", not told apart from {listed(tied) if len(tied) < 3 else f'{len(tied)} others'}"
+    family = family_of(fastest.label)
+    own = [standing for standing in others if family_of(standing.label) == family]
+    rest = [standing for standing in others if family_of(standing.label) != family]
+    if own:
+        slowest = max(own, key=lambda standing: standing.total[0])
+        text += f"; {family} variants within {relative_text(slowest.total)} of it (slowest: {slowest.label})"
+    if rest:
+        best = min(rest, key=lambda standing: standing.total[0])
+        text += f"; {family_of(best.label)} at best {relative_text(best.total)} ({best.label})"
+    return text
+
+
+def ranking_bullets(rankings, exp):
+    """The summary bullets of a ranking: one per model size, (label, text)."""
+    return [(f"{exp} · {ranking.size}", ranking_bullet(ranking)) for ranking in rankings]
 
 
 def section_ranking(sweep, out):
     """The answer first: per model size, the fully compiled variants ranked, with intervals, break-even and conclusions."""
     if not rows_of(sweep.rows, "exp1"):
-        return []
+        return Answer([], [])
     rows = [row for row in rows_of(sweep.rows, "exp1") if row["label"] in FULLY_COMPILED]
     lines = [heading(sweep, "Which variant is fastest? (exp1, fully compiled variants)"), ""]
     labels = ordered((row["label"] for row in rows), FULLY_COMPILED)
     if len(labels) < 2:
         warn("skipping ranking.png: fewer than two fully compiled variants in exp1")
-        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+        return Answer(lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""],
+                      [("exp1", "no ranking: fewer than two fully compiled variants ran")])
     rankings = size_rankings(rows, FULLY_COMPILED, sweep.names["iter8_99_median_s"])
     lines += empty_window_lines([row for ranking in rankings for row in ranking.rows], ("iter8_99_median_s",))
     lines += image(ranking_chart(rankings, out, "exp1", "ranking.png"), "ranking of the fully compiled variants")
-    return lines + ranking_lines(rankings)
+    return Answer(lines + ranking_lines(rankings), ranking_bullets(rankings, "exp1"))
 
 
 def size_rankings(rows, labels, steady_name=None):
@@ -233,8 +280,8 @@ def ranking_lines(rankings):
     table_rows, conclusions = [], []
     for ranking in rankings:
         reference = next(standing for standing in ranking.table if standing.label == ranking.fastest_total)
-        conclusions.append(ranking_conclusion(ranking.size, ranking.length, ranking.table, ranking.fastest_total,
-                                              ranking.fastest_steady, ranking.steady_name))
+        conclusions += ranking_conclusion(ranking.size, ranking.length, ranking.table, ranking.fastest_total,
+                                          ranking.fastest_steady, ranking.steady_name)
         table_rows += [[ranking.size, standing.label, standing.envs, relative_text(standing.total),
                         relative_text(standing.steady), seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
                         break_even_text(standing, reference, standing.steady_vs_total)] for standing in ranking.table]
@@ -243,4 +290,4 @@ def ranking_lines(rankings):
               "iteration 0 (s, geo. mean)", f"{steady} (s/iteration, geo. mean)",
               "faster steady state repays iteration 0 (vs the shortest in total)"]
     lines = markdown_table(header, table_rows)
-    return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]
+    return lines + ["**Conclusions** (generated from the numbers above):", ""] + conclusions + [""]

@@ -15,7 +15,8 @@ from report.settings import FIT_LEVEL, LABEL_COLORS, SYNC_METRICS, WITHIN_FASTES
 from report.stats import median, named_cells, per_env_workload, rows_of, where
 from report.summary import num_envs, num_steps, ordered, rank
 from report.text import (
-    empty_window_lines, heading, image, listed, markdown_table, mib_text, number_text, percent_text, seconds_text,
+    Answer, empty_window_lines, heading, image, listed, markdown_table, mib_text, number_text, percent_text,
+    seconds_text,
 )
 
 
@@ -200,40 +201,32 @@ def within_text(scaling):
     return ", ".join(parts) + (" (≈: interpolated between measured N)" if interpolated else "")
 
 
-def gap_trend(scaling):
-    """How a variant's time relative to the fastest goes from its smallest to its largest N, as printed."""
-    first, last = (round(float(value), 2) for value in (scaling.relative[0], scaling.relative[-1]))
-    start, end = scaling.ns[0], scaling.ns[-1]
+def gap_text(scaling):
+    """A variant's time relative to the fastest at its smallest and its largest N: '9.32× at 8 → 1.23× at 2,048'."""
+    first, last = (float(value) for value in (scaling.relative[0], scaling.relative[-1]))
     if len(scaling.ns) == 1:
-        return f"is {first:.2f}× at {start:,} envs, its only N"
-    if first == last:
-        return f"stays at {first:.2f}× from {start:,} to {end:,} envs"
-    return f"{'falls' if last < first else 'grows'} from {first:.2f}× at {start:,} envs to {last:.2f}× at {end:,}"
-
-
-def variant_scaling_sentence(scaling, reference):
-    """One exp5 variant's fixed and per-env cost against the reference's, its gap to the fastest and where it comes
-    within WITHIN_FASTEST× of it."""
-    if scaling.fit and reference.fit:
-        costs = (f"{scaling.label}'s fixed cost per iteration is {cost_text(scaling.fit, 'a', False)} against "
-                 f"{reference.label}'s {cost_text(reference.fit, 'a', False)}, its cost per env "
-                 f"{cost_text(scaling.fit, 'b', False)} against {cost_text(reference.fit, 'b', False)}")
-    else:
-        costs = f"{scaling.label}: no cost model to compare (a fit needs two N with a steady state on both sides)"
-    return f"{costs}; its gap to the fastest {gap_trend(scaling)}; within {WITHIN_FASTEST}× of the fastest: " \
-           f"{within_text(scaling)}."
+        return f"{first:.2f}× at {scaling.ns[0]:,}"
+    return f"{first:.2f}× at {scaling.ns[0]:,} → {last:.2f}× at {scaling.ns[-1]:,}"
 
 
 def scaling_conclusion(name, table):
-    """The generated paragraph of one exp5 cell: the fastest at the smallest and the largest N, then each other variant
-    against the fastest at the largest N."""
+    """The generated conclusion of one exp5 cell in one short line: the fastest at the smallest and the largest N (each
+    variant's costs, gap to the fastest and where it comes within WITHIN_FASTEST× of it are in the table)."""
     ns = sorted({int(n) for scaling in table for n in scaling.ns})
     lead = f"**{name}** ({len(table)} variant{'s' * (len(table) > 1)}, {span_text(ns)}):"
     if len(table) == 1:
         return f"{lead} only {table[0].label} ran."
-    large = fastest_at(table, ns[-1])
-    others = [variant_scaling_sentence(scaling, large) for scaling in table if scaling is not large]
-    return " ".join([lead, shortest_sentence(table, ns[0], ns[-1])] + others)
+    return f"{lead} {shortest_sentence(table, ns[0], ns[-1])}"
+
+
+def scaling_bullet(table):
+    """The summary of one exp5 cell: who is fastest at the smallest and the largest N (a lone variant: its costs)."""
+    if len(table) == 1:
+        fit = table[0].fit
+        costs = f": a = {cost_text(fit, 'a', False)}, b = {cost_text(fit, 'b', False)} per env" if fit else ""
+        return f"only {table[0].label} ran{costs}"
+    ns = sorted({int(n) for scaling in table for n in scaling.ns})
+    return shortest_sentence(table, ns[0], ns[-1]).removesuffix(".")
 
 
 def shortest_sentence(table, first, last):
@@ -255,28 +248,35 @@ def section_scaling(sweep, out):
     with its peak memory. Its windows are named from exp5's runs alone."""
     rows = rows_of(sweep.rows, "exp5")
     if not rows:
-        return []
+        return Answer([], [])
     steady = window_names([row["run"] for row in rows])["iter8_99_median_s"]
     lines = [heading(sweep, "How the cost grows with the number of envs (exp5)"), "",
-             f"Each run's steady time per iteration t is the median of its {steady}. Per variant and env, "
-             "t(N) = a + b·N is fitted over the measured numbers of envs N by least squares on relative error: "
-             "**a** is the fixed cost of an iteration whatever the batch (dispatch, host round trips, Python per "
-             "step), **b** the cost of one more env (its steps, their forward passes and its share of the update). "
-             f"The intervals are {FIT_LEVEL:.0%} intervals from the fit's standard errors and Student's t with "
-             "(runs − 2) degrees of freedom: with one seed per N the residuals are the only spread, so they say how "
-             f"well a line fits these points, not how runs vary. 'Within {WITHIN_FASTEST}× of the fastest' compares "
-             "the median at each measured N with the fastest variant's at that N; between measured N it is "
-             "interpolated log-log (marked ≈), beyond them never.", ""]
+             f"- Each run's steady time per iteration t is the median of its {steady}.",
+             "- Per variant and env, t(N) = a + b·N is fitted over the measured numbers of envs N by least squares on "
+             "relative error.",
+             "- **a** is the fixed cost of an iteration whatever the batch (dispatch, host round trips, Python per "
+             "step).",
+             "- **b** is the cost of one more env (its steps, their forward passes and its share of the update).",
+             f"- The intervals are {FIT_LEVEL:.0%} intervals from the fit's standard errors and Student's t with "
+             "(runs − 2) degrees of freedom.",
+             "- With one seed per N the residuals are the only spread: the intervals say how well a line fits these "
+             "points, not how runs vary.",
+             f"- 'Within {WITHIN_FASTEST}× of the fastest' compares the median at each measured N with the fastest "
+             "variant's at that N; between measured N it is interpolated log-log (marked ≈), beyond them never.",
+             "- 'Gap to the fastest': the variant's time over the fastest variant's, at its smallest and its largest "
+             "N.", ""]
     empty = empty_window_lines(rows, ("iter8_99_median_s",))
     cells = named_cells(where(rows, timing="async"), per_env_workload, sweep.env_order)
     tables = {name: table for name, table in ((name, scalings(cell)) for name, cell in cells.items()) if table}
     if not tables:  # one line: the empty window, or that no async run has a steady state
         lines += empty or [f"No cost model: no async exp5 run has a steady state ({steady}).", ""]
-        return lines + scaling_run_lines(rows, {}, sweep.env_order, steady)
+        return Answer(lines + scaling_run_lines(rows, {}, sweep.env_order, steady),
+                      [("exp5", f"no cost model: no async run has a steady state ({steady})")])
     steps = {name: num_steps(cell[0]) for name, cell in cells.items()}
     lines += empty + scaling_model_lines(tables, steps, out, steady) + scaling_sync_lines(rows, sweep.env_order, steady)
     fits = {(name, scaling.label): scaling.fit for name, table in tables.items() for scaling in table}
-    return lines + scaling_run_lines(rows, fits, sweep.env_order, steady)
+    return Answer(lines + scaling_run_lines(rows, fits, sweep.env_order, steady),
+                  [(f"exp5 · {name}", scaling_bullet(table)) for name, table in tables.items()])
 
 
 def scaling_model_lines(tables, steps, out, steady):
@@ -291,10 +291,12 @@ def scaling_model_lines(tables, steps, out, steady):
         lines += [f"No chart of times relative to the fastest: every env ran one variant ({variants}), which would "
                   "only be compared with itself.", ""]
     table = [[name, scaling.label, len(scaling.points), "/".join(map(str, scaling.ns)), cost_text(scaling.fit, "a"),
-              cost_text(scaling.fit, "b"), percent_text(max_residual(scaling.fit), ""), within_text(scaling)]
+              cost_text(scaling.fit, "b"), percent_text(max_residual(scaling.fit), ""), gap_text(scaling),
+              within_text(scaling)]
              for name, cells in tables.items() for scaling in cells]
     header = ["env", "variant (mode)", "runs", "N measured", "a: fixed cost per iteration",
-              "b: cost per env per iteration", "largest relative residual", f"within {WITHIN_FASTEST}× of the fastest"]
+              "b: cost per env per iteration", "largest relative residual", "gap to the fastest",
+              f"within {WITHIN_FASTEST}× of the fastest"]
     lines += markdown_table(header, table)
     conclusions = [scaling_conclusion(name, cells) for name, cells in tables.items()]
     return lines + ["**Conclusions** (generated from the numbers above):", ""] + [f"- {c}" for c in conclusions] + [""]

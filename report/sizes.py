@@ -9,12 +9,12 @@ import numpy as np
 from sweep.experiments import GRID_ENVS, SIZES
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import window_names
-from report.ranking import ranking_lines, size_rankings
+from report.ranking import ranking_bullets, ranking_lines, size_rankings
 from report.settings import KEEPS_UP, SIZE_LABELS, SYNC_METRICS
 from report.stats import by_env, geometric_mean, median, metric_values, paired_labels, rows_of, where
 from report.summary import ordered
 from report.text import (
-    empty_window_lines, heading, image, listed, markdown_table, percent_text, relative_text, seconds_text,
+    Answer, empty_window_lines, heading, image, listed, markdown_table, percent_text, relative_text, seconds_text,
     speedup_text,
 )
 
@@ -52,22 +52,48 @@ def section_sizes(sweep, out):
     share of the iteration per size (the synchronised runs). Each size's windows are named from its own runs."""
     rows = rows_of(sweep.rows, "exp7")
     if not rows:
-        return []
+        return Answer([], [])
     lines = [heading(sweep, "Does the ranking hold at every model size? (exp7)"), ""]
     rankings = [ranking for ranking in size_rankings(where(rows, timing="async"), SIZE_LABELS)
                 if len(ranking.table) > 1]
     if not rankings:
-        return lines + ["Skipped: no model size has two variants of exp7.", ""]
+        return Answer(lines + ["Skipped: no model size has two variants of exp7.", ""],
+                      [("exp7", "no ranking: no model size has two variants")])
     longest = max(ranking.length for ranking in rankings)
     reduced = [f"{ranking.size} ({ranking.length} iterations)" for ranking in rankings if ranking.length < longest]
     if reduced:
-        lines += [f"*Reduced workload:* the {listed(reduced)} runs are shorter than the others, so their totals weigh "
-                  "iteration 0 more; totals are compared within a size, never across sizes, and the trend across "
-                  "sizes below is the steady state's.", ""]
+        lines += [f"- *Reduced workload:* the {listed(reduced)} runs are shorter than the others, so their totals "
+                  "weigh iteration 0 more.",
+                  "- Totals are compared within a size, never across sizes; the trend across sizes below is the steady "
+                  "state's.", ""]
     lines += empty_window_lines([row for ranking in rankings for row in ranking.rows], ("iter8_99_median_s",))
     lines += image(size_trend_chart(rankings, out), "steady iteration relative to each size's fastest")
-    return lines + ranking_lines(rankings) + size_trend_lines(rankings) + seed_spread_lines(rankings) + \
-        size_share_lines(where(rows, timing="sync"))
+    lines += ranking_lines(rankings) + size_trend_lines(rankings) + seed_spread_lines(rankings)
+    lines += size_share_lines(where(rows, timing="sync"))
+    trend = size_spreads(rankings)
+    bullets = ranking_bullets(rankings, "exp7")
+    if len(trend) > 1:
+        bullets.append(("exp7 · across sizes", f"the slowest variant's steady state over the fastest's: "
+                                               f"{spread_path(trend)}; the gap {spread_direction(trend)}"))
+    return Answer(lines, bullets)
+
+
+def size_spreads(rankings):
+    """{size: the slowest variant's steady state relative to that size's fastest} of the sizes where every variant
+    has a steady state."""
+    return {ranking.size: max(standing.steady[0] for standing in ranking.table) for ranking in rankings
+            if not any(math.isnan(standing.steady[0]) for standing in ranking.table)}
+
+
+def spread_path(spreads):
+    """'2.57× (small) → 1.69× (medium) → 1.22× (large)'."""
+    return " → ".join(f"{spread:.2f}× ({size})" for size, spread in spreads.items())
+
+
+def spread_direction(spreads):
+    """'narrows' or 'widens' from the first size to the last."""
+    first, last = list(spreads.values())[0], list(spreads.values())[-1]
+    return "narrows" if last < first else "widens"
 
 
 def size_trend_lines(rankings):
@@ -85,15 +111,13 @@ def size_trend_lines(rankings):
     gaps = {label: {ranking.size: sized[label].steady[0] for ranking, sized in zip(rankings, by_size)
                     if label in sized and not math.isnan(sized[label].steady[0])} for label in labels}
     lines += [gap_move_text(label, by_size) for label, by_size in gaps.items() if len(by_size) > 1]
-    spreads = {ranking.size: max(standing.steady[0] for standing in ranking.table) for ranking in rankings
-               if not any(math.isnan(standing.steady[0]) for standing in ranking.table)}
+    spreads = size_spreads(rankings)
     if len(spreads) < 2:
         return lines + [""]
     first, last = list(spreads)[0], list(spreads)[-1]
-    direction = "narrows" if spreads[last] < spreads[first] else "widens"
     moves = listed([f"{spread:.2f}× at {size}" for size, spread in spreads.items()])
     return lines + [f"- The slowest variant's steady state is {moves} the fastest's: the gap between the frameworks "
-                    f"{direction} from {first} to {last}.", ""]
+                    f"{spread_direction(spreads)} from {first} to {last}.", ""]
 
 
 def gap_move_text(label, by_size):
@@ -127,8 +151,9 @@ def seed_spread_lines(rankings):
     if not table:
         return []
     lines = ["**Run-to-run spread beside env-to-env spread** (steady state relative to the fastest, paired by env "
-             "and seed): over envs, the range of each env's geometric mean over seeds; over seeds, the range within "
-             "the env whose seeds differ most.", ""]
+             "and seed):", "",
+             "- over envs: the range of each env's geometric mean over seeds;",
+             "- over seeds: the range within the env whose seeds differ most.", ""]
     return lines + markdown_table(["model size", "variant (mode)", "relative (geo. mean)", "over envs",
                                    "over seeds (widest env)", "seeds"], table)
 
@@ -155,5 +180,5 @@ def size_share_lines(rows):
     lines += markdown_table(["model size", "variant (mode)", "window", "rollout (s)", "update (s)", "rollout share"],
                             table)
     share_text = lambda by_size: " → ".join(f"{percent_text(share, '')} ({size})" for size, share in by_size.items())
-    moves = [f"{label} {share_text(by_size)}" for label, by_size in shares.items() if len(by_size) > 1]
-    return lines + ([f"- The rollout's share of the iteration by model size: {'; '.join(moves)}.", ""] if moves else [])
+    moves = [f"  - {label}: {share_text(by_size)}" for label, by_size in shares.items() if len(by_size) > 1]
+    return lines + (["- The rollout's share of the iteration by model size:", *moves, ""] if moves else [])

@@ -1,11 +1,50 @@
 """Markdown and numbers in words: what every section writes with."""
 
 import math
+import re
+import unicodedata
+from typing import NamedTuple
 
 import numpy as np
 
 from report.settings import METRIC_WINDOWS, WINDOWS
 from report.stats import distinguishable, geometric_mean, interval, inverted, median, median_interval
+
+
+class Answer(NamedTuple):
+    """What an answer section returns: its markdown lines, and the short bullets that summarise it under 'The answer'
+    at the top of the report, each (label, text): the label names the experiment and the part (e.g. 'exp7 · small'),
+    the text the finding with its numbers written by the same helpers as the section's own tables and conclusions.
+    main.py links each bullet to the section's heading (its first line)."""
+
+    lines: list
+    bullets: list
+
+
+def slug(title):
+    """GitHub's anchor for a heading's text: lower case, every character but letters, digits, marks, '_', '-' and
+    spaces dropped, spaces turned to '-' ('Which variant is fastest? (exp1)' -> 'which-variant-is-fastest-exp1')."""
+    kept = [char for char in title.strip().lower()
+            if char in " -" or unicodedata.category(char)[0] in "LMN" or unicodedata.category(char) == "Pc"]
+    return "".join(kept).replace(" ", "-")
+
+
+def heading_anchors(lines):
+    """{heading text: its anchor} of the markdown lines' headings (# to ######), repeats numbered as GitHub numbers
+    them (github-slugger: the second heading of slug 'a' gets 'a-1', the third 'a-2'); a text that heads twice maps
+    to its first anchor."""
+    occurrences, anchors = {}, {}
+    for line in lines:
+        match = re.match(r"#{1,6} (.+)", line)
+        if not match:
+            continue
+        base = anchor = slug(match.group(1))
+        while anchor in occurrences:
+            occurrences[base] += 1
+            anchor = f"{base}-{occurrences[base]}"
+        occurrences[anchor] = 0
+        anchors.setdefault(match.group(1).strip(), anchor)
+    return anchors
 
 
 def heading(sweep, title, level="##"):

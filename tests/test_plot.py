@@ -4,6 +4,7 @@ import contextlib
 import csv
 import io
 import math
+import re
 import subprocess
 import sys
 import traceback
@@ -15,7 +16,7 @@ from matplotlib.figure import Figure
 
 import plot
 import report.main
-from report import charts, env_backend, header, learning, load, ranking, settings, stats
+from report import charts, env_backend, header, learning, load, ranking, settings, stats, text
 from events import ALL_PAIRS, SIZES, write_json, write_run, write_sweep
 
 PLOT = Path(__file__).resolve().parents[1] / "plot.py"
@@ -53,6 +54,71 @@ def run_plot(*args, cwd=None):
             traceback.print_exc()
             returncode = 1
     return subprocess.CompletedProcess(args, returncode, stdout.getvalue(), stderr.getvalue())
+
+
+ANSWER_BULLET = re.compile(r"- \[(?P<label>[^\]]+)\]\(#(?P<anchor>[^)]+)\): (?P<text>.+)$")
+# Sections whose lines quote what the sweep recorded (packages, commands, workloads) or define terms: not generated
+# conclusions, so the word limit leaves them out.
+QUOTING_SECTIONS = ("## Method and machine", "## How to read this report")
+MAX_WORDS = 40
+
+
+def github_anchors(report):
+    """{anchor: line number} of the report's headings, as GitHub makes them, written apart from report/text.py's: lower
+    case, everything but word characters, '-' and spaces dropped, each space a '-', a repeated anchor numbered -1, -2."""
+    anchors, seen = {}, {}
+    for number, line in enumerate(report.splitlines()):
+        match = re.match(r"#{1,6} (.+)", line)
+        if match:
+            base = anchor = re.sub(r"[^\w\- ]", "", match.group(1).strip().lower()).replace(" ", "-")
+            while anchor in seen:
+                seen[base] += 1
+                anchor = f"{base}-{seen[base]}"
+            seen[anchor] = 0
+            anchors[anchor] = number
+    return anchors
+
+
+def check_answer(report, experiments):
+    """Asserts that the report opens with its title and 'The answer', whose bullets (one or more per experiment in
+    experiments, and none for any other) each link to a heading of the report between the answer and 'Method and
+    machine', and that the machine, commit and workload come after the answers, in 'Method and machine'. Returns the
+    bullets' matches."""
+    lines = report.splitlines()
+    assert lines[0].startswith("# benchback ") and lines[1:4] == ["", "## The answer", ""], lines[:4]
+    block = section_text(report, "## The answer")
+    bullets = [ANSWER_BULLET.match(line) for line in block.splitlines() if line.startswith("- ")]
+    assert bullets and all(bullets), block
+    assert {bullet["label"].split(" ")[0] for bullet in bullets} == set(experiments), block
+    anchors = github_anchors(report)
+    method = lines.index("## Method and machine")
+    for bullet in bullets:
+        assert bullet["anchor"] in anchors, bullet[0]
+        assert lines.index("## The answer") < anchors[bullet["anchor"]] < method, bullet[0]
+    assert block.count("**Machine:**") == 1 and "## The answer" not in report.split("\n## The answer")[1]
+    for header_line in ("**CPU:**", "**git commit:**", "**Workload", "**Machine:** unknown: no system.json"):
+        if header_line in report:
+            assert report.index(header_line) > report.index("\n## Method and machine\n"), header_line
+    return bullets
+
+
+def wordy_lines(report, limit=MAX_WORDS):
+    """The report's generated prose (bullets and paragraphs; not tables, headings, charts or quotes) of more than limit
+    words, outside QUOTING_SECTIONS."""
+    wordy, quoting = [], False
+    for line in report.splitlines():
+        if line.startswith("## "):
+            quoting = line in QUOTING_SECTIONS
+        if not quoting and line.strip() and not line.startswith(("|", "#", "![", ">")) and len(line.split()) > limit:
+            wordy.append(line)
+    return wordy
+
+
+def section_text(report, heading):
+    """The text of the section whose heading starts with heading, up to the next section (## heading)."""
+    start = report.index(heading)
+    end = report.find("\n## ", start + 1)
+    return report[start: end if end >= 0 else len(report)]
 
 
 def capture_figures(monkeypatch):
@@ -214,13 +280,107 @@ def test_every_chart_and_the_report_are_written_for_a_full_synthetic_sweep(refer
     out = root / "report"
     charts = list(CHARTS)
     charts += [f"learning_curves_{group}_{x}" for group in ("exp1_small", "exp1_medium", "exp1_large", "exp2", "exp3")
-               for x in ("steps", "time")]
+               for x in ("steps", "time", "wall")]
     report = (out / "REPORT.md").read_text()
     for chart in charts:
         assert (out / f"{chart}.png").stat().st_size > 10_000, chart
         assert f"({chart}.png)" in report, chart
     assert sorted(path.stem for path in out.glob("*.png")) == sorted(charts + ["memory"])
     assert "iteration 0" in report and "iterations 1–7" in report and "iterations 8–11" in report
+
+
+def test_the_report_opens_with_the_answer_a_bullet_per_experiment_linked_to_its_section(reference_sweep):
+    root, _ = reference_sweep
+    report = (root / "report" / "REPORT.md").read_text()
+    assert report.startswith(f"# benchback report: {root.name}\n\n## The answer\n\n- [exp1 · small](#which-variant-is-"
+                             "fastest-exp1-fully-compiled-variants): ")
+    bullets = check_answer(report, {"exp1", "exp2", "exp3"})
+    assert [bullet["label"] for bullet in bullets] == ["exp1 · small", "exp1 · medium", "exp1 · large", "exp2", "exp3"]
+    answer = section_text(report, "## The answer")
+    assert "![ranking of the fully compiled variants](ranking.png)" in answer  # the first answer's first chart
+    assert "**Machine:** Synthetic CPU, no GPU, 2026-01-01, commit 0000000 ([method and machine](#method-and-machine))." \
+        in answer
+    # each bullet's numbers are written as the section's table writes them: the JAX variants' spread, torch's best
+    ranking = section_text(report, "## Which variant is fastest?")
+    for bullet in bullets[:3]:
+        size = bullet["label"].split(" · ")[1]
+        assert bullet["text"] == ("nnx_cached (cached) has the shortest total; JAX variants within 1.11× [range "
+                                  "1.11–1.11] of it (slowest: linen (jit)); torch at best 1.67× [range 1.67–1.67] "
+                                  "(torch_compile (compile)).")
+        assert f"| {size} | linen (jit) | 2 | 1.11× [range 1.11–1.11] |" in ranking
+        assert f"| {size} | torch_compile (compile) | 2 | 1.67× [range 1.67–1.67] |" in ranking
+    assert bullets[3]["text"].endswith("2.00× (torch_compile (compile) over torch (env-jit)) to 8.89× (nnx_cached "
+                                       "(cached) over nnx (none)).")
+    row = next(line for line in report.splitlines() if line.startswith("| exp2 | nnx_cached (cached) | nnx (none) |"))
+    assert row.split(" | ")[7] == "8.89×"  # its steady-state column
+
+
+def test_no_generated_conclusion_runs_over_the_word_limit(reference_sweep, known_sweep, shards):
+    reports = [(reference_sweep[0] / "report" / "REPORT.md").read_text(), (known_sweep[0] / "REPORT.md").read_text(),
+               shards[2]]
+    assert all("**Conclusions** (generated" in report for report in reports)
+    assert [line for report in reports for line in wordy_lines(report)] == []
+    assert wordy_lines("## Peak device memory\n\n" + "word " * (MAX_WORDS + 1))  # the check itself can fail
+
+
+def test_the_answer_of_a_sharded_sweep_names_each_machine_kind_and_the_header_follows_the_answers(shards):
+    _, _, report = shards
+    bullets = check_answer(report, {"exp1", "exp2", "exp3", "exp4"})
+    assert [bullet["label"] for bullet in bullets] == ["exp1 · small (machine 1)", "exp4 · total (machine 2)",
+                                                       "exp4 · steady state (machine 2)", "exp2 (machine 2)",
+                                                       "exp3 (machine 2)"]
+    assert bullets[1]["anchor"] == "env-backend-against-framework-exp4--machine-2-intel-xeon-nvidia-h100-80gb-hbm3"
+    assert ("**Machine:** `s1`: 2-core AMD EPYC, no GPU, commit aaaaaaa (dirty); `s2`: 16-core Intel Xeon, NVIDIA H100 "
+            "80GB HBM3, commit aaaaaaa") in section_text(report, "## The answer")
+    check_answer(shards[2], {"exp1", "exp2", "exp3", "exp4"})
+
+
+def test_heading_anchors_follow_githubs_rules_and_number_repeats():
+    lines = ["# benchback report: s1", "## Which variant is fastest? (exp1, fully compiled variants) — machine 1: AMD "
+             "EPYC, no GPU", "### Learning curves: exp1, small", "## Peak device memory", "## Peak device memory",
+             "## Peak device memory-1", "not a heading: # x"]
+    assert text.heading_anchors(lines) == {
+        "benchback report: s1": "benchback-report-s1",
+        "Which variant is fastest? (exp1, fully compiled variants) — machine 1: AMD EPYC, no GPU":
+            "which-variant-is-fastest-exp1-fully-compiled-variants--machine-1-amd-epyc-no-gpu",
+        "Learning curves: exp1, small": "learning-curves-exp1-small",
+        "Peak device memory": "peak-device-memory", "Peak device memory-1": "peak-device-memory-1-1"}
+    assert set(github_anchors("\n".join(lines))) == {"benchback-report-s1", "learning-curves-exp1-small",
+                                                      "which-variant-is-fastest-exp1-fully-compiled-variants--machine-1"
+                                                      "-amd-epyc-no-gpu", "peak-device-memory", "peak-device-memory-1",
+                                                      "peak-device-memory-1-1"}
+
+
+def test_the_learning_curves_are_drawn_against_wall_clock_time_from_the_start_of_iteration_0(tmp_path, monkeypatch):
+    for variant, mode, factor in (("ppo_linen", "jit", 1.0), ("ppo_torch_compile", "compile", 2.0)):
+        write_run(tmp_path / "runs" / "exp1" / variant, [s * factor for s in KNOWN_SECONDS], variant=variant,
+                  compile_mode=mode)
+    figures = capture_figures(monkeypatch)
+    assert run_plot(tmp_path).returncode == 0
+    (ax,) = figures["learning_curves_exp1_small_wall.png"].axes
+    lines = lines_by_label(ax)
+    # a return after every iteration: the first at the end of iteration 0 (compilation included), the last at the total
+    assert (min(lines["linen (jit)"].get_xdata()), max(lines["linen (jit)"].get_xdata())) == (4.0, 13.0)
+    assert max(lines["torch_compile (compile)"].get_xdata()) == 26.0
+    assert ax.get_xlabel() == "wall-clock time from the start of iteration 0 (s)"
+    report = (tmp_path / "REPORT.md").read_text()
+    assert ("**Return against wall-clock time: the time to reach a return** (x: wall-clock time from the start of "
+            "iteration 0, compilation included):\n\n![learning curves exp1, small against wall-clock time from the "
+            "start of iteration 0](learning_curves_exp1_small_wall.png)") in report
+    assert report.index("(learning_curves_exp1_small_steps.png)") < report.index("(learning_curves_exp1_small_wall.png)")
+
+
+def test_a_sweep_of_one_run_of_one_iteration_still_opens_with_the_answer(tmp_path):
+    write_run(tmp_path / "runs" / "exp1" / "only", [4.0])
+    result = run_plot(tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "REPORT.md").read_text()
+    check_answer(report, {"exp1"})
+    assert ("- [exp1](#which-variant-is-fastest-exp1-fully-compiled-variants): no ranking: fewer than two fully compiled "
+            "variants ran.") in report
+    assert [line for line in report.splitlines() if line.startswith("## ")][:3] == [
+        "## The answer", "## Which variant is fastest? (exp1, fully compiled variants)", "## Method and machine"]
+    assert "**Machine:** unknown (no system.json)" in report and not re.search(r"\bnan\b", report, re.IGNORECASE)
 
 
 def test_summary_has_one_row_per_finished_run_and_ignores_warmup(reference_sweep):
@@ -265,6 +425,15 @@ def test_compare_puts_two_sweeps_side_by_side_with_their_ratio(tmp_path, known_s
     assert "| linen (jit) | async | small | 3 | 13 | 26 | 2.00× [range 2.00–2.00] |" in report
     assert "| linen (none) | sync | small | 2 | 52 | 104 | 2.00× [range 2.00–2.00] |" in report
     assert "[1.00, 1.00]" not in report and "CI" not in report  # 2–3 envs: a labelled range, never a "CI"
+    # the answer: each side's steady iteration, linked to the table it comes from; then each side's machine
+    assert report.startswith(f"# benchback comparison: {root_a.name} vs b\n\n## The answer\n\n")
+    bullets = check_answer(report, {"compare"})
+    assert bullets[0][0] == ("- [compare · small](#steady-iteration-on-each-side): slowest steady iteration over the "
+                             "fastest: A 8.00× (torch_compile (compile)), B 8.00× (torch_compile (compile)); B's "
+                             "speedup over A 0.50×.")
+    assert [line for line in report.splitlines() if line.startswith("#")][-3:] == [
+        "## Method and machine", f"### A: {root_a.name} (unknown machine)", "### B: b (unknown machine)"]
+    assert wordy_lines(report) == []
 
 
 def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_path):
@@ -276,15 +445,20 @@ def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_pa
     rows = read_summary(tmp_path)
     assert len(rows) == 30 and {key[0] for key in rows} == {pair[0] for pair in ALL_PAIRS}
     charts = list(CHARTS)
-    charts += [f"learning_curves_{group}_{x}" for group in ("exp1_small", "exp2", "exp3") for x in ("steps", "time")]
+    charts += [f"learning_curves_{group}_{x}" for group in ("exp1_small", "exp2", "exp3")
+               for x in ("steps", "time", "wall")]
     assert sorted(path.stem for path in tmp_path.glob("*.png")) == sorted(charts)
     report = (tmp_path / "REPORT.md").read_text()
     assert report.index("Smoke test, not results") < report.index("## Which variant is fastest?") < report.index(
         "## How to read this report")
     # the generated conclusion, from the committed runs: no winner where the interval holds 1×
-    assert ("No variant is fastest in total: linen (jit) has the shortest total time, and nnx_cached (cached) (1.09× "
-            "[range 0.97–1.21]) is not distinguishable from it (its interval holds 1×). torch_compile (compile) takes "
-            "8.74× [range 6.77–11.18] the time of linen (jit).") in report
+    assert ("  - No variant is fastest in total: linen (jit) has the shortest total time.\n"
+            "  - nnx_cached (cached) is not told apart from it (its interval holds 1×).\n") in report
+    assert "| small | nnx_cached (cached) | 3 | 1.09× [range 0.97–1.21] |" in report  # its relative total: the table's
+    # the answer: the shortest in total, the JAX spread and torch's best, as the table writes them
+    assert ("- [exp1 · small](#which-variant-is-fastest-exp1-fully-compiled-variants): linen (jit) has the shortest "
+            "total, not told apart from nnx_cached (cached); JAX variants within 1.09× [range 0.97–1.21] of it "
+            "(slowest: nnx_cached (cached)); torch at best 8.74× [range 6.77–11.18] (torch_compile (compile)).") in report
     assert "iterations 8–99: 8–9" in report  # 10-iteration runs: the steady-state window holds iterations 8 and 9
     assert "Acrobot-v1 · small: no episode finished in any run" in report  # the empty panel says why
 
@@ -355,11 +529,12 @@ def shards(tmp_path_factory):
     return root / "report", result, (root / "report" / "REPORT.md").read_text()
 
 
-def test_report_opens_with_the_smoke_test_label_the_machines_and_the_workload(shards):
+def test_the_method_and_machine_section_gives_the_smoke_test_label_the_machines_and_the_workload(shards):
     _, result, report = shards
     assert result.returncode == 0, result.stderr
-    head = report.split("## Which variant is fastest?")[0]
-    assert "Smoke test, not results" in head
+    head = section_text(report, "## Method and machine")
+    assert report.index("## Which variant is fastest?") < report.index("## Method and machine")  # after the answers
+    assert "Smoke test, not results" in head and "Smoke test, not results" in section_text(report, "## The answer")
     assert "**CPU:** AMD EPYC, 2 cores; **GPU:** none (CPU only)" in head
     assert "**CPU:** Intel Xeon, 16 cores; **GPU:** NVIDIA H100 80GB HBM3 (driver 580.65) ×1" in head
     assert "{'name'" not in report
@@ -394,10 +569,11 @@ def test_ranking_gives_relative_times_and_the_break_even_of_a_faster_steady_stat
     _, _, report = shards
     assert "| small | torch_compile (compile) | 2 | 1.30× [range 1.30–1.30] | 1 (fastest) | 14 | 0.5 | " \
            "after 21 iterations |" in report  # total 19.5 / 15; 1 + (14 − 4) / (1 − 0.5)
-    assert ("**linen (jit)** is fastest in total. torch_compile (compile) takes 1.30× [range 1.30–1.30] the time "
-            "of linen (jit). **torch_compile (compile)** is fastest in the steady state (iterations 8+). "
-            "torch_compile (compile) is 2.00× [range 2.00–2.00] faster per iteration than linen (jit), the shortest in "
-            "total; its longer iteration 0 is repaid after about 21 iterations.") in report
+    assert ("- **small** (2 envs, runs of 12 iterations):\n"
+            "  - **linen (jit)** is fastest in total.\n"
+            "  - **torch_compile (compile)** is fastest in the steady state (iterations 8+).\n"
+            "  - torch_compile (compile) is 2.00× [range 2.00–2.00] faster per iteration than linen (jit), the shortest "
+            "in total; its longer iteration 0 is repaid after about 21 iterations.\n") in report
 
 
 def test_runs_of_other_workloads_are_never_paired_and_totals_need_equal_length(shards):
@@ -428,10 +604,13 @@ def test_env_backend_experiment_draws_the_two_by_two_with_a_generated_conclusion
     out, _, report = shards
     assert (out / "env_backend_machine2.png").stat().st_size > 10_000
     assert "| total duration | CartPole-v1 | small | 1 | 1.50× | 3.00× |" in report
-    assert ("On total time, **the env backend dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
-            "takes 3.00× [range 3.00–3.00] the time of gymnax on the device, while torch takes 1.50× [range 1.50–1.50] "
-            "the time of linen; the env backend changes the time 2.00× [range 2.00–2.00] as much as the framework."
-            ) in report
+    assert ("- On total time, **the env backend dominates** (2 env/size cells, geometric means):\n"
+            "  - Gymnasium on the CPU takes 3.00× [range 3.00–3.00] the time of gymnax on the device.\n"
+            "  - torch takes 1.50× [range 1.50–1.50] the time of linen.\n"
+            "  - The env backend changes the time 2.00× [range 2.00–2.00] as much as the framework.\n") in report
+    assert ("- [exp4 · total (machine 2)](#env-backend-against-framework-exp4--machine-2-intel-xeon-nvidia-h100-80gb-"
+            "hbm3): the env backend dominates: Gymnasium takes 3.00× [range 3.00–3.00] the time of gymnax; torch takes "
+            "1.50× [range 1.50–1.50] the time of linen.") in report
 
 
 def test_the_env_backend_chart_draws_each_frameworks_cells_against_the_backend(tmp_path, monkeypatch):
@@ -463,8 +642,9 @@ def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experime
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "REPORT.md").read_text()
     headings = [line for line in report.splitlines() if line.startswith("## ")]
-    assert headings == ["## Env backend against framework (exp4)", "## How to read this report",
-                        "## Peak device memory", "## Learning: final returns and learning curves"]
+    assert headings == ["## The answer", "## Env backend against framework (exp4)", "## Method and machine",
+                        "## How to read this report", "## Peak device memory",
+                        "## Learning: final returns and learning curves"]
     assert [line for line in report.splitlines() if "Not in this sweep" in line] == [
         "- **Not in this sweep:** exp1 (the fully compiled variants, async: the ranking); exp2 (every compile mode "
         "per env, synchronised); exp3 (every compile mode per model size, synchronised); exp5 (how the cost grows "
@@ -473,7 +653,7 @@ def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experime
         "for PPO); exp9 (training on Doors, an env written in NumPy and in JAX: NumPy or JAX for my own env)."]
     assert "Skipped" not in report and "skipping" not in result.stderr
     assert sorted(path.stem for path in tmp_path.glob("*.png")) == [
-        "env_backend", "learning_curves_exp4_steps", "learning_curves_exp4_time", "memory"]
+        "env_backend", "learning_curves_exp4_steps", "learning_curves_exp4_time", "learning_curves_exp4_wall", "memory"]
 
 
 def test_a_sweep_of_exp1_to_exp4_names_only_exp5_to_exp9_as_missing(shards):
@@ -614,25 +794,33 @@ def ranked(total, steady, steady_vs_linen):
 
 def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_excludes_one():
     conclusion, break_even = ranked((1.3, (1.2, 1.4, "range")), (0.5, (0.4, 0.6, "range")), (0.5, (0.4, 0.6, "range")))
-    assert ("**linen (jit)** is fastest in total. nnx_cached (cached) takes 1.30× [range 1.20–1.40] the time of linen "
-            "(jit). **nnx_cached (cached)** is fastest in the steady state (iterations 8–99). nnx_cached (cached) is "
-            "2.00× [range 1.67–2.50] faster per iteration than linen (jit), the shortest in total; its longer iteration "
-            "0 is repaid after about 21 iterations.") in conclusion
+    # one short bullet per finding; nnx_cached's relative total (1.30×) is the table's, not repeated
+    assert conclusion == [
+        "- **small** (2 envs, runs of 100 iterations):",
+        "  - **linen (jit)** is fastest in total.",
+        "  - **nnx_cached (cached)** is fastest in the steady state (iterations 8–99).",
+        "  - nnx_cached (cached) is 2.00× [range 1.67–2.50] faster per iteration than linen (jit), the shortest in total; "
+        "its longer iteration 0 is repaid after about 21 iterations."]
     assert break_even == "after 21 iterations"  # 1 + (14 − 4) / (1 − 0.5)
     ci = "95% CI"
     conclusion, break_even = ranked((1.01, (0.98, 1.03, ci)), (0.99, (0.97, 1.02, ci)), (0.99, (0.97, 1.02, ci)))
-    assert ("No variant is fastest in total: linen (jit) has the shortest total time, and nnx_cached (cached) (1.01× [95% CI "
-            "0.98–1.03]) is not distinguishable from it (its interval holds 1×).") in conclusion
-    assert "No variant is fastest in the steady state (iterations 8–99): nnx_cached (cached)" in conclusion
-    assert "No break-even against linen (jit)" in conclusion and "repaid" not in conclusion
+    assert conclusion[1:3] == ["  - No variant is fastest in total: linen (jit) has the shortest total time.",
+                               "  - nnx_cached (cached) is not told apart from it (its interval holds 1×)."]
+    assert "  - No variant is fastest in the steady state (iterations 8–99): nnx_cached (cached) has the shortest time " \
+        "per iteration." in conclusion
+    assert conclusion[-1].startswith("  - No break-even against linen (jit)") and "repaid" not in str(conclusion)
     assert break_even == "– (steady states indistinguishable)"
     no_interval = (math.nan, math.nan, "")
     conclusion, break_even = ranked((1.3, no_interval), (0.5, no_interval), (0.5, no_interval))
-    assert ("**small** (1 env, runs of 100 iterations): No variant is named fastest in total: linen (jit) has the "
-            "shortest total time; with one env there is no interval to tell it from nnx_cached (cached) (1.30×). No "
-            "variant is named fastest in the steady state (iterations 8–99): nnx_cached (cached) has the shortest time "
-            "per iteration; with one env there is no interval to tell it from linen (jit) (2.00×). No break-even "
-            "against linen (jit)") in conclusion
+    assert conclusion == [
+        "- **small** (1 env, runs of 100 iterations):",
+        "  - No variant is named fastest in total: linen (jit) has the shortest total time.",
+        "  - With one env there is no interval to tell it from nnx_cached (cached).",
+        "  - No variant is named fastest in the steady state (iterations 8–99): nnx_cached (cached) has the shortest "
+        "time per iteration.",
+        "  - With one env there is no interval to tell it from linen (jit).",
+        "  - No break-even against linen (jit), the shortest in total: the two steady states are not told apart "
+        "(2.00×)."]
     assert break_even == "– (one env: no interval)"
 
 
@@ -644,17 +832,23 @@ def test_an_interval_tells_two_variants_apart_only_if_it_excludes_one_as_printed
 
 def test_the_env_backend_conclusion_names_a_dominant_factor_only_where_the_interval_excludes_one():
     dominant = {("CartPole-v1", "small"): [(1.5, 3.0)], ("Acrobot-v1", "small"): [(1.5, 2.0)]}
-    assert ("On total time, **the env backend dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
-            "takes 2.45× [range 2.00–3.00] the time of gymnax on the device, while torch takes 1.50× [range 1.50–1.50] "
-            "the time of linen; the env backend changes the time 1.63× [range 1.33–2.00] as much as the framework."
-            ) == env_backend.backend_conclusion(dominant, "total time")
+    assert env_backend.backend_conclusion(dominant, "total time") == [
+        "- On total time, **the env backend dominates** (2 env/size cells, geometric means):",
+        "  - Gymnasium on the CPU takes 2.45× [range 2.00–3.00] the time of gymnax on the device.",
+        "  - torch takes 1.50× [range 1.50–1.50] the time of linen.",
+        "  - The env backend changes the time 1.63× [range 1.33–2.00] as much as the framework."]
+    assert env_backend.backend_bullet(dominant) == ("the env backend dominates: Gymnasium takes 2.45× [range 2.00–3.00] "
+                                                    "the time of gymnax; torch takes 1.50× [range 1.50–1.50] the time "
+                                                    "of linen")
     neither = {("CartPole-v1", "small"): [(1.5, 2.0)], ("Acrobot-v1", "small"): [(0.5, 1.5)]}
-    assert ("On total time, **neither factor dominates** (2 env/size cells, geometric means): Gymnasium on the CPU "
-            "takes 1.73× [range 1.50–2.00] the time of gymnax on the device, while torch and linen are not told apart "
-            "(torch / linen: 0.87× [range 0.50–1.50]); the env backend changes the time 1.00× [range 0.75–1.33] as "
-            "much as the framework (its interval holds 1×).") == env_backend.backend_conclusion(neither, "total time")
+    assert env_backend.backend_conclusion(neither, "total time") == [
+        "- On total time, **neither factor dominates** (2 env/size cells, geometric means):",
+        "  - Gymnasium on the CPU takes 1.73× [range 1.50–2.00] the time of gymnax on the device.",
+        "  - torch and linen are not told apart (torch / linen: 0.87× [range 0.50–1.50]).",
+        "  - The env backend changes the time 1.00× [range 0.75–1.33] as much as the framework (its interval holds "
+        "1×)."]
     one_env = env_backend.backend_conclusion({("CartPole-v1", "small"): [(1.5, 3.0)]}, "total time")
-    assert one_env.startswith("On total time, **neither factor dominates** (1 env/size cell, geometric means): "
-                              "Gymnasium on the CPU and gymnax on the device are not told apart (one env: no interval, "
-                              "Gymnasium on the CPU / gymnax on the device: 3.00×)")
-    assert one_env.endswith("as much as the framework (with one env there is no interval).")
+    assert one_env[:2] == ["- On total time, **neither factor dominates** (1 env/size cell, geometric means):",
+                           "  - Gymnasium on the CPU and gymnax on the device are not told apart (one env: no interval, "
+                           "Gymnasium on the CPU / gymnax on the device: 3.00×)."]
+    assert one_env[-1].endswith("as much as the framework (with one env there is no interval).")

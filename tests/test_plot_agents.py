@@ -7,7 +7,7 @@ import math
 import pytest
 
 from events import write_exp5_runs, write_exp6_group, write_json, write_run
-from test_plot import capture_figures, lines_by_label, run_plot
+from test_plot import capture_figures, check_answer, lines_by_label, run_plot, wordy_lines
 from test_plot_scaling import GYMNAX_COSTS
 from test_plot_short_runs import section
 
@@ -45,11 +45,23 @@ def test_a_sweep_of_exp6_alone_opens_with_its_answer_and_draws_its_chart(exp6_al
     root, result, report = exp6_alone
     assert result.returncode == 0, result.stderr
     headings = [line for line in report.splitlines() if line.startswith("## ")]
-    assert headings == [AGENTS, "## How to read this report", "## Learning: final returns and learning curves"]
+    assert headings == ["## The answer", AGENTS, "## Method and machine", "## How to read this report",
+                        "## Learning: final returns and learning curves"]
     assert "Skipped" not in report
     assert sorted(path.stem for path in root.glob("*.png")) == ["agents", "learning_curves_exp6_steps",
-                                                                 "learning_curves_exp6_time"]
+                                                                 "learning_curves_exp6_time", "learning_curves_exp6_wall"]
+    assert ("- [exp6 · CartPole-v1](#many-agents-one-vmapped-process-against-many-processes-exp6): At N = 8, one "
+            "linen_scan (scan) process is 1.67× faster than linen (jit) processes 2 at a time and 3.33× faster than "
+            "torch (env-jit) processes 2 at a time.") in section(report, "## The answer")
     assert (root / "agents.png").stat().st_size > 10_000
+
+
+def test_the_answer_links_to_the_section_and_no_line_runs_long(exp6_alone):
+    _, _, report = exp6_alone
+    assert [bullet["label"] for bullet in check_answer(report, {"exp6"})] == ["exp6 · CartPole-v1"]
+    assert "![wall time to train N agents](agents.png)" in section(report, "## The answer")
+    assert wordy_lines(report) == []
+    assert "(learning_curves_exp6_wall.png)" in report
 
 
 def test_the_table_gives_wall_time_agents_per_hour_and_speedups_extrapolating_only_the_processes(exp6_alone):
@@ -63,10 +75,12 @@ def test_the_table_gives_wall_time_agents_per_hour_and_speedups_extrapolating_on
     # 16 agents: linen and torch processes extrapolated from their 4 waves at N = 8: 8 waves of 15 and 30 s
     assert ("| 16 | 52 | 1,108 | ≈120 (extrapolated) | ≈480 (extrapolated) | ≈240 (extrapolated) | ≈240 (extrapolated) "
             "| 2.31× (extrapolated) | 4.62× (extrapolated) |") in text
-    assert ("At N = 8, one linen_scan (scan) process trains the 8 agents in 36 s (800 agents per hour): 1.67× faster "
-            "than 8 linen (jit) processes 2 at a time (60 s) and 3.33× faster than 8 torch (env-jit) processes 2 at a "
-            "time (120 s). At N = 16, one linen_scan (scan) process trains the 16 agents in 52 s (1,108 agents per "
-            "hour): 2.31× faster than 16 linen (jit) processes 2 at a time (≈120 s, extrapolated)") in text
+    # the conclusions: at the largest N every variant measured, and at the vmapped process's largest
+    assert ("- **CartPole-v1:**\n"
+            "  - At N = 8, one linen_scan (scan) process is 1.67× faster than linen (jit) processes 2 at a time and "
+            "3.33× faster than torch (env-jit) processes 2 at a time.\n"
+            "  - At N = 16, one linen_scan (scan) process is 2.31× faster than linen (jit) processes 2 at a time "
+            "(extrapolated) and 4.62× faster than torch (env-jit) processes 2 at a time (extrapolated).\n") in text
     assert "| 1 | 22 | 164 | 15 | 240 | 30 | 120 | 0.68× | 1.36× |" in text  # one agent: the processes are faster
 
 
@@ -109,12 +123,14 @@ def test_the_exp5_fit_of_linen_predicts_the_gain_beside_the_measured_one(tmp_pat
     # N = 8, 32 envs per agent, P = 2: per iteration 4 × (1 + 0.32) ms / (1 + 2.56) ms; per run also each side's
     # start-up (2 s) and iteration 0 (5 s) and 11 iterations: 4 × 7.0145 s / 7.0392 s; measured 60 / 36
     assert "| 8 | 1.48× | 3.99× | 1.67× |" in text
-    assert ("exp5's cost model of linen (jit) predicts a gain of 1.48× per iteration at N = 8 (3.99× per run with the "
-            "measured start-up and iteration 0); measured: 1.67×.") in text
+    assert ("  - exp5's cost model of linen (jit) predicts a gain of 1.48× per iteration at N = 8 (3.99× per run with "
+            "the measured start-up and iteration 0); measured: 1.67×.") in text
     assert "8× at N = 16 with P = 2 — a prediction of the model, not measured here." in text
     # exp5 and exp6 open the report: neither the agents nor exp5's runs were taken for exp1 runs
-    assert [line for line in report.splitlines() if line.startswith("## ")][:2] == [
-        "## How the cost grows with the number of envs (exp5)", AGENTS]
+    assert [line for line in report.splitlines() if line.startswith("## ")][:3] == [
+        "## The answer", "## How the cost grows with the number of envs (exp5)", AGENTS]
+    # the headline chart is exp6's, though exp5's section comes first: exp5's runs are read beside exp6's
+    assert "![wall time to train N agents](agents.png)" in section(report, "## The answer")
 
 
 def test_the_time_axis_gives_a_vmapped_process_s_agents_its_time_divided_by_their_number(tmp_path, monkeypatch):

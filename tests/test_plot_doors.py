@@ -9,7 +9,7 @@ import pytest
 
 from events import write_json, write_run
 from report import doors
-from test_plot import run_plot
+from test_plot import check_answer, run_plot, wordy_lines
 from test_plot_short_runs import section
 
 SECTION = "## NumPy or JAX for my own env? Training on Doors (exp9)"
@@ -47,22 +47,28 @@ def test_the_answer_names_the_design_that_reaches_the_return_first_and_the_other
     text = section(report, SECTION)
     # the window of 5 returns reaches 2.0 at the 4th 2.5: iteration learns_from + 3, its end after (i + 1) iterations
     # the wide linen: its 10th iteration of 0.5 s; linen at 32 envs its 8th of 1 s, torch_gymnasium's of 10 s
-    assert ("**PPO:** linen (jit) at 512 envs reaches a mean return of 2.0 first, after 5 s (median over the "
-            "seeds); the others take linen (jit) 1.6× and torch_gymnasium (eager) 16.0× that time.") in text
-    assert "**DQN:** dqn_linen (jit) at 16 envs reaches a mean return of 2.0 first, after 14 s" in text
-    assert "never: dqn_linen (jit)." in text
+    assert ("- **PPO:** linen (jit) at 512 envs reaches a mean return of 2.0 first, after 5 s (median over the "
+            "seeds).\n  - The first on the NumPy env, torch_gymnasium (eager), takes 16.0× that time.\n") in text
+    assert "- **DQN:** dqn_linen (jit) at 16 envs reaches a mean return of 2.0 first, after 14 s" in text
+    assert "  - Never: dqn_linen (jit)." in text
+    # the answer at the top: the same numbers, as the table writes them
+    assert ("- [exp9 · PPO](#numpy-or-jax-for-my-own-env-training-on-doors-exp9): linen (jit) at 512 envs reaches a "
+            "mean return of 2.0 first (5 s); the first on the NumPy env, torch_gymnasium (eager), takes 16.0× that "
+            "time.") in section(report, "## The answer")
 
 
 def test_the_table_gives_seeds_reaching_times_steps_returns_and_totals(doors_report):
     _, _, report = doors_report
     text = section(report, SECTION)
     # linen at 32 envs: 8 iterations of 1 s (seed 2: 2 s) = 8 s [range 8-16], 8 x 8192 env steps
-    assert ("| linen (jit) | JAX | 32 | 3/3 | 8 [range 8–16] | 65,536 [range 65,536–65,536] | 2.5 ± 0 | "
+    # relative: its median time to reach over the first design's (linen at 512 envs, 5 s)
+    assert ("| linen (jit) | JAX | 32 | 3/3 | 8 [range 8–16] | 65,536 [range 65,536–65,536] | 1.6× | 2.5 ± 0 | "
             "12 [range 12–24] | 2.00× |") in text
     # the NumPy env's designs first
     assert text.index("| torch_gymnasium (eager) |") < text.index("| linen (jit) |") < text.index("at 512 envs |")
     assert "| torch_gymnasium (eager) | NumPy, loop over copies | 32 | 3/3 | 80 [range 80–160] |" in text
-    assert "| dqn_linen (jit) | JAX | 1 | 0/3 | – | – | 0 ± 0 |" in text
+    assert "| 80 [range 80–160] | 65,536 [range 65,536–65,536] | 16.0× |" in text
+    assert "| dqn_linen (jit) | JAX | 1 | 0/3 | – | – | – | 0 ± 0 |" in text
 
 
 def test_the_source_table_gives_both_sides_ratios_to_the_fastest_of_the_three(doors_report):
@@ -77,6 +83,19 @@ def test_curves_against_env_steps_and_wall_time_are_drawn_per_algorithm(doors_re
     root, _, report = doors_report
     for name in ("doors_ppo_steps.png", "doors_ppo_wall.png", "doors_dqn_steps.png", "doors_dqn_wall.png"):
         assert (root / name).stat().st_size > 0 and f"({name})" in report
+
+
+def test_the_answer_links_each_algorithm_to_the_section_and_the_wall_clock_curves_are_named(doors_report):
+    _, _, report = doors_report
+    bullets = check_answer(report, {"exp9"})
+    assert [bullet["label"] for bullet in bullets] == ["exp9 · PPO", "exp9 · DQN"]
+    assert bullets[1]["text"] == ("dqn_linen (jit) at 16 envs reaches a mean return of 2.0 first (14 s); the first on "
+                                  "the NumPy env, dqn_linen_gymnasium (jit), takes 5.0× that time.")
+    assert "| 70 [range 70–140] | 7 [range 7–7] | 5.0× |" in section(report, SECTION)  # dqn_linen_gymnasium's row
+    for algorithm in ("PPO", "DQN"):
+        assert (f"**Return against wall-clock time: the time to reach a return** ({algorithm}):\n\n![{algorithm} on Doors "
+                f"against wall-clock time from iteration 0](doors_{algorithm.lower()}_wall.png)") in report
+    assert wordy_lines(report) == []
 
 
 def test_exp9_stays_out_of_the_generic_learning_tables(doors_report):

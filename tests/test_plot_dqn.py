@@ -13,7 +13,7 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from report import dqn, stats
 from events import scalar, text, write_run, write_sweep
-from test_plot import capture_figures, lines_by_label, run_plot
+from test_plot import capture_figures, check_answer, lines_by_label, run_plot, wordy_lines
 from test_plot_short_runs import section
 
 DQN_SECTION = "## Does the framework matter more for DQN than for PPO? (exp8)"
@@ -138,42 +138,60 @@ def table_row(text, name):
     return next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
 
 
-FOUR_DESIGNS = "Of the four designs with a PPO analogue in exp4 (the same framework on the same env backend), "
+FOUR_DESIGNS = "  - Of the four designs with a PPO analogue in exp4 (the same framework on the same env backend), "
 
 
 def test_the_answer_gives_the_familys_spread_then_the_four_designs_beside_ppos_exp4_spread(exp8_report):
     _, text = exp8_report
     # the seven: the slowest over dqn_nnx (tree), the fastest; the four designs: the slowest over dqn_linen (jit)
-    assert ("- **CartPole-v1:** of the 7 DQN variants at 1 env, dqn_torch_gymnasium (eager) takes 16.00× [range "
-            "8.00–32.00] the steady iteration (median of iterations 8–49) of dqn_nnx (tree), the fastest. "
-            + FOUR_DESIGNS + "dqn_torch_gymnasium (eager) takes 8.00× [range 4.00–16.00] that of dqn_linen (jit); "
-            "for PPO (exp4, small, median of iterations 8–11) torch_gymnasium (eager) takes 2.00× [range 2.00–2.00] "
-            "that of linen (jit). **The designs lie further apart for DQN than for PPO** here: the two intervals do "
-            "not overlap.") in text
-    assert ("- **Acrobot-v1:** of the 7 DQN variants at 1 env, dqn_torch_gymnasium (eager) takes 16.00× [range "
-            "8.00–32.00] the steady iteration (median of iterations 8–49) of dqn_nnx (tree), the fastest. "
-            + FOUR_DESIGNS + "dqn_torch_gymnasium (eager) takes 8.00× [range 4.00–16.00] that of dqn_linen (jit); "
-            "PPO's exp4 has no run on Acrobot-v1 at model size small: no PPO spread to set beside it.") in text
+    assert ("- **CartPole-v1:** 7 DQN variants at 1 env.\n"
+            "  - dqn_torch_gymnasium (eager) takes 16.00× [range 8.00–32.00] the steady iteration (median of iterations "
+            "8–49) of dqn_nnx (tree), the fastest.\n"
+            + FOUR_DESIGNS + "dqn_torch_gymnasium (eager) takes 8.00× [range 4.00–16.00] that of dqn_linen (jit).\n"
+            "  - For PPO (exp4, small, median of iterations 8–11) torch_gymnasium (eager) takes 2.00× [range 2.00–2.00] "
+            "that of linen (jit).\n"
+            "  - **The designs lie further apart for DQN than for PPO** here: the two intervals do not overlap.\n") in text
+    assert ("- **Acrobot-v1:** 7 DQN variants at 1 env.\n"
+            "  - dqn_torch_gymnasium (eager) takes 16.00× [range 8.00–32.00] the steady iteration (median of iterations "
+            "8–49) of dqn_nnx (tree), the fastest.\n"
+            + FOUR_DESIGNS + "dqn_torch_gymnasium (eager) takes 8.00× [range 4.00–16.00] that of dqn_linen (jit).\n"
+            "  - PPO's exp4 has no run on Acrobot-v1 at model size small: no PPO spread to set beside it.\n") in text
     assert text.index("- **CartPole-v1:**") < text.index("- **Acrobot-v1:**") < text.index("- **Breakout-MinAtar:**") \
         < text.index("Iteration 0 holds the learning-starts phase") < text.index("| variant (mode) |")
 
 
+def test_the_answer_at_the_top_gives_each_envs_spread_and_the_four_designs_beside_ppos(exp8_report):
+    root, _ = exp8_report
+    report = (root / "REPORT.md").read_text()
+    answer = section(report, "## The answer")
+    bullets = check_answer(report, {"exp4", "exp8"})
+    assert [bullet["label"] for bullet in bullets][2:] == ["exp8 · CartPole-v1", "exp8 · Acrobot-v1",
+                                                           "exp8 · Breakout-MinAtar"]
+    assert wordy_lines(report) == []
+    assert ("- [exp8 · CartPole-v1](#does-the-framework-matter-more-for-dqn-than-for-ppo-exp8): dqn_torch_gymnasium "
+            "(eager) takes 16.00× [range 8.00–32.00] the steady iteration of dqn_nnx (tree); the four designs 8.00× "
+            "[range 4.00–16.00] against PPO's four 2.00× [range 2.00–2.00]: further apart for DQN.") in answer
+    assert ("- [exp8 · Breakout-MinAtar](#does-the-framework-matter-more-for-dqn-than-for-ppo-exp8): dqn_torch (env-jit) "
+            "takes 8.00× [range 8.00–8.00] the steady iteration of dqn_nnx (tree).") in answer
+
+
 def test_on_breakout_the_answer_gives_the_gymnax_variants_spread_and_says_why_there_is_no_ppo_comparison(exp8_report):
     _, text = exp8_report
-    assert ("- **Breakout-MinAtar:** of the 5 DQN variants at 1 env, dqn_torch (env-jit) takes 8.00× [range "
-            "8.00–8.00] the steady iteration (median of iterations 8–19) of dqn_nnx (tree), the fastest. No PPO spread "
-            "to set beside it: exp8 has no run of dqn_torch_gymnasium (eager) and dqn_linen_gymnasium (jit) on "
-            "Breakout-MinAtar (the Gymnasium scripts run only envs with a Gymnasium counterpart), so the four designs "
-            "with a PPO analogue in exp4 are not all here.") in text
+    assert ("- **Breakout-MinAtar:** 5 DQN variants at 1 env.\n"
+            "  - dqn_torch (env-jit) takes 8.00× [range 8.00–8.00] the steady iteration (median of iterations 8–19) of "
+            "dqn_nnx (tree), the fastest.\n"
+            "  - No PPO spread to set beside it: the four designs with a PPO analogue in exp4 are not all here.\n"
+            "  - exp8 has no run of dqn_torch_gymnasium (eager) and dqn_linen_gymnasium (jit) on Breakout-MinAtar (the "
+            "Gymnasium scripts run only envs with a Gymnasium counterpart).\n") in text
 
 
 def test_a_missing_design_other_than_the_gymnasium_pair_is_named_without_the_gymnasium_reason():
     variant = lambda name: dqn.Variant(name, [], (1.0, (math.nan, math.nan, "")))
     single = [variant(name) for name in ("dqn_torch_gymnasium (eager)", "dqn_linen_gymnasium (jit)", "dqn_linen (jit)",
                                          "dqn_nnx (tree)")]
-    assert dqn.ppo_comparison_text("CartPole-v1", single, [], "iterations 8–11") == (
-        "No PPO spread to set beside it: exp8 has no run of dqn_torch (env-jit) on CartPole-v1, so the four designs "
-        "with a PPO analogue in exp4 are not all here.")
+    assert dqn.ppo_comparison_lines("CartPole-v1", single, [], "iterations 8–11") == [
+        "No PPO spread to set beside it: the four designs with a PPO analogue in exp4 are not all here.",
+        "exp8 has no run of dqn_torch (env-jit) on CartPole-v1."]
 
 
 def test_a_sweep_of_the_four_designs_alone_gives_one_spread_beside_ppos_and_one_workload(tmp_path):
@@ -181,12 +199,17 @@ def test_a_sweep_of_the_four_designs_alone_gives_one_spread_beside_ppos_and_one_
     result = run_plot(root)
     assert result.returncode == 0, result.stderr
     report = (root / "REPORT.md").read_text()
-    assert ("- **CartPole-v1:** of the 4 DQN variants at 1 env, dqn_torch_gymnasium (eager) takes 8.00× [range "
-            "4.00–16.00] the steady iteration (median of iterations 8–49) of dqn_linen (jit), the fastest. For PPO "
-            "(exp4, small, median of iterations 8–11) torch_gymnasium (eager) takes 2.00× [range 2.00–2.00] that of "
-            "linen (jit). **The designs lie further apart for DQN than for PPO** here") in report
-    assert ("dqn_linen (jit), the fastest. PPO's exp4 has no run on Acrobot-v1 at model size small: no PPO spread to "
-            "set beside it.") in report
+    assert ("- **CartPole-v1:** 4 DQN variants at 1 env.\n"
+            "  - dqn_torch_gymnasium (eager) takes 8.00× [range 4.00–16.00] the steady iteration (median of iterations "
+            "8–49) of dqn_linen (jit), the fastest.\n"
+            "  - For PPO (exp4, small, median of iterations 8–11) torch_gymnasium (eager) takes 2.00× [range 2.00–2.00] "
+            "that of linen (jit).\n"
+            "  - **The designs lie further apart for DQN than for PPO** here") in report
+    assert ("dqn_linen (jit), the fastest.\n  - PPO's exp4 has no run on Acrobot-v1 at model size small: no PPO spread "
+            "to set beside it.") in report
+    # the answer at the top: the four designs are the family, so their spread is said once
+    assert ("dqn_torch_gymnasium (eager) takes 8.00× [range 4.00–16.00] the steady iteration of dqn_linen (jit); PPO's "
+            "four 2.00× [range 2.00–2.00]: further apart for DQN.") in section(report, "## The answer")
     assert "Of the four designs" not in report
     assert ("- **Workload (exp8, DQN):** num_envs 1/16; 500,000 transitions in 50 iterations (buffer 10,000); 30 runs "
             "on 2 envs (CartPole-v1, Acrobot-v1)\n") in report
@@ -232,18 +255,18 @@ def test_the_wide_dqn_linen_is_marked_apart_and_left_out_of_the_spread(exp8_repo
     assert table_row(text, "dqn_linen (jit) at 16 envs") == ("| dqn_linen (jit) at 16 envs | 3 | 0.0625 [range "
                                                              "0.0625–0.0625] | 4 | 7.28 | 68,670 | 0.50× [range "
                                                              "0.50–0.50] | 482 ± 1 |")
-    assert ("A table that has dqn_linen (jit) at 16 envs gives it apart, after the variants at 1 env: as many "
-            "transitions and gradient steps as at 1 env, in fewer, wider steps of its loop; it is in neither "
-            "spread.") in text
+    assert ("- A table that has dqn_linen (jit) at 16 envs gives it apart, after the variants at 1 env; it is in neither "
+            "spread.\n- It makes as many transitions and gradient steps as at 1 env, in fewer, wider steps of its "
+            "loop.") in text
 
 
 def test_the_note_says_what_iteration_0_holds_and_that_only_whole_iterations_are_timed(exp8_report):
     _, text = exp8_report
     # runs of 50 and of 20 iterations (Breakout-MinAtar): the steady window's name covers both
     assert "Each run's steady iteration is the median of its iterations 8+;" in text
-    assert ("Iteration 0 holds the learning-starts phase (transitions stored, no gradient step) and compilation. The "
-            "DQN loop has no rollout/update split (acting and learning alternate at every env step), so only whole "
-            "iterations are timed.") in text
+    assert ("- Iteration 0 holds the learning-starts phase (transitions stored, no gradient step) and compilation.\n"
+            "- The DQN loop has no rollout/update split (acting and learning alternate at every env step), so only "
+            "whole iterations are timed.") in text
 
 
 def test_exp8_rows_stay_in_summary_csv(exp8_report):
@@ -278,15 +301,15 @@ def test_a_sweep_of_exp8_alone_says_ppos_exp4_is_not_in_it_and_writes_only_its_o
     result = run_plot(write_exp8(tmp_path))
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "REPORT.md").read_text()
-    assert [line for line in report.splitlines() if line.startswith("## ")] == [DQN_SECTION,
-                                                                                "## How to read this report"]
+    assert [line for line in report.splitlines() if line.startswith("## ")] == [
+        "## The answer", DQN_SECTION, "## Method and machine", "## How to read this report"]
     assert "PPO's exp4 is not in this sweep: no PPO spread to set beside it." in report
     assert sorted(path.name for path in tmp_path.glob("*.png")) == ["dqn.png"]
     # each workload with its replay memory and its envs: Breakout-MinAtar's own
     assert ("- **Workload (exp8, DQN):** num_envs 1/16; 500,000 transitions in 50 iterations (buffer 10,000) on "
             "CartPole-v1 and Acrobot-v1; 200,000 transitions in 20 iterations (buffer 100,000) on Breakout-MinAtar; "
             "63 runs on 3 envs (CartPole-v1, Acrobot-v1, Breakout-MinAtar)\n") in report
-    assert "num_steps ?" not in report and "exp8 (" not in report.split("## ")[0]
+    assert "num_steps ?" not in report and "exp8 (" not in section(report, "## Method and machine")
 
 
 def test_without_exp8_there_is_no_dqn_section_and_the_header_names_it_missing(with_and_without_exp8):
@@ -299,9 +322,11 @@ def test_without_exp8_there_is_no_dqn_section_and_the_header_names_it_missing(wi
 def test_adding_exp8_to_a_ppo_sweep_leaves_every_ppo_section_unchanged(with_and_without_exp8):
     ppo, both = (sections(report) for report in with_and_without_exp8)
     headings = list(both)
-    assert headings[headings.index(DQN_SECTION) + 1] == "## How to read this report"  # the last of the answers
+    assert headings[headings.index(DQN_SECTION) + 1] == "## Method and machine"  # the last of the answers
     assert [heading for heading in headings if heading != DQN_SECTION] == list(ppo)
     for heading, text in ppo.items():
+        if heading in ("## The answer", "## Method and machine"):
+            continue  # the answer and the header (its workload) name exp8's runs too
         if heading == "## How to read this report":  # its first line counts every run of the sweep, exp8's too
             assert both[heading].split("\n")[3:] == text.split("\n")[3:] and "iterations 8–99" in text
         else:

@@ -5,7 +5,7 @@ import csv
 import pytest
 
 from events import write_json, write_run
-from test_plot import run_plot
+from test_plot import check_answer, run_plot, wordy_lines
 
 ENVS = ("CartPole-v1", "Acrobot-v1")
 # Per shard: its CPU and the iteration times of linen (jit) and torch_compile (compile). On the EPYC linen is
@@ -46,7 +46,8 @@ def section(report, heading):
 def test_the_header_names_both_machines_and_that_runs_are_compared_only_within_a_kind(two_kinds):
     _, result, report = two_kinds
     assert result.returncode == 0, result.stderr
-    head = report.split("\n## ")[0]
+    head = section(report, "## Method and machine")
+    assert report.index("## The answer") < report.index("## Which variant") < report.index("## Method and machine")
     assert "**CPU:** AMD EPYC, 2 cores" in head and "**CPU:** Intel Xeon, 2 cores" in head
     assert ("- **This sweep mixes 2 machine kinds** (CPU model, GPU model; each folder's system.json): **machine 1:** "
             "AMD EPYC, no GPU (`a`); **machine 2:** Intel Xeon, no GPU (`b`). Runs are ranked and paired only within "
@@ -57,10 +58,20 @@ def test_each_machine_kind_gets_its_own_ranking_from_its_own_runs(two_kinds):
     out, _, report = two_kinds
     epyc = section(report, "## Which variant is fastest? (exp1, fully compiled variants) — machine 1: AMD EPYC, no GPU")
     xeon = section(report, "## Which variant is fastest? (exp1, fully compiled variants) — machine 2: Intel Xeon, no GPU")
-    assert "**linen (jit)** is fastest in total. torch_compile (compile) takes 1.30× [range 1.30–1.30] the time of " \
-           "linen (jit)." in epyc
-    assert "**torch_compile (compile)** is fastest in total. linen (jit) takes 1.33× [range 1.33–1.33] the time of " \
-           "torch_compile (compile)." in xeon
+    assert "  - **linen (jit)** is fastest in total.\n" in epyc
+    assert "| small | torch_compile (compile) | 2 | 1.30× [range 1.30–1.30] |" in epyc
+    assert "  - **torch_compile (compile)** is fastest in total.\n" in xeon
+    assert "| small | linen (jit) | 2 | 1.33× [range 1.33–1.33] |" in xeon
+    # the answer gives each kind's ranking, linked to the kind's own section
+    answer = section(report, "## The answer")
+    check_answer(report, {"exp1"})
+    assert wordy_lines(report) == []
+    assert ("- [exp1 · small (machine 1)](#which-variant-is-fastest-exp1-fully-compiled-variants--machine-1-amd-epyc-no-"
+            "gpu): linen (jit) has the shortest total; torch at best 1.30× [range 1.30–1.30] (torch_compile "
+            "(compile)).") in answer
+    assert ("- [exp1 · small (machine 2)](#which-variant-is-fastest-exp1-fully-compiled-variants--machine-2-intel-xeon-"
+            "no-gpu): torch_compile (compile) has the shortest total; JAX at best 1.33× [range 1.33–1.33] (linen "
+            "(jit)).") in answer
     assert (out / "ranking_machine1.png").exists() and (out / "ranking_machine2.png").exists()
     assert not (out / "ranking.png").exists()
 

@@ -10,7 +10,7 @@ import pytest
 from sweep.experiments import EXPERIMENTS
 from report import scaling, settings, text
 from events import write_exp5_runs, write_run
-from test_plot import capture_figures, run_plot
+from test_plot import capture_figures, check_answer, run_plot, wordy_lines
 from test_plot_short_runs import section
 
 # Steady seconds per iteration a + b·N of each variant: torch's fixed cost is 10× linen's, its cost per env a little
@@ -78,19 +78,24 @@ def test_a_conclusion_names_who_is_fastest_at_each_end_and_where_the_other_stays
     seconds = {("linen (jit)", 8): 1.0, ("linen (jit)", 2048): 10.0, ("torch (env-jit)", 8): 4.0,
                ("torch (env-jit)", 2048): 5.0}
     rows = [{"label": label, "num_envs": str(n), "iter8_99_median_s": t} for (label, n), t in seconds.items()]
-    conclusion = scaling.scaling_conclusion("CartPole-v1", scaling.scalings(rows))
+    table = scaling.scalings(rows)
     assert ("**CartPole-v1** (2 variants, 8–2,048 envs): linen (jit) has the shortest time per iteration at 8 envs "
-            "(1,000 ms), torch (env-jit) at 2,048 envs (5,000 ms). linen (jit)'s fixed cost per iteration is 965 ms "
-            "against torch (env-jit)'s 3,996 ms, its cost per env 4,412 µs against 490 µs; its gap to the fastest "
-            "grows from 1.00× at 8 envs to 2.00× at 2,048; within 1.25× of the fastest: 8–≈48 envs (≈: interpolated "
-            "between measured N).") == conclusion  # 1.25× at 8 · 256^(log 1.25 / log 2) ≈ 47.7
+            "(1,000 ms), torch (env-jit) at 2,048 envs (5,000 ms).") == scaling.scaling_conclusion("CartPole-v1", table)
+    # what each variant does against the fastest is the table's: its gap from the smallest N to the largest, and where
+    # it comes within 1.25× of the fastest (1.25× at 8 · 256^(log 1.25 / log 2) ≈ 47.7)
+    linen = next(scaled for scaled in table if scaled.label == "linen (jit)")
+    assert scaling.gap_text(linen) == "1.00× at 8 → 2.00× at 2,048"
+    assert scaling.within_text(linen) == "8–≈48 envs (≈: interpolated between measured N)"
+    assert scaling.scaling_bullet(table) == ("linen (jit) has the shortest time per iteration at 8 envs (1,000 ms), "
+                                             "torch (env-jit) at 2,048 envs (5,000 ms)")
 
 
 def test_a_sweep_of_exp5_alone_opens_with_its_answer_and_draws_both_charts(exp5_alone):
     root, result, report = exp5_alone
     assert result.returncode == 0, result.stderr
     headings = [line for line in report.splitlines() if line.startswith("## ")]
-    assert headings == [SCALING, "## How to read this report", "## Learning: final returns and learning curves"]
+    assert headings == ["## The answer", SCALING, "## Method and machine", "## How to read this report",
+                        "## Learning: final returns and learning curves"]
     assert "Skipped" not in report and "skipping" not in result.stderr
     assert sorted(path.stem for path in root.glob("*.png")) == ["scaling_relative", "scaling_sps"]
     assert all(path.stat().st_size > 10_000 for path in root.glob("*.png"))
@@ -121,10 +126,13 @@ def test_the_cost_model_table_gives_a_and_b_and_where_each_variant_comes_within_
     _, _, report = exp5_alone
     text = section(report, SCALING)
     assert ("| CartPole-v1 | linen (jit) | 5 | 8/32/128/512/2048 | 1 ms [95% fit interval 1 to 1] | 10 µs [95% fit "
-            "interval 10 to 10] | 0.0% | the fastest at every measured N (8–2,048 envs) |") in text
+            "interval 10 to 10] | 0.0% | 1.00× at 8 → 1.00× at 2,048 | the fastest at every measured N (8–2,048 envs) "
+            "|") in text
     # torch / linen: 2.30× at 512, 1.23× at 2048; log-log interpolation crosses 1.25× at N ≈ 1,970
     assert ("| CartPole-v1 | torch (env-jit) | 5 | 8/32/128/512/2048 | 10 ms [95% fit interval 10 to 10] | 8 µs [95% "
-            "fit interval 8 to 8] | 0.0% | ≈1,970–2,048 envs (≈: interpolated between measured N) |") in text
+            "fit interval 8 to 8] | 0.0% | 9.32× at 8 → 1.23× at 2,048 | ≈1,970–2,048 envs (≈: interpolated between "
+            "measured N) |") in text
+    assert "| 0.0% | 5.37× at 8 → 9.77× at 2,048 | not in the measured range (8–2,048 envs) |" in text
     assert "| CartPole-v1 | torch_gymnasium (eager) | 5 |" in text
     assert "| not in the measured range (8–2,048 envs) |" in text
     assert "| Breakout-MinAtar | torch (env-jit) | 5 |" in text and "| Breakout-MinAtar | torch_gymnasium" not in text
@@ -133,12 +141,17 @@ def test_the_cost_model_table_gives_a_and_b_and_where_each_variant_comes_within_
 def test_the_conclusions_are_generated_from_the_fitted_costs_and_the_gaps(exp5_alone):
     _, _, report = exp5_alone
     assert ("- **CartPole-v1** (3 variants, 8–2,048 envs): linen (jit) has the shortest time per iteration at 8 and at "
-            "2,048 envs (1.08 ms and 21.5 ms). torch (env-jit)'s fixed cost per iteration is 10 ms "
-            "against linen (jit)'s 1 ms, its cost per env 8 µs against 10 µs; its gap to the fastest falls from 9.32× "
-            "at 8 envs to 1.23× at 2,048; within 1.25× of the fastest: ≈1,970–2,048 envs (≈: interpolated between "
-            "measured N). torch_gymnasium (eager)'s fixed cost per iteration is 5 ms against linen (jit)'s 1 ms, its "
-            "cost per env 100 µs against 10 µs; its gap to the fastest grows from 5.37× at 8 envs to 9.77× at 2,048; "
-            "within 1.25× of the fastest: not in the measured range (8–2,048 envs).") in report
+            "2,048 envs (1.08 ms and 21.5 ms).\n") in report
+    assert ("- [exp5 · CartPole-v1](#how-the-cost-grows-with-the-number-of-envs-exp5): linen (jit) has the shortest time "
+            "per iteration at 8 and at 2,048 envs (1.08 ms and 21.5 ms).") in section(report, "## The answer")
+
+
+def test_the_answer_gives_each_envs_fastest_at_both_ends_and_no_line_runs_long(exp5_alone):
+    _, _, report = exp5_alone
+    bullets = check_answer(report, {"exp5"})
+    assert [bullet["label"] for bullet in bullets] == ["exp5 · CartPole-v1", "exp5 · Breakout-MinAtar"]
+    assert "(scaling_sps.png)" in section(report, "## The answer")
+    assert wordy_lines(report) == []
 
 
 def test_the_sync_runs_split_the_cost_into_rollout_and_update_and_every_run_has_its_peak_rss(exp5_alone):
@@ -184,7 +197,7 @@ def test_exp5_too_short_for_a_steady_state_says_so_in_one_line(tmp_path):
     result = run_plot(tmp_path)
     assert result.returncode == 0, result.stderr
     text = section((tmp_path / "REPORT.md").read_text(), SCALING)
-    notes = [line for line in text.splitlines() if line and not line.startswith(("|", "#", "Each run's", "**Every"))]
+    notes = [line for line in text.splitlines() if line and not line.startswith(("|", "#", "- ", "**Every"))]
     assert notes == ["*Empty windows:* iterations 8–99 is empty in every run (runs of 3 iterations end before "
                      "iteration 8); figures over an empty window are left out ('–' in tables)."]
     assert "| CartPole-v1 | linen (jit) | 32 | async | 1 | – | – | – | – | 300 |" in text  # the run and its memory

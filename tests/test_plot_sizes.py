@@ -5,7 +5,7 @@ import pytest
 
 from report import sizes
 from events import write_run
-from test_plot import capture_figures, lines_by_label, run_plot
+from test_plot import capture_figures, check_answer, lines_by_label, run_plot, wordy_lines
 from test_plot_short_runs import section
 
 SIZES_SECTION = "## Does the ranking hold at every model size? (exp7)"
@@ -70,7 +70,7 @@ def test_each_size_is_ranked_on_its_own_runs_with_its_own_steady_window(sizes_re
     assert "| 3 | 1.20× [range 1.09–1.32]" in table_row(text, "large", "torch (env-jit)")
     assert "iterations 8–99/iterations 8–11, relative" in text  # each size's window as its runs hold it
     assert "**large** (3 envs, runs of 12 iterations)" in text
-    assert "*Reduced workload:* the large (12 iterations) runs are shorter than the others" in text
+    assert "- *Reduced workload:* the large (12 iterations) runs are shorter than the others" in text
 
 
 def test_the_gap_to_the_fastest_is_followed_across_sizes_and_its_direction_said(sizes_report):
@@ -84,6 +84,23 @@ def test_the_gap_to_the_fastest_is_followed_across_sizes_and_its_direction_said(
             "model grows.") in text
     assert "- linen (jit): 1.00× (small) → 1.00× (medium) → 1.00× (large): within 10% of the fastest at every size." \
         in text
+
+
+def test_the_answer_gives_each_sizes_ranking_and_how_the_gap_moves_across_sizes(sizes_report):
+    bullets = check_answer(sizes_report, {"exp1", "exp7"})
+    assert [bullet["label"] for bullet in bullets] == ["exp1 · small", "exp7 · small", "exp7 · medium", "exp7 · large",
+                                                       "exp7 · across sizes"]
+    assert bullets[1]["anchor"] == "does-the-ranking-hold-at-every-model-size-exp7"
+    # the numbers as the section's tables write them: torch's relative total at each size, the spread across sizes
+    text = section(sizes_report, SIZES_SECTION)
+    assert bullets[3]["text"] == "linen (jit) has the shortest total; torch at best 1.20× [range 1.09–1.32] (torch " \
+        "(env-jit))."
+    assert "| 3 | 1.20× [range 1.09–1.32]" in table_row(text, "large", "torch (env-jit)")
+    assert bullets[4]["text"] == ("the slowest variant's steady state over the fastest's: 3.00× (small) → 1.50× "
+                                  "(medium) → 1.20× (large); the gap narrows.")
+    answer = section(sizes_report, "## The answer")  # the headline chart: the first answer's, exp1's ranking
+    assert "![ranking of the fully compiled variants](ranking.png)" in answer and "ranking_sizes.png" not in answer
+    assert wordy_lines(sizes_report) == []
 
 
 def test_a_gap_that_grows_with_the_model_is_said_to_widen():
@@ -104,8 +121,9 @@ def test_the_spread_over_seeds_is_shown_beside_the_spread_over_envs(sizes_report
 def test_the_rollout_share_is_given_per_size_from_the_synchronised_runs(sizes_report):
     text = section(sizes_report, SIZES_SECTION)
     assert table_row(text, "large", "linen (jit)", "iterations 8–11").endswith("| 10.0% |")
-    assert ("The rollout's share of the iteration by model size: linen (jit) 50.0% (small) → 25.0% (medium) → "
-            "10.0% (large); torch (env-jit) 50.0% (small) → 25.0% (medium) → 10.0% (large).") in text
+    assert ("- The rollout's share of the iteration by model size:\n"
+            "  - linen (jit): 50.0% (small) → 25.0% (medium) → 10.0% (large)\n"
+            "  - torch (env-jit): 50.0% (small) → 25.0% (medium) → 10.0% (large)\n") in text
 
 
 def test_exp7_stays_out_of_the_other_sections_and_their_windows(sizes_report):
