@@ -1,5 +1,6 @@
-"""The README tried as a new user: its answer comes first, its table and numbers are the sittings', its links resolve
-and every command it shows runs (a dry run where the real one is long)."""
+"""The README tried as a new user: its answer comes first, its table and numbers are the sittings', its links (and the
+docs') resolve and every command it shows runs (a dry run where the real one is long); the docs' one list of the
+variants is the code's."""
 
 import importlib.metadata
 import re
@@ -11,6 +12,8 @@ import pytest
 
 import answer_table
 
+from helpers import COMPILE_MODE, DQN_COMPILE_MODE, EAGER_FLAG
+from sweep.experiments import MODE_FLAGS
 from test_benchmark import REPO
 
 README = (REPO / "README.md").read_text()
@@ -152,3 +155,24 @@ def test_the_readmes_script_and_plot_commands_run(tmp_path):
         result = subprocess.run(tried(command, tmp_path), cwd=REPO, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, (command, result.stderr[-2000:])
     assert (tmp_path / "sweep" / "REPORT.md").read_text().startswith("# ")
+
+
+def method_variant_cells():
+    """{script: [its modes-and-flags cell, one per row]} of docs/method.md's variants table."""
+    table = (REPO / "docs" / "method.md").read_text().split("\n## Variants and compile modes\n")[1].split("\n\n**Eager**")[0]
+    cells = {}
+    for row in re.finditer(r"^\| `(\w+\.py)` \| [^|]* \| ([^|]*) \|", table, re.M):
+        cells.setdefault(row[1], []).append(row[2])
+    return cells
+
+
+def test_the_variants_table_of_method_md_lists_every_script_once_with_the_modes_and_flags_the_code_has():
+    cells = method_variant_cells()
+    scripts = [path.name for path in sorted(REPO.glob("ppo_*.py")) + sorted(REPO.glob("dqn_*.py"))]
+    assert sorted(cells) == sorted(scripts) and all(len(rows) == 1 for rows in cells.values()), cells
+    for script, mode in {**COMPILE_MODE, **DQN_COMPILE_MODE}.items():
+        assert f"`{mode}`" in cells[script][0], (script, mode)
+    for script, flag in EAGER_FLAG.items():
+        assert not flag or f"`none` (`{flag}`)" in cells[script][0], (script, flag)
+    for (variant, mode), flags in MODE_FLAGS.items():
+        assert f"`{mode}` (`{' '.join(flags)}`" in cells[f"{variant}.py"][0], (variant, mode)
