@@ -176,3 +176,14 @@ def test_the_variants_table_of_method_md_lists_every_script_once_with_the_modes_
         assert not flag or f"`none` (`{flag}`)" in cells[script][0], (script, flag)
     for (variant, mode), flags in MODE_FLAGS.items():
         assert f"`{mode}` (`{' '.join(flags)}`" in cells[f"{variant}.py"][0], (variant, mode)
+
+
+def test_every_committed_sitting_has_a_row_in_the_results_index_saying_whether_it_is_current():
+    index = (REPO / "docs" / "results.md").read_text().split("## Every sitting")[1].split("\n## ")[0]
+    rows = dict(re.findall(r"^\| \[([\w.-]+)\]\(\.\./results/\1/REPORT\.md\) \|.*\| ([^|]+) \|$", index, re.M))
+    folders = {path.name for path in (REPO / "results").iterdir() if (path / "REPORT.md").exists()}
+    assert set(rows) == folders
+    for folder, status in rows.items():
+        superseded = re.match(r"superseded by ([\w.-]+)", status.strip())
+        assert status.strip().startswith(("current", "superseded by", "not results")), (folder, status)
+        assert not superseded or superseded[1] in folders, (folder, status)
