@@ -67,6 +67,19 @@ def test_the_readme_holds_the_answer_table_the_sittings_give_now(tmp_path, capsy
     assert stop.value.code == 1 and "does not hold the table" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("summary", [None, "header only"])
+def test_the_answer_table_tool_stops_on_a_missing_or_empty_sweep_with_one_line(tmp_path, summary):
+    if summary:
+        (tmp_path / "cpu-2core-exp7").mkdir()
+        header = (REPO / "results" / "cpu-2core-exp7" / "summary.csv").read_text().splitlines()[0]
+        (tmp_path / "cpu-2core-exp7" / "summary.csv").write_text(header + "\n")
+    result = subprocess.run([sys.executable, "tools/answer_table.py", "--results", str(tmp_path)], cwd=REPO,
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("answer_table.py: error: ")
+    assert "cpu-2core-exp7" in result.stderr
+
+
 def test_the_answer_tables_rule_is_the_reports_own():
     """The table's ratio of torch at small is the one the model-size report prints for it (report/ranking.py's rule)."""
     report = (REPO / "results" / "cpu-2core-exp7" / "REPORT.md").read_text()
@@ -128,7 +141,7 @@ def tried(command, tmp_path):
     return [sys.executable, *argv[1:], *CAPS[argv[1][:3]], "--log-dir", str(tmp_path / "runs")]
 
 
-def test_every_readme_command_is_one_the_readme_test_knows_how_to_try(tmp_path):
+def test_every_readme_command_is_one_the_readme_test_knows_how_to_try():
     parts = [part.strip() for command in readme_commands() for part in command.split("&&")]
     assert parts.count("pip install -r requirements.txt") == 2 and installed_as_pinned() == []
     assert "python -m pytest" in parts and "python ppo_linen.py" in parts  # the README's two set-up commands

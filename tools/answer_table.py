@@ -106,7 +106,7 @@ def geometric_mean(values):
 def relatives(cells):
     """({design: ratio to the fastest}, the fastest's geometric-mean seconds), by report/ranking.py's rule."""
     common = set.intersection(*(set(runs) for runs in cells.values()))
-    means = {key: geometric_mean([runs[pair] for pair in common]) for key, runs in cells.items()}
+    means = {key: geometric_mean([runs[pair] for pair in common or runs]) for key, runs in cells.items()}
     fastest = min(means, key=means.get)
     ratios = {key: geometric_mean([runs[pair] / cells[fastest][pair] for pair in runs.keys() & cells[fastest].keys()])
               for key, runs in cells.items()}
@@ -124,6 +124,8 @@ def column_cells(results, column):
     keys = {design.name: design.ppo if column.family == "ppo" else design.dqn for design in DESIGNS}
     main = selection(read_rows(results, column.sweep), column)
     wanted = {key for key in keys.values() if key in main}
+    if not wanted:
+        fail(f"results/{column.sweep} holds no run of the column '{column.title}'")
     ratios, fastest_s = relatives({key: main[key] for key in wanted})
     cells = {name: ratio_text(ratios[key], False) for name, key in keys.items() if key in wanted}
     if column.extra_sweep:
