@@ -389,10 +389,10 @@ def main(args: Args, run: "Run"):
 
 # ======================================================================================================================
 # BENCHMARK HARNESS: what makes a run of this script a benchmark run, not the algorithm: argument checks, the run folder
-# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
-# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
-# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
-# and run.finish, and the last lines of the file start it.
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, total), --profile, peak
+# memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their own project may delete
+# this section: main() calls it through run.start_iteration, run.log_iteration and run.finish, and the last lines of
+# the file start it.
 # ======================================================================================================================
 import contextlib
 import importlib.metadata
@@ -531,7 +531,7 @@ class Run:
         self.writer = EventWriter(self.run_dir)
         # --profile traces iterations 8-10, or those a shorter run has (at least its last)
         self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
-        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
+        self.profiling, self.stopped_by = contextlib.ExitStack(), None
         signal.signal(signal.SIGINT, self.stop_on_signal)
         signal.signal(signal.SIGTERM, self.stop_on_signal)
 
@@ -542,15 +542,9 @@ class Run:
             self.writer.add_table("system", "key", system_info(self.args))
             self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
             self.training_start = self.last_fetch = now
-        self.iteration, self.iteration_start = iteration, now
+        self.iteration = iteration
         if self.args.profile and iteration == self.profile_iterations.start:
             self.profiling.enter_context(profile_trace(self.run_dir))
-
-    def end_phase(self, phase: str, synchronize_fn, *arrays):
-        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
-        if self.args.sync_timing:
-            synchronize_fn(*arrays)
-            self.phase_ends[phase] = time.perf_counter()
 
     def log_iteration(self, global_step, charts: dict, losses: dict, finished_return_sum, finished_length_sum,
                       finished_count):
@@ -561,23 +555,20 @@ class Run:
         if finished_count > 0:
             add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
             add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
-        for name, value in charts.items():  # the algorithm's own: PPO's learning rate
+        for name, value in charts.items():  # the algorithm's own: DQN's epsilon
             add_scalar(f"charts/{name}", value, global_step)
         add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
         for name, value in losses.items():
             add_scalar(f"losses/{name}", value, global_step)
         add_scalar("time/iteration", now - self.last_fetch, iteration)
-        if self.args.sync_timing:
-            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
-            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
         mean_return = finished_return_sum / max(finished_count, 1)
         print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
               f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
         self.last_fetch = now
         if self.args.profile and iteration == self.profile_iterations[-1]:
             self.close_profiler()
-        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
-        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        # a NaN or inf loss stops the run
+        diverged = [value for value in losses.values() if not math.isfinite(value)]
         if diverged:
             nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
             fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)

@@ -1,5 +1,6 @@
-"""The benchmark harness of every script: one section at the end of the file, under the same banner, with the same code
-in every script except what each framework must do its own way; the algorithm, main() included, above it."""
+"""The benchmark harness of every script: one section at the end of the file, under its family's banner, with the same
+code in every script of a family (PPO's, DQN's) except what each framework must do its own way, and only code that its
+family runs; the algorithm, main() included, above it."""
 import ast
 import math
 import os
@@ -17,6 +18,10 @@ BANNER_RULE = "# " + "=" * 118
 # name), the profiler, the device synchronisation (torch only: JAX passes jax.block_until_ready), the device memory
 # peak, and the device choice (where a script keeps it in its harness)
 SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "Run"}
+# the two families' harnesses share all of SHARED but Run: DQN's has no --sync-timing phases (its check_args refuses the
+# flag: an iteration's acting and learning cannot be timed apart) and no PPO loss (explained variance) to let through
+FAMILIES = {"PPO": SCRIPTS, "DQN": DQN_SCRIPTS}
+ACROSS_FAMILIES = SHARED - {"Run"}
 FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
 # ppo_linen_scan.py trains --num-seeds agents in one process: one Run per agent, driven as one by its AgentRuns (which
 # also starts the run), and the memory check of its agents' batch
@@ -53,11 +58,12 @@ class Sections:
 SECTIONS = {script: Sections(script) for script in SCRIPTS + DQN_SCRIPTS}  # PPO's and DQN's: one harness
 
 
-def test_every_script_has_the_same_banner_and_starts_its_run_the_same_way():
-    first, *others = SECTIONS.values()
-    assert first.banner[1].startswith("# BENCHMARK HARNESS: ")
+def test_every_script_has_its_familys_banner_and_starts_its_run_the_same_way():
+    first = SECTIONS[SCRIPTS[0]]
+    for family in FAMILIES.values():
+        assert SECTIONS[family[0]].banner[1].startswith("# BENCHMARK HARNESS: ")
+        assert all(SECTIONS[script].banner == SECTIONS[family[0]].banner for script in family)
     for script, sections in SECTIONS.items():
-        assert sections.banner == first.banner
         start = sections.segment(sections.below[-1])
         if script in AGENTS:  # the agents' runs, started as one
             start = re.sub(r"\bruns\b", "run", start.replace("AgentRuns(", "Run("))
@@ -82,12 +88,41 @@ def test_the_algorithm_and_main_are_above_the_banner_and_only_the_harness_below(
     assert SHARED <= set(below)
 
 
-def test_the_harness_is_the_same_line_for_line_in_every_script_but_what_a_framework_does_its_own_way():
+def test_the_harness_is_the_same_line_for_line_in_every_script_of_a_family_but_what_a_framework_does_its_own_way():
     harnesses = {script: sections.definitions(sections.below) for script, sections in SECTIONS.items()}
-    reference = harnesses[SCRIPTS[0]]
+    for family in FAMILIES.values():
+        reference = harnesses[family[0]]
+        for script in family:
+            for name in SHARED:
+                assert harnesses[script][name] == reference[name], f"{script}: {name} differs from {family[0]}'s"
     for script, harness in harnesses.items():
-        for name in SHARED:
-            assert harness[name] == reference[name], f"{script}: {name} differs from {SCRIPTS[0]}'s"
+        for name in ACROSS_FAMILIES:
+            assert harness[name] == harnesses[SCRIPTS[0]][name], f"{script}: {name} differs from {SCRIPTS[0]}'s"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_familys_run_has_no_method_or_attribute_that_its_scripts_never_use(family):
+    """Code that never runs is no harness: every method of the family's Run is used (called, or passed as a handler)
+    and every attribute it sets is read, somewhere in the family's scripts (DQN's once carried PPO's end_phase)."""
+    trees = [ast.parse(SECTIONS[script].source) for script in FAMILIES[family]]
+    loaded = {node.attr for tree in trees for node in ast.walk(tree)
+              if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)}
+    run = next(node for node in SECTIONS[FAMILIES[family][0]].below if getattr(node, "name", None) == "Run")
+    methods = {node.name for node in run.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("__")}
+    stored = {target.attr for node in ast.walk(run) for target in ast.walk(node)
+              if isinstance(target, ast.Attribute) and isinstance(target.ctx, ast.Store)
+              and isinstance(target.value, ast.Name) and target.value.id == "self"}
+    assert methods and stored and not (methods | stored) - loaded, (methods | stored) - loaded
+
+
+def test_dqns_run_carries_no_sync_timing_phases_and_no_ppo_loss():
+    """DQN's check_args refuses --sync-timing, and its losses have no explained variance to let through."""
+    run = SECTIONS[DQN_SCRIPTS[0]].definitions(SECTIONS[DQN_SCRIPTS[0]].below)["Run"]
+    for word in ("sync_timing", "time/rollout", "explained_variance", "PPO"):
+        assert word not in run, word
+    for script in DQN_SCRIPTS:
+        check_args = SECTIONS[script].definitions(SECTIONS[script].below)["check_args"]
+        assert 'if args.sync_timing:\n        return "--sync-timing: ' in check_args, script
 
 
 def test_a_nan_explained_variance_is_logged_and_a_nan_loss_stops_the_run_with_exit_3(tmp_path, capsys):
