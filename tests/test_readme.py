@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import answer_table
+from report import ranking, stats
 
 from helpers import COMPILE_MODE, DQN_COMPILE_MODE, EAGER_FLAG
 from sweep.experiments import MODE_FLAGS
@@ -86,6 +87,9 @@ def test_the_answer_tables_rule_is_the_reports_own():
     cells, _ = answer_table.column_cells(REPO / "results", answer_table.COLUMNS[0])
     row = next(line for line in report.splitlines() if re.match(r"\| small \| torch \(env-jit\) \|", line))
     assert cells["PyTorch, JAX env"].rstrip("†") in row.split("|")[5]
+    # the rule is imported, not copied: the tool's fastest, ratio and geometric mean are the report's own functions
+    assert (answer_table.fastest_label, answer_table.relative_to, answer_table.geometric_mean) == (
+        ranking.fastest_label, ranking.relative_to, stats.geometric_mean)
 
 
 @pytest.mark.parametrize("bullet", [line for line in ANSWER.splitlines() if line.startswith("- ")],

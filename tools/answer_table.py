@@ -3,9 +3,10 @@
 Each column is one question measured in one committed sweep (its summary.csv, written by plot.py): a model size, a
 number of envs, DQN, a GPU. A cell is the design's steady iteration (summary.csv's iter8_99_median_s: the median of
 iterations 8 on) relative to the fastest design of the same sweep and selection, by the report's rule
-(report/ranking.py): the fastest is the smallest geometric mean over the (env, seed) pairs every design ran, and a
-design's ratio is the geometric mean of its ratios to the fastest, paired by env and seed. A cell marked † comes from
-a sitting of its own (named under the table), relative to the fastest design of that sitting.
+(report/ranking.py's fastest_label and relative_to, imported): the fastest is the smallest geometric mean over the
+(env, seed) pairs every design ran, and a design's ratio is the geometric mean of its ratios to the fastest, paired by
+env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
+of that sitting.
 
     python tools/answer_table.py            # print the table (markdown)
     python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the table as printed
@@ -18,6 +19,13 @@ import sys
 from typing import NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
+
+from report.ranking import fastest_label, relative_to  # noqa: E402 (after the path)
+from report.settings import Config  # noqa: E402
+from report.stats import geometric_mean, metric_values, where  # noqa: E402
+
+STEADY = "iter8_99_median_s"  # summary.csv's steady iteration: the median of iterations 8 on
 
 
 class Column(NamedTuple):
@@ -81,36 +89,31 @@ def read_rows(results, sweep):
     with open(path, newline="") as file:
         rows = list(csv.DictReader(file))
     for row in rows:
-        row["steady"] = float(row["iter8_99_median_s"] or "nan")
+        row[STEADY] = float(row[STEADY] or "nan")
     return rows
 
 
 def selection(rows, column):
-    """{(variant, mode): {(env, seed): steady seconds}} of the column's runs (asynchronous timing only)."""
-    cells = {}
+    """The column's runs (asynchronous timing only) as the report's rows: the (variant, mode) as their label, env,
+    seed, config (what pairs two runs: one per env here) and steady iteration; runs without one left out."""
+    selected = []
     for row in rows:
         if (row["exp"], row["size"], row["timing"], int(row["num_envs"])) != (column.exp, column.size, "async",
                                                                               column.num_envs):
             continue
-        if (column.envs and row["env"] not in column.envs) or math.isnan(row["steady"]):
+        if (column.envs and row["env"] not in column.envs) or math.isnan(row[STEADY]):
             continue
-        cells.setdefault((row["variant"], row["compile_mode"]), {})[row["env"], row["seed"]] = row["steady"]
-    return cells
+        selected.append({"label": (row["variant"], row["compile_mode"]), "env": row["env"], "seed": row["seed"],
+                         "config": Config(column.exp, row["env"], column.size, "async", ()), STEADY: row[STEADY]})
+    return selected
 
 
-def geometric_mean(values):
-    """The geometric mean of positive values."""
-    return math.exp(sum(math.log(value) for value in values) / len(values))
-
-
-def relatives(cells):
-    """({design: ratio to the fastest}, the fastest's geometric-mean seconds), by report/ranking.py's rule."""
-    common = set.intersection(*(set(runs) for runs in cells.values()))
-    means = {key: geometric_mean([runs[pair] for pair in common or runs]) for key, runs in cells.items()}
-    fastest = min(means, key=means.get)
-    ratios = {key: geometric_mean([runs[pair] / cells[fastest][pair] for pair in runs.keys() & cells[fastest].keys()])
-              for key, runs in cells.items()}
-    return ratios, means[fastest]
+def relatives(rows):
+    """({(variant, mode): ratio to the fastest}, the fastest's geometric-mean seconds), by report/ranking.py's rule."""
+    labels = list(dict.fromkeys(row["label"] for row in rows))
+    fastest = fastest_label(rows, labels, STEADY)
+    ratios = {label: relative_to(rows, fastest, label, STEADY)[0] for label in labels}
+    return ratios, geometric_mean(metric_values(where(rows, label=fastest), STEADY))
 
 
 def ratio_text(ratio, marked):
@@ -122,17 +125,16 @@ def ratio_text(ratio, marked):
 def column_cells(results, column):
     """{design name: cell text} and the fastest's seconds, for one column."""
     keys = {design.name: design.ppo if column.family == "ppo" else design.dqn for design in DESIGNS}
-    main = selection(read_rows(results, column.sweep), column)
-    wanted = {key for key in keys.values() if key in main}
-    if not wanted:
+    wanted = set(keys.values())
+    main = [row for row in selection(read_rows(results, column.sweep), column) if row["label"] in wanted]
+    if not main:
         fail(f"results/{column.sweep} holds no run of the column '{column.title}'")
-    ratios, fastest_s = relatives({key: main[key] for key in wanted})
-    cells = {name: ratio_text(ratios[key], False) for name, key in keys.items() if key in wanted}
+    ratios, fastest_s = relatives(main)
+    cells = {name: ratio_text(ratios[key], False) for name, key in keys.items() if key in ratios}
     if column.extra_sweep:
-        extra = selection(read_rows(results, column.extra_sweep), column)
-        extra_ratios, _ = relatives(extra)
+        extra_ratios, _ = relatives(selection(read_rows(results, column.extra_sweep), column))
         cells.update({name: ratio_text(extra_ratios[key], True) for name, key in keys.items()
-                      if name not in cells and key in extra})
+                      if name not in cells and key in extra_ratios})
     return cells, fastest_s
 
 
