@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # benchmark.sh: the benchmark sweep (docs/method.md). Every configuration of the grid runs in
-# a fresh process of one ppo_*.py script, one run at a time, in a fixed order, all with the
-# same environment variables; exp6's groups of N agents run N processes, as many at a time as
+# a fresh process of one ppo_*.py or dqn_*.py script, one run at a time, in a fixed order, all
+# with the same environment variables; exp6's groups of N agents run N processes, as many at a time as
 # there are cores (sharing them: OMP_NUM_THREADS = cores / processes at a time, when more than
 # one), or one process training N agents.
 #
@@ -27,11 +27,11 @@
 #   sweeps.txt                     "<start> <end> <seconds> <runs attempted> <command>" per invocation that ran to its end
 #   failed.txt                     one line per failed attempt: <run_name> <exit code|timeout|incomplete> <log, relative to OUT>
 #   .lock                          held (flock) by the sweep writing into OUT, with its pid
-# run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 ... exp7;
-# exp5's runs, which vary the number of envs N, are <exp>__<script>__<mode>__<env_id>__<size>__n<N>__<seed>,
-# and <...>__n<N>__sync__<seed> for its --sync-timing runs (exp7's too: <...>__<size>__sync__<seed>); exp6's groups of N agents (seeds <seed> to
-# <seed>+N-1) are exp6__<script>__<mode>__<env_id>__<size>__a<N>__<seed>, and the files above name a group
-# where they name a run.
+# run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 ... exp9;
+# the runs of exp5, exp8 and exp9, which name their number of envs N, are
+# <exp>__<script>__<mode>__<env_id>__<size>__n<N>__<seed>; the --sync-timing runs of exp5 and exp7 end in __sync__<seed>
+# (<...>__n<N>__sync__<seed>, <...>__<size>__sync__<seed>); exp6's groups of N agents (seeds <seed> to <seed>+N-1) are
+# exp6__<script>__<mode>__<env_id>__<size>__a<N>__<seed>, and the files above name a group where they name a run.
 #
 # The plan (the grid, the selection, each run's name and command, the estimates, the memory check, the records and
 # the SLURM array) is the sweep/ package's (python -m sweep, its docstring lists the commands); this file is the loop:

@@ -45,8 +45,8 @@ def plan(path, cwd, command_line, *argv):
     if options.slurm:
         slurm.check_tasks(sweep.options, sweep.selected)
         script = slurm.array_script(sweep.options, cli_options.ROOT, sys.executable)
-        summary = slurm.tasks_summary(sweep.options, sweep.grid, sweep.estimator,
-                                      sweep.min_seeds)
+        summary = slurm.tasks_summary(sweep.options, sweep.grid, sweep.estimator, sweep.min_seeds,
+                                      sweep.machine_kind)
         slurm.submit(sweep.options, script, summary)
         return 0
     sweep.refuse_oversized(os.environ)

@@ -140,7 +140,7 @@ class Run:
 
     @property
     def name(self) -> str:
-        """<exp>__<script>__<mode>__<env>__<size>[__n<N>][__a<N>][__sync]__<seed>: exp5 and exp8 carry their N, exp6
+        """<exp>__<script>__<mode>__<env>__<size>[__n<N>][__a<N>][__sync]__<seed>: exp5, 8, 9 carry their N, exp6
         its number of agents, the synchronised runs of exp5 and exp7 "sync" (the other experiments have one timing)."""
         c = self.config
         parts = [c.exp, c.script, c.mode, c.env, c.size]

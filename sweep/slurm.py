@@ -66,8 +66,9 @@ def array_script(options, root, python) -> str:
     return script.replace("@COMMAND@", options.command_line)  # last: the user's words replace nothing
 
 
-def tasks_summary(options, grid, estimator, min_seeds) -> str:
-    """'N tasks of R runs each (the warm-up runs in every task); the longest about T on a 2-core CPU'."""
+def tasks_summary(options, grid, estimator, min_seeds, machine_kind) -> str:
+    """'N tasks of R runs each (the warm-up runs in every task); the longest about T on M', M the machine kind that the
+    built-in estimates are for (Plan.machine_kind: the grid's, not the nodes', which the planner cannot see)."""
     counts, longest = [], 0
     for task in range(1, options.slurm + 1):
         runs = select(grid, options.repeats, min_seeds, options.only, options.pattern, (task, options.slurm))
@@ -76,7 +77,7 @@ def tasks_summary(options, grid, estimator, min_seeds) -> str:
     tasks, each = (f"{options.slurm} tasks", " each") if options.slurm > 1 else ("1 task", "")
     runs = str(counts[0]) if min(counts) == max(counts) else f"{min(counts)} to {max(counts)}"
     return (f"{tasks} of {runs} runs{each} (the warm-up runs in every task); the longest about "
-            f"{duration_text(longest // 1000)} on a 2-core CPU (rough: built-in figures, see docs/method.md)")
+            f"{duration_text(longest // 1000)} on {machine_kind} (rough: built-in figures, see docs/method.md)")
 
 
 def check_tasks(options, selected):

@@ -108,6 +108,15 @@ def test_the_array_script_has_n_tasks_each_on_a_node_of_its_own_writing_its_outp
     assert not out.exists()  # a dry run writes nothing
 
 
+@pytest.mark.parametrize("grid, machine", [("study", "on a 2-core CPU"), ("gpu", "on one H100 GPU")])
+def test_the_tasks_summary_names_the_machine_its_estimate_is_for_as_the_dry_run_does(tmp_path, grid, machine):
+    """The longest task's estimate is the built-in figures of the grid's machine kind, as a plain dry run says."""
+    _, summary = array_script("--slurm", "2", "--grid", grid, "--out", str(tmp_path / "sweep"))
+    assert "the longest about " in summary and f" {machine} (rough" in summary, summary
+    plain = benchmark("--dry-run", "--grid", grid)
+    assert f"estimated time {machine}: " in plain.stderr, plain.stderr
+
+
 @pytest.mark.parametrize("tasks, options", [(3, SELECTION), (2, ["--only", "exp4"])],
                          ids=["every-option", "defaults"])
 def test_every_task_runs_its_shard_with_every_option_and_the_tasks_cover_the_selection_once(tmp_path, tasks, options):
