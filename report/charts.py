@@ -4,9 +4,14 @@ import itertools
 import math
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.category import StrCategoryFormatter
+from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.transforms import Bbox
+from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
+from report.load import warn
 from report.settings import DPI, LABEL_COLORS, OTHER_COLORS
 from report.stats import geometric_mean
 
@@ -33,7 +38,8 @@ def new_figure(title, panels, ncols=None, panel_size=(4.8, 3.8), fixed_margins=F
     title_width = 0.09 * max(map(len, title.splitlines())) + 0.5  # inches, ~0.09 per character of the title
     top, bottom = (1.0, 1.4) if fixed_margins else (0.3, 0.3)  # inches: title above; axis labels and legend below
     width, height = max(panel_size[0] * ncols, title_width), panel_size[1] * nrows + top + bottom
-    figure = Figure(figsize=(width, height), layout=None if fixed_margins else "constrained")
+    figure = Figure(figsize=(width, height), layout=None if fixed_margins else "constrained", dpi=DPI)
+    FigureCanvasAgg(figure)  # one renderer (at the saved DPI) draws the figure and measures it for chart_problems
     if fixed_margins:
         figure.subplots_adjust(left=0.8 / width, right=1 - 0.25 / width, top=1 - top / height, bottom=bottom / height,
                                wspace=0.3, hspace=0.55)
@@ -47,7 +53,10 @@ def new_figure(title, panels, ncols=None, panel_size=(4.8, 3.8), fixed_margins=F
 def save_figure(figure, out, name):
     """Adds one legend for all panels, writes the figure into the ChartFolder out and returns its file name.
 
-    For one machine kind of a sweep of several, the name gets the kind's suffix and the title the kind's name.
+    For one machine kind of a sweep of several, the name gets the kind's suffix and the title the kind's name. Below
+    the panels of a fixed-margin figure the legend gets the room it needs; each value axis reaches the labelled ticks
+    around its points (enclose_in_ticks); what chart_problems still finds once drawn is one warning line each
+    ('warning: chart problem: <name>: ...', which tools/regenerate_reports.py --check fails on).
     """
     name = name.replace(".png", f"{out.suffix}.png")
     if out.machine:
@@ -60,10 +69,206 @@ def save_figure(figure, out, name):
         columns_that_fit = int(figure.get_figwidth() / (0.08 * max(map(len, handles)) + 0.6))  # ~0.08 in per character
         location = "outside lower center" if figure.get_layout_engine() else "lower center"
         columns = max(1, min(len(handles), 5, columns_that_fit))
-        figure.legend(handles.values(), handles.keys(), loc=location, ncols=columns, markerscale=1.5)
+        legend = figure.legend(handles.values(), handles.keys(), loc=location, ncols=columns, markerscale=1.5)
+        if not figure.get_layout_engine():
+            room_for_legend(figure, legend)
+    for ax in figure.axes:
+        enclose_in_ticks(ax)
     figure.savefig(out.path / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
+    for problem in chart_problems(figure):
+        warn(f"chart problem: {name}: {problem}")
     print(f"  wrote {name}", flush=True)
     return name
+
+
+def renderer_of(figure):
+    """A renderer that measures the figure's texts (an Agg canvas is attached where the figure has none)."""
+    canvas = figure.canvas if hasattr(figure.canvas, "get_renderer") else FigureCanvasAgg(figure)
+    return canvas.get_renderer()
+
+
+def room_for_legend(figure, legend):
+    """Makes a fixed-margin figure taller, below its panels, until its bottom legend clears the lowest axes' tick
+    labels and axis labels (the panels keep their size)."""
+    renderer = renderer_of(figure)
+    boxes = [box for ax in figure.axes if ax.get_visible()
+             for box in (ax.bbox, ax.xaxis.get_tightbbox(renderer)) if box]
+    lowest = min(box.y0 for box in boxes)
+    overlap = legend.get_window_extent(renderer).y1 + 0.1 * figure.dpi - lowest  # pixels, with a 0.1 in gap
+    if overlap <= 0:
+        return
+    width, height = figure.get_size_inches()
+    extra = overlap / figure.dpi
+    parameters = figure.subplotpars
+    figure.set_size_inches(width, height + extra)
+    figure.subplots_adjust(bottom=(parameters.bottom * height + extra) / (height + extra),
+                           top=1 - (1 - parameters.top) * height / (height + extra))
+
+
+def is_category_axis(axis):
+    """Whether an axis names categories (ticks fixed where the chart put them, labelled with names, e.g. by
+    category_axis) rather than showing values through a locator's ticks."""
+    return (isinstance(axis.get_major_locator(), FixedLocator)
+            or isinstance(axis.get_major_formatter(), (FixedFormatter, StrCategoryFormatter)))
+
+
+def axis_fractions(axis, values):
+    """Where values lie along the axis' view: 0 at its lower limit, 1 at its upper one (in the axis' scale; a value
+    a log axis cannot show lies far below 0)."""
+    scale = axis.get_transform()
+    low, high = scale.transform(np.sort(axis.get_view_interval()))
+    return (scale.transform(np.asarray(values, dtype=float)) - low) / (high - low)
+
+
+def data_points(ax):
+    """The points ax plots: (its label, {'x': values, 'y': values}) per visible line (errorbar caps included),
+    whisker/segment collection and scatter, only the coordinates given in data units (not an axhline's x)."""
+    drawn = [(line, line.get_xydata(), line.get_transform()) for line in ax.get_lines()]
+    for collection in ax.collections:
+        if isinstance(collection, LineCollection):
+            segments = collection.get_segments()
+            drawn.append((collection, np.concatenate(segments) if segments else np.empty((0, 2)),
+                          collection.get_transform()))
+        elif isinstance(collection, PathCollection):
+            drawn.append((collection, collection.get_offsets(), collection.get_offset_transform()))
+    points = []
+    for artist, xy, transform in drawn:
+        xy = np.ma.filled(np.ma.asarray(xy, dtype=float), np.nan).reshape(-1, 2)
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        if not artist.get_visible() or not xy.size:
+            continue
+        in_data = transform.contains_branch_separately(ax.transData)
+        points.append((artist.get_label(), {which: xy[:, column] for column, which in enumerate("xy")
+                                            if in_data[column]}))
+    return points
+
+
+def labelled_ticks(axis):
+    """The view fractions of the axis' major ticks that carry a label and lie inside its view."""
+    locations = axis.get_majorticklocs()
+    if not len(locations):
+        return np.array([])
+    texts = axis.get_major_formatter().format_ticks(locations)
+    fractions = axis_fractions(axis, locations)
+    return np.array([fraction for fraction, text in zip(fractions, texts)
+                     if text.strip() and -TOLERANCE <= fraction <= 1 + TOLERANCE])
+
+
+# How far (a fraction of the axis) a point may lie past a limit or the outermost labelled tick: rounding only.
+TOLERANCE = 2e-3
+
+
+def enclose_in_ticks(ax):
+    """Extends each value axis (not a category axis) to the next major tick beyond its outermost data point, so
+    that every point lies between two labelled ticks and its value can be read."""
+    for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        values = np.concatenate([axes.get(which, []) for _, axes in data_points(ax)] + [[]])
+        if is_category_axis(axis) or not values.size or not len(axis.get_majorticklocs()):
+            continue
+        values = values[(axis_fractions(axis, values) >= -TOLERANCE) & (axis_fractions(axis, values) <= 1 + TOLERANCE)]
+        if not values.size:
+            continue
+        for _ in range(5):  # the locator picks new ticks for new limits: a few rounds settle
+            ticks = labelled_ticks(axis)
+            fractions = axis_fractions(axis, [values.min(), values.max()])
+            if ticks.size and ticks.min() <= fractions[0] + TOLERANCE and fractions[1] <= ticks.max() + TOLERANCE:
+                break
+            inverted = getattr(ax, f"{which}axis_inverted")()
+            low, high = np.sort(axis.get_view_interval())
+            low = min(low, nearest_tick(axis, values.min(), below=True))
+            high = max(high, nearest_tick(axis, values.max(), below=False))
+            getattr(ax, f"set_{which}lim")((high, low) if inverted else (low, high))
+
+
+def nearest_tick(axis, value, below):
+    """The axis locator's nearest tick at or below (or above) value, looked for in ever wider views around the
+    current one (a locator gives few ticks beyond its view); the value itself if none is found."""
+    scale = axis.get_transform()
+    ends = scale.transform(np.sort(axis.get_view_interval()))
+    for widen in (0, 0.25, 0.5, 1, 2):
+        around = scale.inverted().transform(ends + np.array([-widen, widen]) * (ends[1] - ends[0]))
+        # the axis' own ticks first: a locator may pick others for limits a rounding error away (LogLocator falls
+        # back to linear ticks when its view holds a single tick)
+        locations = axis.get_majorticklocs() if not widen else np.asarray(axis.get_major_locator().tick_values(*around))
+        found = locations[locations <= value] if below else locations[locations >= value]
+        if found.size:
+            return found.max() if below else found.min()
+    return value
+
+
+def point_problems(ax, panel):
+    """Data points outside ax's view, and on a value axis beyond its outermost labelled tick: a line per kind and
+    axis, with the series and a few of the values."""
+    problems = []
+    for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        series = [(label, values[which]) for label, values in data_points(ax) if which in values]
+        ticks = labelled_ticks(axis) if series and not is_category_axis(axis) else None
+        found = {"outside the limits": ([], []), "beyond the outermost labelled tick": ([], [])}
+        for label, values in series:
+            fractions = axis_fractions(axis, values)
+            outside = (fractions < -TOLERANCE) | (fractions > 1 + TOLERANCE)
+            beyond = np.zeros(len(values), dtype=bool)
+            if ticks is not None:
+                beyond = ~outside & ((fractions < ticks.min() - TOLERANCE) | (fractions > ticks.max() + TOLERANCE)
+                                     if ticks.size else True)
+            for kind, selected in (("outside the limits", outside), ("beyond the outermost labelled tick", beyond)):
+                if selected.any():
+                    found[kind][0].append(label if not label.startswith("_") else "unlabelled")
+                    found[kind][1].extend(values[selected])
+        for kind, (labels, values) in found.items():
+            if values:
+                shown = ", ".join(f"{value:.4g}" for value in sorted(set(values))[:4])
+                problems.append(f"{panel}: {len(values)} point(s) {kind} of the {which} axis ({shown}; series: "
+                                f"{', '.join(dict.fromkeys(labels))})")
+    return problems
+
+
+def visible_texts(figure):
+    """(what, Text) of every tick label, axis label and panel title shown, and of the figure's texts (its title)."""
+    texts = [("the title", text) for text in figure.texts]
+    for ax in figure.axes:
+        if not ax.get_visible():
+            continue
+        panel = ax.get_title() or "a panel"
+        texts += [(f"{panel}'s {which} axis label", axis.label) for which, axis in (("x", ax.xaxis), ("y", ax.yaxis))]
+        texts.append((f"{panel}'s title", ax.title))
+        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            axis.get_majorticklabels()  # brings the ticks up to date
+            for ticks, locations in ((axis.get_major_ticks(), axis.get_majorticklocs()),
+                                     (axis.get_minor_ticks(), axis.get_minorticklocs())):
+                inside = axis_fractions(axis, locations) if len(locations) else []
+                texts += [(f"{panel}'s {which} tick label", label) for tick, fraction in zip(ticks, inside)
+                          if -TOLERANCE <= fraction <= 1 + TOLERANCE for label in (tick.label1, tick.label2)]
+    return [(what, text) for what, text in texts if text.get_visible() and text.get_text().strip()]
+
+
+def legend_problems(figure, renderer):
+    """Legends whose box overlaps a tick label, an axis label, a panel title or the figure's title."""
+    legends = list(figure.legends) + [ax.get_legend() for ax in figure.axes if ax.get_legend()]
+    problems = []
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        covered = []
+        for what, text in visible_texts(figure):
+            overlap = Bbox.intersection(box, text.get_window_extent(renderer))
+            if overlap is not None and overlap.width > 1 and overlap.height > 1:
+                covered.append(f"{what} '{text.get_text()}'")
+        if covered:
+            problems.append(f"the legend covers {len(covered)} label(s): {', '.join(dict.fromkeys(covered[:3]))}")
+    return problems
+
+
+def chart_problems(figure):
+    """What makes a drawn figure misleading or unreadable, one line each: a data point (line, errorbar point or
+    whisker end, scatter point) outside its axes' limits; on a value axis (log or numeric, not categories) a point
+    beyond the outermost labelled major tick, whose value cannot be read; a legend over a tick label, an axis label,
+    a panel title or the figure's title (their bounding boxes). Call it after the layout is drawn (savefig)."""
+    problems = []
+    for number, ax in enumerate(figure.axes, 1):
+        if ax.get_visible():
+            title = ax.get_title().splitlines()[0] if ax.get_title() else ""
+            problems += point_problems(ax, f"panel '{title}'" if title else f"panel {number}")
+    return problems + legend_problems(figure, renderer_of(figure))
 
 
 def log_axis(ax, which, unit):
@@ -71,9 +276,13 @@ def log_axis(ax, which, unit):
     getattr(ax, f"set_{which}scale")("log")
     axis = getattr(ax, f"{which}axis")
     low, high = getattr(ax, f"get_{which}lim")()
-    # Within less than a factor 4, decade ticks would leave the axis nearly bare: use evenly spaced ones.
-    narrow = high / low < 4
-    axis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]) if narrow else LogLocator(subs=(1, 2, 5)))
+    # Ticks at 1-2-5 per decade; within less than a factor 4 these would leave the axis nearly bare: finer ones (the
+    # next of which is near when save_figure extends the axis to the ticks around its points); over many decades
+    # they crowd it: 1-3 from 2.5 decades, decades alone from 5.
+    decades = math.log10(high / low)
+    subs = ((1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8) if high / low < 4 else (1, 2, 5) if decades < 2.5
+            else (1, 3) if decades < 5 else (1,))
+    axis.set_major_locator(LogLocator(subs=subs))
     axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}{unit}"))
     axis.set_minor_formatter(NullFormatter())
 

@@ -7,7 +7,7 @@ from report.charts import colors_for, draw_points, draw_speedup_strips, new_figu
 from report.header import gpu_text, machine_lines, shard_differences
 from report.load import warn
 from report.settings import LABEL_COLORS
-from report.stats import geometric_mean, interval, median, paired, where
+from report.stats import geometric_mean, interval, inverted, median, paired, where
 from report.summary import ordered
 from report.text import Answer, image, markdown_table, seconds_text, speedup_text
 
@@ -29,63 +29,92 @@ def compare_machine_lines(sides, sweeps):
 
 
 def section_compare(sides, sweeps, out):
-    """Chart and table: the same configurations' total durations on two sweeps side by side, and A's speedup over B;
-    each side's steady iteration; the summary bullets (the steady iteration per side)."""
+    """Chart: each configuration's steady iteration on each side and B's speedup over A (paired whatever the runs'
+    lengths); the steady table; the total durations of the runs of equal length both sides ran, with B's speedup over
+    A; the summary bullets (the steady iteration per side)."""
     (sweep_a, sweep_b) = sweeps
     name_a, name_b = side_name("A", sides[0], sweep_a), side_name("B", sides[1], sweep_b)
     lines = ["## Comparison of two sweeps", "", f"- {name_a}", f"- {name_b}",
-             "- Only configurations (experiment, variant, mode, env, size, timing, workload, iterations) present in "
-             "both are compared, paired by seed.", ""]
+             "- Only configurations (experiment, variant, mode, env, size, timing, workload) present in both are "
+             "compared, paired by seed; totals only between runs of the same number of iterations.",
+             "- B's speedup over A = A's time / B's time: above 1× where B is faster.", ""]
     labels_timings = ordered(((row["label"], row["timing"]) for row in sweep_a.rows + sweep_b.rows),
                              list(itertools.product(LABEL_COLORS, ("async", "sync"))))
-    categories, times, speedups, table, category_colors = [], {}, {}, [], {}
-    for label, timing in labels_timings:
-        pairs = paired(*(where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)), "total_s")
-        if not pairs:
-            continue
-        category = f"{label}, {timing}"
-        categories.append(category)
-        category_colors[category] = colors_for([label])[label]
-        times[category, name_a] = [pair.time_a for pair in pairs]
-        times[category, name_b] = [pair.time_b for pair in pairs]
-        speedups[category, "A over B"] = [pair.speedup for pair in pairs]
-        for size in ordered((pair.config.size for pair in pairs), SIZES):
-            sized = [pair for pair in pairs if pair.config.size == size]
-            sized_speedups = [pair.speedup for pair in sized]
-            table.append([label, timing, size, len(sized), seconds_text(median([pair.time_a for pair in sized])),
-                          seconds_text(median([pair.time_b for pair in sized])),
-                          speedup_text(geometric_mean(sized_speedups), interval(sized))])
-    steady_lines, bullets = steady_section(sweep_a, sweep_b, labels_timings)
-    if not categories:
-        warn("skipping compare.png: the two sweeps share no configuration of the same length")
-        return Answer(lines + ["No total compared: the two sweeps share no configuration of the same length.", ""]
-                      + steady_lines, bullets)
-    figure, axes = new_figure(f"{name_a}  vs  {name_b}", 2, ncols=1, panel_size=(max(8, 1.1 * len(categories)), 4.2))
-    colors = colors_for([name_a, name_b])
-    draw_points(axes[0], categories, [name_a, name_b], times, colors)
-    axes[0].set(title="total duration of matched runs (points: median, whiskers: min–max)", ylabel="total duration")
-    draw_speedup_strips(axes[1], categories, ["A over B"], speedups, {"A over B": "black"}, category_colors)
-    axes[1].set(title="speedup of A over B = time_B / time_A\npoints: matched runs in the variant's colour, black line: "
-                "geometric mean", ylabel="speedup of A over B")
-    lines += image(save_figure(figure, out, "compare.png"), "comparison of two sweeps")
-    header = ["variant (mode)", "timing", "model size", "pairs", "median total A (s)", "median total B (s)",
-              "speedup of A over B, geo. mean [interval]"]
-    return Answer(lines + markdown_table(header, table) + steady_lines, bullets)
+    steady = steady_pairs(sweep_a, sweep_b, labels_timings)
+    steady_lines, bullets = steady_section(steady)
+    if steady:
+        lines += image(steady_chart(steady, name_a, name_b, out), "steady iteration on each side and B's speedup")
+    else:
+        warn("skipping compare.png: the two sweeps share no configuration with a steady iteration")
+    return Answer(lines + steady_lines + total_lines(sweep_a, sweep_b, labels_timings), bullets)
 
 
-def steady_section(sweep_a, sweep_b, labels_timings):
-    """The steady iteration (the median of iterations 8+) of each configuration both sweeps ran, whatever their lengths
-    (a steady iteration does not depend on how many follow): per size and env, each variant on A and on B, and
-    relative to the fastest variant of its side among those both ran there."""
-    steady = {}  # (size, env, timing) -> {label: (A's, B's) geometric mean over seeds}
+def steady_pairs(sweep_a, sweep_b, labels_timings):
+    """{(size, env, timing): {label: [Pair of A's and B's steady iteration, per seed]}} of every configuration both
+    sweeps ran, whatever their lengths (a steady iteration does not depend on how many follow)."""
+    steady = {}
     for label, timing in labels_timings:
         rows = [where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)]
         for pair in paired(*rows, "iter8_99_median_s"):
             steady.setdefault((pair.config.size, pair.config.env, timing), {}).setdefault(label, []).append(pair)
+    return dict(sorted(steady.items(), key=lambda item: (SIZES.index(item[0][0]), item[0][1], item[0][2])))
+
+
+def steady_chart(steady, name_a, name_b, out):
+    """Chart: per configuration (size, env, timing where both occur) each variant's steady iteration on A and on B
+    (median over seeds, whiskers min–max; one log scale for both), and B's speedup over A per seed (black line: the
+    geometric mean; above 1× where B is faster)."""
+    timings = {timing for _, _, timing in steady}
+    categories = {key: " · ".join(key if len(timings) > 1 else key[:2]) for key in steady}
+    labels = ordered((label for cell in steady.values() for label in cell), LABEL_COLORS)
+    times = [{(categories[key], label): [getattr(pair, side) for pair in pairs] for key, cell in steady.items()
+              for label, pairs in cell.items()} for side in ("time_a", "time_b")]
+    speedups = {(categories[key], label): [pair.time_a / pair.time_b for pair in pairs]
+                for key, cell in steady.items() for label, pairs in cell.items()}
+    figure, axes = new_figure(f"{name_a}  vs  {name_b}\nsteady iteration (median of iterations 8 on) of the "
+                              "configurations both ran, paired by seed whatever the runs' lengths", 3, ncols=1,
+                              panel_size=(max(8, 0.5 * len(labels) * len(categories)), 3.6))
+    colors = colors_for(labels)
+    axes[1].sharey(axes[0])  # one scale: the two sides' times read against each other
+    for ax, side_times, name in zip(axes, times, (name_a, name_b)):
+        draw_points(ax, list(categories.values()), labels, side_times, colors)
+        ax.set(title=f"{name}: steady iteration (points: median over seeds, whiskers: min–max)",
+               ylabel="s per steady iteration")
+    draw_speedup_strips(axes[2], list(categories.values()), labels, speedups, colors)
+    axes[2].set(title="B's speedup over A = time_A / time_B (above 1×: B is faster)\npoints: seeds; black line: "
+                "geometric mean", ylabel="B's speedup over A")
+    return save_figure(figure, out, "compare.png")
+
+
+def total_lines(sweep_a, sweep_b, labels_timings):
+    """Table: the total durations of the runs both sweeps ran at the same number of iterations (a total grows with
+    them), per variant, timing and size, and B's speedup over A; a line saying so where there are none."""
+    table = []
+    for label, timing in labels_timings:
+        pairs = paired(*(where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)), "total_s")
+        for size in ordered((pair.config.size for pair in pairs), SIZES):
+            sized = [pair for pair in pairs if pair.config.size == size]
+            a_over_b = geometric_mean([pair.speedup for pair in sized]), interval(sized)
+            table.append([label, timing, size, len(sized), seconds_text(median([pair.time_a for pair in sized])),
+                          seconds_text(median([pair.time_b for pair in sized])), speedup_text(*inverted(a_over_b))])
+    heading = "### Total duration on each side"
+    if not table:
+        return [heading, "", "No total compared: the two sweeps share no configuration run at the same number of "
+                "iterations.", ""]
+    header = ["variant (mode)", "timing", "model size", "pairs", "median total A (s)", "median total B (s)",
+              "B's speedup over A, geo. mean [interval]"]
+    return [heading, "", "- Only runs of the same number of iterations are paired (a total grows with the "
+            "iterations): the configurations below, not every one of the steady table.", ""] + markdown_table(
+        header, table)
+
+
+def steady_section(steady):
+    """The steady iteration of each configuration both sweeps ran, per size and env, each variant on A and on B, and
+    relative to the fastest variant of its side among those both ran there; the summary bullets."""
     table, relative = [], {}  # relative: size -> [(label, A's relative, B's relative, B's speedup over A)]
-    for (size, env, timing) in sorted(steady, key=lambda key: (SIZES.index(key[0]), key[1], key[2])):
+    for (size, env, timing), cell in steady.items():
         means = {label: (geometric_mean([pair.time_a for pair in pairs]), geometric_mean([pair.time_b for pair in pairs]))
-                 for label, pairs in steady[size, env, timing].items()}
+                 for label, pairs in cell.items()}
         fastest = [min(times[side] for times in means.values()) for side in (0, 1)]
         for label, (a, b) in means.items():
             table.append([size, env, label, timing, seconds_text(a), f"{a / fastest[0]:.2f}×", seconds_text(b),

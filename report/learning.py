@@ -90,7 +90,9 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name, time_label=
     multiple_sizes = len({size for _, size in panels}) > 1
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     colors = colors_for(labels)
-    figure, axes = new_figure(title, len(panels), ncols=min(len(panels), 4), panel_size=(4.2, 3.2), fixed_margins=True)
+    # one panel alone (Doors) gets the width of two, so that its legend of many labels fits in two columns below it
+    figure, axes = new_figure(title, len(panels), ncols=min(len(panels), 4),
+                              panel_size=(4.2, 3.2) if len(panels) > 1 else (7.0, 3.6), fixed_margins=True)
     notes = []
     for ax, (env, size) in zip(axes, panels):
         panel = f"{env} · {size}" if multiple_sizes else env

@@ -30,8 +30,9 @@ LABEL_COLORS = {
     "torch_gymnasium (eager)": "#8c6d31", "torch_gymnasium (eager-vector)": "#d6a847",
     "torch_gymnasium (eager-async)": "#bf812d", "linen_gymnasium (jit-async)": "#5ab4ac", "linen_scan (scan)": "#08306b",
     "torch_native (eager)": "#f16913", "torch_native (compile)": "#a63603",
-    "dqn_torch_gymnasium (eager)": "#543005", "dqn_linen_gymnasium (jit)": "#35978f", "dqn_torch (env-jit)": "#d94801",
-    "dqn_linen (jit)": "#4292c6", "dqn_torch_compile (compile)": "#8c2d04",
+    # DQN's three torch designs in three hues (olive-brown, light orange, dark red: ΔE2000 > 25 between any two)
+    "dqn_torch_gymnasium (eager)": "#7a5c1e", "dqn_linen_gymnasium (jit)": "#35978f", "dqn_torch (env-jit)": "#fd8d3c",
+    "dqn_linen (jit)": "#4292c6", "dqn_torch_compile (compile)": "#a50f15",
     "dqn_torch_compile (compile+cudagraphs)": "#9e9ac8", "dqn_nnx (tree)": "#238b45", "dqn_equinox (jit)": "#ae017e",
 }
 
