@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from report.charts import colors_for, count_axis, log_axis, new_figure, save_figure
 from report.scaling import cost_text, scalings
 from report.settings import LABEL_COLORS, PREDICTION_LABEL
-from report.stats import median, metric_values, named_cells, per_env_workload, rows_of
+from report.stats import median, metric_values, named_cells, per_env_workload, ranges_apart, rows_of
 from report.summary import num_envs, ordered
 from report.text import Answer, heading, image, listed, markdown_table, seconds_text, speedup_text
 
@@ -113,17 +113,37 @@ def faster_words(speedup):
     return f"{speedup:.2f}× faster than" if rounded > 1 else f"{1 / speedup:.2f}× slower than"
 
 
+def walls_at(times, n):
+    """The wall times behind wall_at(times, n), one per repeat: those measured at n, or, extrapolated, each repeat at
+    the largest measured N scaled to n as their median is."""
+    if n in times.measured:
+        return [group.wall for group in times.groups if group.agents == n]
+    largest = max(times.measured)
+    scale = times.extrapolated.get(n, math.nan) / times.measured[largest]
+    return [group.wall * scale for group in times.groups if group.agents == largest]
+
+
+def against_text(vmapped, times, n):
+    """(words, apart) of the vmapped variant against one process variant at N agents: how much faster, or level with
+    it where their ranges over repeats overlap; apart as stats.ranges_apart gives it (None: one run, no interval)."""
+    other, extrapolated = wall_at(times, n)
+    whom = f"{times.label} processes {times.parallel} at a time{' (extrapolated)' * extrapolated}"
+    told = ranges_apart(walls_at(vmapped, n), walls_at(times, n))
+    if told is False:
+        return f"level with {whom} ({other / vmapped.measured[n]:.2f}×, ranges over repeats overlap)", told
+    return f"{faster_words(other / vmapped.measured[n])} {whom}", told
+
+
 def agents_sentence(vmapped, processes, n):
-    """At N agents: how much faster the vmapped variant trains them than each process variant (the wall times, agents
-    per hour and speedups are in the table)."""
-    parts = []
-    for times in processes:
-        other, extrapolated = wall_at(times, n)
-        if not math.isnan(other):
-            parts.append(f"{faster_words(other / vmapped.measured[n])} {times.label} processes "
-                         f"{times.parallel} at a time{' (extrapolated)' * extrapolated}")
-    against = listed(parts) if parts else "no process variant to compare with"
-    return f"At N = {n:,}, one {vmapped.label} process is {against}."
+    """At N agents: how much faster the vmapped variant trains them than each process variant, or that it is level
+    with one, and where one run gives no interval (the wall times, agents per hour and speedups are in the table)."""
+    compared = [(times.label, *against_text(vmapped, times, n)) for times in processes
+                if not math.isnan(wall_at(times, n)[0])]
+    against = listed([words for _, words, _ in compared]) if compared else "no process variant to compare with"
+    unknown = [label for label, _, told in compared if told is None]
+    note = "" if not unknown else "; one run: no interval" + (
+        "" if len(unknown) == len(compared) else f" for {listed(unknown)}")
+    return f"At N = {n:,}, one {vmapped.label} process is {against}{note}."
 
 
 def agents_counts(vmapped, processes):
@@ -173,7 +193,9 @@ def section_agents(sweep, out):
               "`parallel` at a time.",
               "- Wall time: the launch of the first process to the exit of the last (group.json).",
               "- A process variant's time for an N it did not run is extrapolated from its largest measured N: ⌈N/P⌉ "
-              "waves of P processes, each taking one wave's time there; extrapolated figures are marked as such.", ""]
+              "waves of P processes, each taking one wave's time there; extrapolated figures are marked as such.",
+              "- One process is called faster only where the ranges of the two wall times over repeats do not overlap; "
+              "with one run there is no interval.", ""]
     cells = named_cells(sweep.groups, group_cell_key, sweep.env_order)
     times = {name: agent_times(groups) for name, groups in cells.items()}
     lines += image(agents_chart(times, out), "wall time to train N agents")

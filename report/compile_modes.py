@@ -8,7 +8,10 @@ from report.charts import draw_speedup_strips, new_figure, save_figure
 from report.load import warn
 from report.ranking import break_even_text, relative_to, window_standing
 from report.settings import COMPILE_BASELINES, COMPILE_METRICS, LABEL_COLORS
-from report.stats import compile_mode_comparisons, framework_of, geometric_mean, paired_labels, rows_of, scope, where
+from report.stats import (
+    compile_mode_comparisons, distinguishable, framework_of, geometric_mean, inverted, paired_labels, rows_of, scope,
+    where,
+)
 from report.summary import ordered
 from report.text import Answer, empty_window_lines, heading, image, markdown_table, speedup_text
 
@@ -49,7 +52,7 @@ def section_compile_modes(sweep, out):
     else:
         warn("skipping compile_modes.png: no exp2 compiled mode ran beside its baseline")
         lines += ["No chart: no exp2 compiled mode ran beside its baseline.", ""]
-    table, steady = [], {}  # steady: exp -> [(steady-state speedup as printed, mode, baseline, size)]
+    table, steady = [], {}  # steady: exp -> [((steady-state speedup, interval over envs), mode, baseline, size)]
     for exp in ("exp2", "exp3"):
         exp_rows = rows_of(sweep.rows, exp)
         for (_, label, baseline), size in itertools.product(compile_mode_comparisons(exp_rows), SIZES):
@@ -64,7 +67,7 @@ def section_compile_modes(sweep, out):
                              + [break_even_text(mode, base, steady_ratio)])
                 steady_speedup = speedups[COMPILE_METRICS.index("iter8_99_median_s")]
                 if not math.isnan(steady_speedup):
-                    steady.setdefault(exp, []).append((steady_speedup, label, baseline, size))
+                    steady.setdefault(exp, []).append((inverted(steady_ratio), label, baseline, size))
     header = ["exp", "mode", "over (baseline)", "model size", "pairs"]
     header += [f"{sweep.names[metric]} (geo. mean)" for metric in COMPILE_METRICS]
     header += ["a faster steady state repays a longer iteration 0"]
@@ -73,14 +76,28 @@ def section_compile_modes(sweep, out):
     return Answer(lines + (markdown_table(header, table) if table else []), bullets)
 
 
+def speedup_reason(bounds):
+    """Why a mode's speedup interval over envs does not tell it from its baseline: it holds 1×, or one env gives none;
+    '' where it does."""
+    if distinguishable(bounds):
+        return ""
+    return "one env: no interval" if math.isnan(bounds[0]) else "its interval holds 1×"
+
+
 def steady_bullet(speedups, steady_name):
     """The summary of one experiment's compile modes: the smallest and the largest steady-state speedup of a mode over
-    its baseline, as the table prints them."""
+    its baseline, as the table prints them, with its interval over envs, and where that does not tell the mode from
+    its baseline, why (speedup_reason; said once where both share it)."""
     if not speedups:
         return f"no compiled mode ran beside its baseline with a steady state ({steady_name})"
-    low, high = min(speedups), max(speedups)
-    name = lambda item: f"{item[1]} over {item[2]}" + (f", {item[3]}" if len({s for *_, s in speedups}) > 1 else "")
+    low, high = (pick(speedups, key=lambda item: item[0][0]) for pick in (min, max))
+    sizes = len({size for *_, size in speedups}) > 1
+    name = lambda item: f"{item[1]} over {item[2]}" + f", {item[3]}" * sizes
+    reasons = [speedup_reason(item[0][1]) for item in (low, high)]
+    shared = reasons[0] if reasons[0] == reasons[1] else ""
+    said = lambda item, why: f"{speedup_text(*item[0])} ({name(item)}" + (f"; {why})" if why and not shared else ")")
     if low is high:
-        return f"steady-state speedup ({steady_name}) of {name(low)}: {speedup_text(low[0])}"
-    return (f"steady-state speedup ({steady_name}) of a mode over its baseline: {speedup_text(low[0])} ({name(low)}) "
-            f"to {speedup_text(high[0])} ({name(high)})")
+        text = f"of {name(low)}: {speedup_text(*low[0])}"
+    else:
+        text = f"of a mode over its baseline: {said(low, reasons[0])} to {said(high, reasons[1])}"
+    return f"steady-state speedup ({steady_name}) {text}" + (f"; {shared}" if shared else "")

@@ -18,7 +18,9 @@ from report.stats import (
     speedups_by_category, values_by, where,
 )
 from report.summary import ordered
-from report.text import empty_window_lines, heading, image, markdown_table, seconds_text, speedup_table
+from report.text import (
+    empty_window_lines, heading, image, markdown_table, memory_columns, seconds_text, speedup_table,
+)
 
 
 def section_duration_vs_complexity(sweep, out):
@@ -153,27 +155,33 @@ def section_sync(sweep, out, exp, category_field):
 
 
 def section_memory(sweep, out):
-    """Chart and table: peak device memory (memory/peak_bytes) per variant and model size, where runs of exp1 to exp4
-    logged it (exp5's runs, which differ in their number of envs, give it per run in its section; exp6's and exp7's,
-    repeats of exp1's configurations, and exp8's DQN runs not at all)."""
-    rows = [row for row in sweep.rows if row["exp"] not in ("exp5", "exp6", "exp7", "exp8", "exp9")]
-    if not rows:
+    """Table: every experiment's peak memory per variant and model size, the host's peak RSS (memory/peak_rss_bytes)
+    and the device's peak (memory/peak_bytes) where runs logged one; chart: the device's peak of exp1 to exp4's runs
+    (exp5's runs, which differ in their number of envs, give it per run in their section too)."""
+    if not sweep.rows:
         return []
-    rows = [row for row in rows if not math.isnan(row["peak_memory_bytes"])]
-    lines = [heading(sweep, "Peak device memory"), ""]
+    lines = [heading(sweep, "Peak memory"), ""]
+    cells = {}
+    for exp in sorted({row["exp"] for row in sweep.rows}):
+        rows = where(sweep.rows, exp=exp)
+        for label, size in itertools.product(ordered((row["label"] for row in rows), LABEL_COLORS),
+                                             ordered((row["size"] for row in rows), SIZES)):
+            cells.update({(exp, label, size): cell} if (cell := where(rows, label=label, size=size)) else {})
+    header, values = memory_columns(cells)
+    table = [[exp, label, size, len(cell), *values[exp, label, size]] for (exp, label, size), cell in cells.items()]
+    lines += ["Medians over each cell's runs (envs × seeds) of each run's peak.", ""]
+    lines += markdown_table(["experiment", "variant (mode)", "model size", "runs", *header], table)
+    rows = [row for row in sweep.rows if row["exp"] in ("exp1", "exp2", "exp3", "exp4", "sync")
+            and not math.isnan(row["peak_memory_bytes"])]
     if not rows:
-        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. GPUs).", ""]
-    for row in rows:
-        row["peak_memory_mib"] = row["peak_memory_bytes"] / 2**20
+        return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. "
+                        "GPUs).", ""]
+    rows = [{**row, "peak_memory_mib": row["peak_memory_bytes"] / 2**20} for row in rows]
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — exp1 to exp4 ({scope(rows)})\n"
                               "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
-    values = values_by(rows, "size", sizes, labels, "peak_memory_mib")
-    draw_points(axes[0], sizes, labels, values)
+    draw_points(axes[0], sizes, labels, values_by(rows, "size", sizes, labels, "peak_memory_mib"))
     log_axis(axes[0], "y", " MiB")
     axes[0].set(xlabel="model size", ylabel="peak device memory")
-    lines += image(save_figure(figure, out, "memory.png"), "peak device memory")
-    table = [[label, size, len(values[size, label]), f"{median(values[size, label]):.4g}"]
-             for label, size in itertools.product(labels, sizes) if values[size, label]]
-    return lines + markdown_table(["variant (mode)", "model size", "runs", "peak memory (MiB, median)"], table)
+    return lines + image(save_figure(figure, out, "memory.png"), "peak device memory")

@@ -4,14 +4,19 @@ its learning curves against env steps and against wall-clock time; and the publi
 gridworld, three designs) beside ours, as ratios (its machine differs)."""
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
+from report.charts import colors_for, log_axis, new_figure, save_figure
 from report.learning import WALL_CLOCK_CAPTION, learning_curve_figure
 from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS
-from report.stats import metric_values, rows_of
-from report.summary import num_envs, rank
-from report.text import Answer, heading, image, listed, markdown_table, mean_and_spread, seconds_text
+from report.stats import level_with_first, metric_values, ranges_apart, rows_of
+from report.summary import num_envs, ordered, rank
+from report.text import (
+    Answer, heading, image, lead_names, lead_note, listed, markdown_table, mean_and_spread, memory_columns,
+    seconds_text,
+)
 
 # An optimal Doors episode returns 0.09 x its path length + 0.91: 2.17 to 3.43 as the doors fall (a mean about 2.4);
 # one that misses the goal returns at most 1.8, so a mean of 2.0 needs the goal reached by near-shortest paths
@@ -72,13 +77,22 @@ def designs(rows):
     return names
 
 
+class Reach(NamedTuple):
+    """One design's time to reach SOLVED_RETURN over its seeds."""
+
+    median: float  # over the seeds that reached it; NaN if none did
+    reached: int  # seeds that reached it
+    seeds: int
+    times: list  # each reaching seed's time: their range is the design's interval
+
+
 def design_stats(cells):
-    """Per design: (median time to reach SOLVED_RETURN over the seeds that reached it, seeds that did, seeds)."""
+    """A Reach per design."""
     stats = {}
     for name, rows in cells.items():
         times = [time_to_reach(row["run"], SOLVED_RETURN)[0] for row in rows]
         reached = [time for time in times if not math.isnan(time)]
-        stats[name] = (float(np.median(reached)) if reached else math.nan, len(reached), len(rows))
+        stats[name] = Reach(float(np.median(reached)) if reached else math.nan, len(reached), len(rows), reached)
     return stats
 
 
@@ -93,20 +107,49 @@ def relative_reach(stats, name, fastest):
     return f"{stats[name][0] / stats[fastest][0]:.1f}×"
 
 
+def reach_lead(timed, stats):
+    """The Lead (stats.level_with_first) of the designs that reached the return, the first first: a design's interval
+    is the range of its reaching seeds' times, two are apart where their ranges do not overlap."""
+    return level_with_first(timed, lambda first, name: ranges_apart(stats[first].times, stats[name].times))
+
+
+def reach_words(lead, stats, overlap, most=None):
+    """Who reaches the return first: the Lead's first alone where its range is apart from every other's; else it and
+    those level with it with the span of their medians and why (overlap, '' to leave it unsaid; lead_note), or that
+    one seed gives no interval. Names beyond most are counted (lead_names)."""
+    first = seconds_text(stats[lead.first].median)
+    if lead.crowned:
+        return f"{lead.first} reaches a mean return of {SOLVED_RETURN} first ({first} s)"
+    note = lead_note(lead, str, overlap, "seed")
+    note = f"; {note}" if note else ""
+    if not lead.level:
+        return f"{lead.first} reaches a mean return of {SOLVED_RETURN} soonest ({first} s{note})"
+    last = seconds_text(stats[lead.level[-1]].median)
+    return f"{lead_names(lead, str, most)} reach a mean return of {SOLVED_RETURN} level ({first}–{last} s{note})"
+
+
+def other_words(cells, stats, lead, other):
+    """The first design on the other env (NumPy or JAX) than the Lead's first and not level with it (other_backend),
+    against that first: the ratio of their times, and where one seed gives no interval, that."""
+    env = "NumPy" if other_is_numpy(cells, other) else "JAX"
+    against = "that time" if lead.crowned else f"the time of {lead.first}"
+    return (f"the {env} env's first, {other}, takes {relative_reach(stats, other, lead.first)} {against}"
+            + " (one seed: no interval)" * (other in lead.unknown))
+
+
 def answer_lines(algorithm, cells, stats):
-    """The algorithm's answer as markdown lines: a bullet on the design that reaches the return first, then short
-    bullets on the seeds that reached it only in part and the designs that never did (each design's time relative to
-    the first is in the table)."""
+    """The algorithm's answer as markdown lines: a bullet on the design that reaches the return first, or those level
+    with it (reach_words), then short bullets on the first on the other env, the seeds that reached it only in part
+    and the designs that never did (each design's time relative to the first is in the table)."""
     timed, never = reach_order(cells, stats)
     if not timed:
         return [f"- **{algorithm}:** no design reached a mean return of {SOLVED_RETURN} in these runs."]
-    fastest = timed[0]
-    lines = [f"- **{algorithm}:** {fastest} reaches a mean return of {SOLVED_RETURN} first, after "
-             f"{seconds_text(stats[fastest][0])} s (median over the seeds)."]
-    other = other_backend(cells, timed)
+    lead = reach_lead(timed, stats)
+    lines = [f"- **{algorithm}:** {reach_words(lead, stats, 'ranges over seeds overlap')}."]
+    other = other_backend(cells, timed, lead.level)
     if other:
-        lines.append(f"  - The first on the {'NumPy' if other_is_numpy(cells, other) else 'JAX'} env, {other}, takes "
-                     f"{relative_reach(stats, other, fastest)} that time.")
+        words = other_words(cells, stats, lead, other)
+        lines.append(f"  - {words[0].upper()}{words[1:]}.")
     partly = [f"{name} ({stats[name][1]} of {stats[name][2]} seeds)" for name in timed if stats[name][1] < stats[name][2]]
     if partly:
         lines.append(f"  - Some seeds only: {listed(partly)}.")
@@ -118,32 +161,32 @@ def other_is_numpy(cells, name):
     return env_backend(cells[name][0]).startswith("NumPy")
 
 
-def other_backend(cells, timed):
-    """The first design to reach the return on the other env (NumPy or JAX) than the first one's, None if none did."""
+def other_backend(cells, timed, level):
+    """The first design to reach the return on the other env (NumPy or JAX) than the first one's, None if none did or
+    if it is among those level with the first (named with them)."""
     first = other_is_numpy(cells, timed[0])
-    return next((name for name in timed if other_is_numpy(cells, name) != first), None)
+    other = next((name for name in timed if other_is_numpy(cells, name) != first), None)
+    return None if other in level else other
 
 
 def doors_bullet(cells, stats):
-    """The summary of one algorithm: the design that reaches the return first, after how long, and the first on the
-    other env (NumPy or JAX) relative to it."""
+    """The summary of one algorithm: the design that reaches the return first (or those level with it, more than four
+    counted), after how long, and the first on the other env (NumPy or JAX) against it."""
     timed, _ = reach_order(cells, stats)
     if not timed:
         return f"no design reached a mean return of {SOLVED_RETURN}"
-    fastest, other = timed[0], other_backend(cells, timed)
-    text = f"{fastest} reaches a mean return of {SOLVED_RETURN} first ({seconds_text(stats[fastest][0])} s)"
-    if other:
-        text += (f"; the first on the {'NumPy' if other_is_numpy(cells, other) else 'JAX'} env, {other}, takes "
-                 f"{relative_reach(stats, other, fastest)} that time")
-    return text
+    lead = reach_lead(timed, stats)
+    other = other_backend(cells, timed, lead.level)
+    return reach_words(lead, stats, "", 4) + (f"; {other_words(cells, stats, lead, other)}" if other else "")
 
 
 def design_table(cells, stats):
     """Per design: env backend, envs, seeds that reached the return, time and env steps to reach it, the time relative
-    to the first design to reach it, final return, total time and total relative to the fastest."""
+    to the first design to reach it, final return, total time and total relative to the fastest, peak memory."""
     totals = {name: float(np.median(metric_values(rows, "total_s"))) for name, rows in cells.items()}
     fastest = min(totals.values())
     timed, _ = reach_order(cells, stats)
+    memory_header, memory = memory_columns(cells)
     table = []
     for name, rows in cells.items():
         reach = [time_to_reach(row["run"], SOLVED_RETURN) for row in rows]
@@ -152,10 +195,10 @@ def design_table(cells, stats):
                       median_text([time for time, _ in reach]), median_text([steps for _, steps in reach]),
                       relative_reach(stats, name, timed[0]) if name in timed else "–",
                       mean_and_spread(metric_values(rows, "final_return")), median_text(metric_values(rows, "total_s")),
-                      f"{totals[name] / fastest:.2f}×"])
+                      f"{totals[name] / fastest:.2f}×", *memory[name]])
     header = ["design", "env backend", "envs", "seeds reaching", f"time to reach {SOLVED_RETURN} (s)",
               f"env steps to reach {SOLVED_RETURN}", "time to reach, relative (median)", "final return", "total (s)",
-              "total, relative"]
+              "total, relative", *memory_header]
     return markdown_table(header, table)
 
 
@@ -184,6 +227,49 @@ def relabelled(cells):
     return [{**row, "label": name} for name, rows in cells.items() for row in rows]
 
 
+def reach_chart(parts, out):
+    """Chart: per algorithm, each design's time to reach SOLVED_RETURN (the median over the seeds that reached it,
+    whiskers: their min–max; log time), the first to reach it on top; the designs that never did listed at the bottom.
+
+    The answer to 'NumPy or JAX for my own env?': against env steps all designs learn alike by construction (one MDP),
+    so only time tells them apart."""
+    counts = [len(cells) for _, cells in parts]
+    figure, axes = new_figure(f"Time to reach a mean return of {SOLVED_RETURN} on Doors (exp9): the first on top\n"
+                              "point: median over the seeds that reached it, whiskers: min–max; "
+                              "■ NumPy env, ● JAX env", len(parts), ncols=1, panel_size=(8.5, 0.34 * max(counts) + 1.3))
+    for ax, (algorithm, cells) in zip(axes, parts):
+        colors = colors_for(ordered(cells, LABEL_COLORS))  # as the learning curves colour the designs
+        times = {name: [time for time in (time_to_reach(row["run"], SOLVED_RETURN)[0] for row in rows)
+                        if not math.isnan(time)] for name, rows in cells.items()}
+        names = sorted(cells, key=lambda name: (not times[name], np.median(times[name]) if times[name] else 0))
+        tick_labels = []
+        for y, name in enumerate(names):
+            seeds, reached = len(cells[name]), times[name]
+            if reached:
+                middle = float(np.median(reached))
+                ax.errorbar([middle], [y], xerr=[[middle - min(reached)], [max(reached) - middle]], color=colors[name],
+                            marker="s" if env_backend(cells[name][0]).startswith("NumPy") else "o", markersize=7,
+                            linestyle="none", elinewidth=1.5, capsize=3)
+            some = f" ({len(reached)} of {seeds} seeds)" if 0 < len(reached) < seeds else ""
+            tick_labels.append(f"{name}{some}" if reached else
+                               f"{name}: never reached it ({seeds} seed{'s' * (seeds > 1)})")
+        ax.set_yticks(range(len(names)), tick_labels)
+        ax.set_ylim(len(names) - 0.5, -0.5)
+        for label, name in zip(ax.get_yticklabels(), names):
+            label.set_color("black" if times[name] else "dimgrey")
+        ax.set_title(algorithm)
+        if any(times.values()):
+            log_axis(ax, "x", " s")
+            ax.set_xlabel(f"time to reach a mean return of {SOLVED_RETURN} (s from the start of iteration 0, "
+                          "compilation included)")
+            ax.grid(axis="x", which="major", alpha=0.3)
+        else:
+            ax.set_xticks([])
+            ax.text(0.5, 0.5, f"no design reached a mean return of {SOLVED_RETURN}", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=9, color="dimgrey")
+    return save_figure(figure, out, "doors_time_to_reach.png")
+
+
 def section_doors(sweep, out):
     """exp9's answer per algorithm, its tables, the comparison with the source, and the learning curves."""
     rows = rows_of(sweep.rows, "exp9")
@@ -199,9 +285,13 @@ def section_doors(sweep, out):
               "- An optimal episode returns 2.17–3.43 as the doors fall, one that misses the goal at most 1.8.",
               "- Median over the seeds that reached it, with the range; relative: over the median of the first design "
               "to reach it.",
+              "- A design is named first only where its range is apart from every other's; those whose ranges overlap "
+              "its are named level with it.",
               f"- Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged returns, mean ± sample standard "
               "deviation over seeds.",
               "- Total: the run's time/total (iteration 0 to the end), median over seeds.", ""]
+    # the answer's chart first (it heads the report): against env steps the designs learn alike by construction
+    lines += image(reach_chart(parts, out), f"time to reach a mean return of {SOLVED_RETURN} per design")
     for algorithm, cells in parts:
         lines += [f"**{algorithm}**", ""] + design_table(cells, stats[algorithm])
         if algorithm == "DQN":

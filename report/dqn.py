@@ -10,14 +10,17 @@ import numpy as np
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import window_names
 from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI, PPO_ANALOGUES
-from report.stats import geometric_interval, geometric_mean, metric_values, rows_of, where
+from report.stats import (
+    distinguishable, geometric_interval, geometric_mean, level_with_first, metric_values, rows_of, where,
+)
 from report.summary import num_envs, ordered
 from report.text import (
-    Answer, empty_window_lines, heading, image, listed, markdown_table, mean_and_spread, number_text, relative_text,
-    seconds_interval_text, seconds_text, speedup_text,
+    Answer, empty_window_lines, heading, image, lead_names, lead_note, listed, markdown_table, mean_and_spread,
+    memory_columns, number_text, relative_text, seconds_interval_text, seconds_text, speedup_text,
 )
 
 STEADY = "iter8_99_median_s"
+OVERLAP = "the ratio's interval over seeds holds 1×"
 
 
 class Variant(NamedTuple):
@@ -58,14 +61,32 @@ def env_variants(rows):
     return variants([row for row in rows if num_envs(row) == 1]), wide
 
 
+def steady_apart(first, variant):
+    """Whether a Variant's steady iteration is told apart from the first's: the interval over seeds of their ratio,
+    paired by seed, excludes 1× (None: one seed, no interval)."""
+    bounds = seed_ratio(variant.rows, first.rows, STEADY)[1]
+    return None if math.isnan(bounds[0]) else distinguishable(bounds)
+
+
 def spread(single):
-    """(slowest, fastest, (ratio, interval over seeds)) of the Variants that have a steady iteration; None with fewer
-    than two."""
+    """(slowest, the Lead of the fastest (stats.level_with_first by steady_apart), (the slowest's ratio over the
+    fastest's, interval over seeds)) of the Variants that have a steady iteration; None with fewer than two."""
     timed = [variant for variant in single if not math.isnan(variant.steady[0])]
     if len(timed) < 2:
         return None
-    slowest, fastest = timed[-1], timed[0]
-    return slowest, fastest, seed_ratio(slowest.rows, fastest.rows, STEADY)
+    lead = level_with_first(timed, steady_apart)
+    return timed[-1], lead, seed_ratio(timed[-1].rows, lead.first.rows, STEADY)
+
+
+def fastest_words(lead, overlap, most=None):
+    """The fastest of a spread in words: the Lead's first alone where its interval is apart from every other's; else
+    'the fastest, a and b level' with why (overlap, '' to leave it unsaid), or the first with 'one seed: no
+    interval' (lead_note). Names beyond most are counted (lead_names)."""
+    note = lead_note(lead, lambda variant: variant.name, overlap, "seed")
+    note = f" ({note})" if note else ""
+    if lead.level:
+        return f"the fastest, {lead_names(lead, lambda variant: variant.name, most)} level{note}"
+    return lead.first.name + note
 
 
 def ppo_spread(sweep_rows, env, ppo_labels):
@@ -92,11 +113,18 @@ def apart(dqn, ppo):
     return "further apart" if dqn_low > ppo_high else "closer together" if dqn_high < ppo_low else "overlap"
 
 
+def one_seed_side(dqn, ppo):
+    """The side of the two ratios without an interval (one seed): "DQN's side", "PPO's side" or "each side"."""
+    sides = [side for side, (_, bounds) in (("DQN", dqn), ("PPO", ppo)) if math.isnan(bounds[0])]
+    return "each side" if len(sides) == 2 else f"{sides[0]}'s side"
+
+
 def verdict(dqn, ppo):
     """Whether the DQN designs lie further apart than PPO's, from the two ratios' intervals over seeds."""
     order = apart(dqn, ppo)
     if order is None:
-        return "With one seed there is no interval to tell the two spreads apart."
+        side = one_seed_side(dqn, ppo)
+        return f"{side[0].upper()}{side[1:]} has one seed: no interval to tell the two spreads apart."
     if order == "overlap":
         return "The two spreads are not told apart: their intervals overlap."
     return f"**The designs lie {order} for DQN than for PPO** here: the two intervals do not overlap."
@@ -109,11 +137,11 @@ def answer_lines(env, single, sweep_rows, steady, ppo_steady):
     family = spread(single)
     if family is None:
         return [f"- **{env}:** fewer than two DQN variants at 1 env have a steady iteration: no spread."]
-    slowest, fastest, ratio = family
+    slowest, lead, ratio = family
     return [f"- **{env}:** {len(single)} DQN variants at 1 env.",
             f"  - {slowest.name} takes {speedup_text(*ratio)} the steady iteration (median of {steady}) of "
-            f"{fastest.name}, the fastest."] + [f"  - {line}" for line in
-                                               ppo_comparison_lines(env, single, sweep_rows, ppo_steady)]
+            f"{fastest_words(lead, OVERLAP)}{', the fastest' * lead.crowned}."] + [
+        f"  - {line}" for line in ppo_comparison_lines(env, single, sweep_rows, ppo_steady)]
 
 
 def ppo_comparison_lines(env, single, sweep_rows, ppo_steady):
@@ -132,32 +160,36 @@ def ppo_comparison_lines(env, single, sweep_rows, ppo_steady):
     if dqn is None:
         return ["Fewer than two of the four designs with a PPO analogue in exp4 have a steady iteration: no PPO spread "
                 "to set beside theirs."]
-    slowest, fastest, ratio = dqn
+    slowest, lead, ratio = dqn
     lines = [] if len(designs) == len(single) else [
         f"Of the four designs with a PPO analogue in exp4 (the same framework on the same env backend), "
-        f"{slowest.name} takes {speedup_text(*ratio)} that of {fastest.name}."]
+        f"{slowest.name} takes {speedup_text(*ratio)} that of {fastest_words(lead, OVERLAP)}."]
     ppo = ppo_spread(sweep_rows, env, [PPO_ANALOGUES[variant.name] for variant in designs])
     if isinstance(ppo, str):
         return lines + [f"{ppo}: no PPO spread to set beside it."]
-    ppo_slowest, ppo_fastest, ppo_ratio = ppo
+    ppo_slowest, ppo_lead, ppo_ratio = ppo
     return lines + [f"For PPO (exp4, small, median of {ppo_steady}) {ppo_slowest.name} takes "
-                    f"{speedup_text(*ppo_ratio)} that of {ppo_fastest.name}.", verdict(ratio, ppo_ratio)]
+                    f"{speedup_text(*ppo_ratio)} that of {fastest_words(ppo_lead, OVERLAP)}.",
+                    verdict(ratio, ppo_ratio)]
 
 
 def dqn_bullet(env, single, sweep_rows):
-    """The summary of one env: the family's spread, and the four designs' beside PPO's where both are measured."""
+    """The summary of one env: the family's spread (against its fastest, or those level with it, more than two
+    counted), and the four designs' beside PPO's where both are measured, or which side has one seed."""
     family = spread(single)
     if family is None:
         return "fewer than two DQN variants at 1 env have a steady iteration"
-    slowest, fastest, ratio = family
-    text = f"{slowest.name} takes {speedup_text(*ratio)} the steady iteration of {fastest.name}"
+    slowest, lead, ratio = family
+    text = f"{slowest.name} takes {speedup_text(*ratio)} the steady iteration of {fastest_words(lead, '', 2)}"
     designs = [variant for variant in single if variant.name in PPO_ANALOGUES]
     dqn = spread(designs) if len(designs) == len(PPO_ANALOGUES) else None
     ppo = ppo_spread(sweep_rows, env, list(PPO_ANALOGUES.values())) if dqn else "no comparison"
     if isinstance(ppo, str):
         return text
     order = apart(dqn[2], ppo[2])
-    told = {None: "no interval to tell them apart", "overlap": "not told apart"}.get(order, f"{order} for DQN")
+    told = {"overlap": "not told apart"}.get(order, f"{order} for DQN")
+    if order is None:
+        told = f"{one_seed_side(dqn[2], ppo[2])} has one seed: no interval"
     designs_text = "" if len(designs) == len(single) else f"the four designs {speedup_text(*dqn[2])} against "
     return f"{text}; {designs_text}PPO's four {speedup_text(*ppo[2])}: {told}"
 
@@ -171,8 +203,9 @@ def whole_run_sps(rows):
 def variant_table(single, wide, steady):
     """Table: each Variant of one env, the 1-env ones fastest first, then the wide ones: its steady iteration with
     its interval over seeds, iteration 0, total, whole-run SPS, steady iteration relative to the fastest, final
-    return."""
+    return, peak memory."""
     fastest_rows = single[0].rows if single else []
+    memory_header, memory = memory_columns({variant.name: variant.rows for variant in single + wide})
     table = []
     for variant in single + wide:
         sps = whole_run_sps(variant.rows)
@@ -181,10 +214,10 @@ def variant_table(single, wide, steady):
                       seconds_text(geometric_mean(metric_values(variant.rows, "total_s"))),
                       "–" if math.isnan(sps) else number_text(sps),
                       relative_text(seed_ratio(variant.rows, fastest_rows, STEADY)),
-                      mean_and_spread(metric_values(variant.rows, "final_return"))])
+                      mean_and_spread(metric_values(variant.rows, "final_return")), *memory[variant.name]])
     header = ["variant (mode)", "seeds", f"s per steady iteration ({steady}) [interval over seeds]",
               "iteration 0 (s)", "total (s)", "SPS (whole run)", "steady iteration relative to the fastest at 1 env",
-              "final return"]
+              "final return", *memory_header]
     return markdown_table(header, table)
 
 
@@ -220,6 +253,8 @@ def note_lines(steady, wide):
     and what the wide variants are."""
     lines = [f"- Each run's steady iteration is the median of its {steady}; per variant the geometric mean over seeds, "
              f"with its interval over seeds (the range below {MIN_ENVS_FOR_CI} seeds, a 95% CI from there).",
+             "- A variant is named the fastest only where each other's ratio to it, paired by seed, has an interval "
+             "that excludes 1×; otherwise those level with it are named too.",
              "- Iteration 0 holds the learning-starts phase (transitions stored, no gradient step) and compilation.",
              "- The DQN loop has no rollout/update split (acting and learning alternate at every env step), so only "
              "whole iterations are timed.",

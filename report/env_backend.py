@@ -3,7 +3,7 @@
 import math
 from collections import defaultdict
 
-from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure
+from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import warn
 from report.ranking import tie_reason
 from report.settings import BACKEND_CELLS, EFFECT_CELLS, Config, LENGTH_METRICS, Pair
@@ -136,8 +136,8 @@ def section_env_backend(sweep, out):
 
 
 def own_env_lines(rows, steady):
-    """What torch on its own env does against torch on gymnax (the JAX env behind DLPack) and Linen on gymnax: the
-    conclusion's lines and the summary bullet (none without such runs)."""
+    """What torch on its own env does against torch on gymnax (the JAX env behind DLPack) and Linen on gymnax
+    (own_env_words): the conclusion's lines and the summary bullet (none without such runs)."""
     own = BACKEND_CELLS["torch", "torch"]
     words = []
     for key, what in ((("torch", "gymnax"), "torch on gymnax (the JAX env behind DLPack)"),
@@ -145,11 +145,23 @@ def own_env_lines(rows, steady):
         pairs = paired_labels(rows, BACKEND_CELLS[key], own, "iter8_99_median_s")
         if pairs:
             ratio = geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
-            words.append(f"{speedup_text(*ratio)} the time of {what}")
+            words.append(own_env_words(ratio, what))
     if not words:
         return [], []
-    lines = [f"- On {steady}, **torch on envs written in torch** ({own}) takes:"] + [f"  - {part}." for part in words]
-    return lines, [("exp4 · torch's own env", f"{own} takes {' and '.join(words)} (steady state)")]
+    lines = [f"- On {steady}, **torch on envs written in torch** ({own}):"]
+    lines += [f"  - {part[0].upper()}{part[1:]}." for part in words]
+    return lines, [("exp4 · torch's own env", f"{own} {' and '.join(words)} (steady state)")]
+
+
+def own_env_words(ratio, what):
+    """torch on its own env against one cell, from the ratio (mean, interval over envs) of their times: 'takes 2.81×
+    [range 2.71–3.12] the time of {what}' (with 'one env: no interval' where there is none), or 'is level with {what}
+    (1.02× [range 0.96–1.32])' where the interval holds 1×."""
+    if math.isnan(ratio[1][0]):
+        return f"takes {speedup_text(*ratio)} the time of {what} (one env: no interval)"
+    if not distinguishable(ratio[1]):
+        return f"is level with {what} ({speedup_text(*ratio)})"
+    return f"takes {speedup_text(*ratio)} the time of {what}"
 
 
 def backend_axes(rows):
@@ -159,27 +171,29 @@ def backend_axes(rows):
 
 
 def env_backend_chart(rows, cells, out, steady_name):
-    """Chart: per env and size, each framework's steady iteration on each env backend (x: the backend, one line per
-    framework through the geometric means over seeds, each seed a point; log y): the cells themselves, so that an
-    interaction between the two factors shows as lines that are not parallel."""
+    """Chart: per env and size, each framework's steady iteration on each env backend (x: the backend, a category;
+    the frameworks side by side within it, each seed a small point, the geometric mean over seeds a large one; log y):
+    the cells themselves. No line joins the backends: they are categories (gymnax, Gymnasium and torch's own env),
+    and the effects and their interaction are the tables' ratios."""
     frameworks, backends = backend_axes(rows)
     figure, axes = new_figure(f"Steady iteration per framework and env backend — exp4 (async, median of "
-                              f"{steady_name})\npoints: seeds; lines: geometric mean over seeds; parallel lines: the "
-                              "two factors do not interact", len(cells), ncols=min(len(cells), 3),
+                              f"{steady_name})\nsmall points: seeds; large points: geometric mean over seeds; "
+                              "compare the frameworks within an env backend", len(cells), ncols=min(len(cells), 3),
                               panel_size=(4.4, 3.8))
     colors = colors_for(BACKEND_CELLS.values())
+    offsets, width = series_offsets(len(frameworks))
     for ax, (env, size) in zip(axes, cells):
-        for framework in frameworks:
+        for offset, framework in zip(offsets, frameworks):
             present = [(x, backend) for x, backend in enumerate(backends) if (framework, backend) in BACKEND_CELLS]
             color = colors[BACKEND_CELLS[framework, present[0][1]]]
             seconds = [metric_values(where(rows, env=env, size=size, label=BACKEND_CELLS[framework, backend]),
                                      "iter8_99_median_s") for _, backend in present]
-            measured = [(x, values) for (x, _), values in zip(present, seconds) if values]
+            measured = [(x + offset, values) for (x, _), values in zip(present, seconds) if values]
             for x, values in measured:
-                ax.scatter([x] * len(values), values, color=color, s=20, alpha=0.7, zorder=3)
+                ax.scatter([x] * len(values), values, color=color, s=18, alpha=0.6, zorder=3)
             if measured:
-                ax.plot([x for x, _ in measured], [geometric_mean(values) for _, values in measured], color=color,
-                        marker="o", linewidth=2, label=framework)
+                ax.scatter([x for x, _ in measured], [geometric_mean(values) for _, values in measured], color=color,
+                           marker="o", s=70, edgecolors="white", linewidths=1, zorder=4, label=framework)
         log_axis(ax, "y", " s")
         category_axis(ax, backends)
         ax.set(title=f"{env} · {size}", xlabel="env backend", ylabel="s per steady iteration")

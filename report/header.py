@@ -54,8 +54,10 @@ def packages_text(system):
     return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
 
 
-def machine_lines(systems):
-    """One block per system.json: machine, software, commit, command (and load or wall time where recorded)."""
+def machine_lines(systems, invocations=None):
+    """One block per system.json: machine, software, commit, command (and load or wall time where recorded); where
+    invocations ({folder: how many invocations of benchmark.sh wrote it}) counts several, the command is named the
+    last invocation's (system.json holds only that one; condition_lines gives them all)."""
     if not systems:
         return ["- **Machine:** unknown: no system.json was found.", ""]
     lines = []
@@ -69,10 +71,16 @@ def machine_lines(systems):
             f"- **Python:** {system.get('python', '?')}; **packages:** {packages_text(system)}",
             f"- **git commit:** {system.get('git_commit') or 'unknown'}{dirty}; **host:** {system.get('hostname', '?')}; "
             f"**date:** {system.get('date', '?')}",
-            f"- **command:** `{system.get('command', '?')}`" + "".join(f"; {extra}" for extra in extras),
+            command_label((invocations or {}).get(folder, 1)) + f" `{system.get('command', '?')}`"
+            + "".join(f"; {extra}" for extra in extras),
             "",
         ]
     return lines
+
+
+def command_label(invocations):
+    """'- **command:**', or for a folder that several invocations wrote, whose system.json holds the last one's."""
+    return "- **command:**" if invocations < 2 else f"- **command of the last of its {invocations} invocations:**"
 
 
 def shard_differences(systems):
@@ -127,9 +135,10 @@ def condition_lines(sweep):
 
 def invocations_text(commands):
     """The command lines of a sweep's invocations, each once with how many ran it; older sweeps.txt files recorded
-    none, and then the command above (system.json's) is only the last invocation's."""
+    none, and then only system.json's command, the last invocation's, is known."""
     if not any(commands):
-        return "**commands:** not recorded per invocation (the command above is the last invocation's)"
+        return ("**commands:** not recorded per invocation (its sweeps.txt predates that record): only the last "
+                "invocation's is known, above")
     counts = Counter(commands)
     return "**commands (invocations):** " + ", ".join(
         f"`{command}` ({count})" if command else f"not recorded ({count})" for command, count in counts.items())
@@ -224,7 +233,8 @@ def window_lines(sweep):
 def header_section(sweep):
     """What a reader needs before the numbers: smoke-test warning, machine, software, commit, workload, windows."""
     lines = [QUICK_WARNING, ""] if is_quick(sweep) else []
-    lines += machine_lines(sweep.systems) + shard_differences(sweep.systems) + machine_kind_lines(sweep)
+    invocations = {folder: len(conditions.wall_seconds) for folder, conditions in sweep.conditions}
+    lines += machine_lines(sweep.systems, invocations) + shard_differences(sweep.systems) + machine_kind_lines(sweep)
     return lines + condition_lines(sweep) + workload_lines(sweep) + absent_lines(sweep) + window_lines(sweep)
 
 

@@ -2,6 +2,7 @@
 generated conclusions, and the summary bullets of a ranking."""
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -15,7 +16,8 @@ from report.stats import (
 )
 from report.summary import ordered
 from report.text import (
-    Answer, empty_window_lines, heading, image, listed, markdown_table, relative_text, seconds_text, speedup_text,
+    Answer, empty_window_lines, heading, image, listed, markdown_table, memory_columns, relative_text, seconds_text,
+    speedup_text,
 )
 
 
@@ -38,7 +40,7 @@ class SizeRanking(NamedTuple):
     size: str
     length: int
     steady_name: str
-    table: list  # Standings, by total
+    table: list  # Standings, by steady iteration (those without one last), then by total
     fastest_total: str
     fastest_steady: str
     rows: list
@@ -215,34 +217,79 @@ def family_of(label):
     return FRAMEWORK_FAMILIES.get(framework_of(label), framework_of(label))
 
 
+def repaid_starts(ranking):
+    """(the variant with the shortest iteration 0, [(iterations, label) of each variant whose faster steady state repays
+    its longer iteration 0 against it, the soonest first]): break_even against the quickest start, for the steady
+    states that an interval tells apart from it or that have none (one env, one seed: the bullet says so)."""
+    timed = [standing for standing in ranking.table if not math.isnan(standing.iter0_s)]
+    if not timed:
+        return None, []
+    quickest = min(timed, key=lambda standing: standing.iter0_s)
+    repaid = []
+    for standing in timed:
+        bounds = relative_to(ranking.rows, quickest.label, standing.label, "iter8_99_median_s")[1]
+        iterations = break_even(standing, quickest)
+        known = iterations and not math.isnan(iterations)
+        if standing is not quickest and known and (math.isnan(bounds[0]) or distinguishable(bounds)):
+            repaid.append((math.ceil(iterations), standing.label))
+    return quickest, sorted(repaid)
+
+
+def one_run_per_cell(rows):
+    """Whether every variant ran each env of the rows once (one seed): no run-to-run spread behind any figure."""
+    return max(Counter((row["label"], row["env"]) for row in rows).values()) == 1
+
+
 def ranking_bullet(ranking):
-    """The answer of one model size's ranking in one short line: the shortest in total (and those not told apart
-    from it), how far the rest of its framework family (JAX or torch) lies behind, and the other family's best;
-    relative totals as the ranking table writes them."""
-    fastest = next(standing for standing in ranking.table if standing.label == ranking.fastest_total)
+    """The answer of one model size's ranking in one short line, on the steady iteration: the shortest (and those not
+    told apart from it), how far the rest of its framework family (JAX or torch) lies behind, the other family's best,
+    and whether each cell is one run; relative steady iterations as the ranking table writes them."""
     if len(ranking.table) == 1:
-        return f"only {fastest.label} ran"
+        return f"only {ranking.table[0].label} ran"
+    if ranking.fastest_steady is None:
+        return (f"no steady iteration ({ranking.steady_name} is empty in runs of {ranking.length} iterations); "
+                f"{ranking.fastest_total} has the shortest total")
+    fastest = next(standing for standing in ranking.table if standing.label == ranking.fastest_steady)
     others = [standing for standing in ranking.table if standing is not fastest]
-    unknown = [standing for standing in others if math.isnan(standing.total[1][0])]
-    tied = [standing.label for standing in others if standing not in unknown and not distinguishable(standing.total[1])]
-    text = f"{fastest.label} has the shortest total" + " (one env: no interval)" * (len(unknown) == len(others))
+    unknown = [standing for standing in others if math.isnan(standing.steady[1][0])]
+    tied = [standing.label for standing in others if standing not in unknown and not distinguishable(standing.steady[1])]
+    no_interval = "; one env: no interval" * (len(unknown) == len(others))
+    text = f"steady iteration: {fastest.label} shortest ({seconds_text(fastest.steady_s)} s{no_interval})"
     if tied:
-        text += f", not told apart from {listed(tied) if len(tied) < 3 else f'{len(tied)} others'}"
+        text += f", level with {listed(tied) if len(tied) < 3 else f'{len(tied)} others'}"
     family = family_of(fastest.label)
     own = [standing for standing in others if family_of(standing.label) == family]
     rest = [standing for standing in others if family_of(standing.label) != family]
     if own:
-        slowest = max(own, key=lambda standing: standing.total[0])
-        text += f"; {family} variants within {relative_text(slowest.total)} of it (slowest: {slowest.label})"
+        slowest = max(own, key=lambda standing: standing.steady[0])
+        text += f"; {family} within {relative_text(slowest.steady)} ({slowest.label})"
     if rest:
-        best = min(rest, key=lambda standing: standing.total[0])
-        text += f"; {family_of(best.label)} at best {relative_text(best.total)} ({best.label})"
-    return text
+        best = min(rest, key=lambda standing: standing.steady[0])
+        text += f"; {family_of(best.label)} at best {relative_text(best.steady)} ({best.label})"
+    return text + "; one run per cell" * one_run_per_cell(ranking.rows)
+
+
+def start_bullet(ranking):
+    """The iterations after which the faster steady states repay their longer iteration 0 against the quickest start,
+    in one short line; None where none does (every faster steady state starts as quickly)."""
+    quickest, repaid = repaid_starts(ranking)
+    if not repaid:
+        return None
+    (first, _), (last, label) = repaid[0], repaid[-1]
+    span = f"{first:,} iterations ({label})" if len(repaid) == 1 else f"{first:,}–{last:,} iterations (last: {label})"
+    return (f"{quickest.label} starts quickest (iteration 0: {seconds_text(quickest.iter0_s)} s); a faster steady "
+            f"iteration repays its slower start after {span}")
 
 
 def ranking_bullets(rankings, exp):
-    """The summary bullets of a ranking: one per model size, (label, text)."""
-    return [(f"{exp} · {ranking.size}", ranking_bullet(ranking)) for ranking in rankings]
+    """The summary bullets of a ranking: per model size, (label, text) on the steady iteration, then one on when the
+    faster steady states repay their slower start."""
+    bullets = []
+    for ranking in rankings:
+        start = start_bullet(ranking) if len(ranking.table) > 1 else None
+        bullets += [(f"{exp} · {ranking.size}", ranking_bullet(ranking))]
+        bullets += [(f"{exp} · {ranking.size} · start", start)] * bool(start)
+    return bullets
 
 
 def section_ranking(sweep, out):
@@ -269,7 +316,7 @@ def size_rankings(rows, labels, steady_name=None):
     for size in ordered((row["size"] for row in rows), SIZES):
         sized, length = most_common_length(where(rows, size=size))
         table, fastest_total, fastest_steady = standings(sized, ordered((row["label"] for row in sized), labels))
-        table.sort(key=lambda standing: standing.total[0])
+        table.sort(key=lambda standing: (math.isnan(standing.steady[0]), standing.steady[0], standing.total[0]))
         name = steady_name or window_names([row["run"] for row in sized])["iter8_99_median_s"]
         rankings.append(SizeRanking(size, length, name, table, fastest_total, fastest_steady, sized))
     return rankings
@@ -278,16 +325,20 @@ def size_rankings(rows, labels, steady_name=None):
 def ranking_lines(rankings):
     """The ranking table of every size and its generated conclusions."""
     table_rows, conclusions = [], []
+    memory_header, _ = memory_columns({"all": [row for ranking in rankings for row in ranking.rows]})
     for ranking in rankings:
         reference = next(standing for standing in ranking.table if standing.label == ranking.fastest_total)
         conclusions += ranking_conclusion(ranking.size, ranking.length, ranking.table, ranking.fastest_total,
                                           ranking.fastest_steady, ranking.steady_name)
+        _, memory = memory_columns({standing.label: where(ranking.rows, label=standing.label)
+                                    for standing in ranking.table}, len(memory_header) > 1)
         table_rows += [[ranking.size, standing.label, standing.envs, relative_text(standing.total),
                         relative_text(standing.steady), seconds_text(standing.iter0_s), seconds_text(standing.steady_s),
-                        break_even_text(standing, reference, standing.steady_vs_total)] for standing in ranking.table]
+                        break_even_text(standing, reference, standing.steady_vs_total),
+                        *memory[standing.label]] for standing in ranking.table]
     steady = "/".join(dict.fromkeys(ranking.steady_name for ranking in rankings))
     header = ["model size", "variant (mode)", "envs", "total, relative to the fastest", f"{steady}, relative",
               "iteration 0 (s, geo. mean)", f"{steady} (s/iteration, geo. mean)",
-              "faster steady state repays iteration 0 (vs the shortest in total)"]
+              "faster steady state repays iteration 0 (vs the shortest in total)", *memory_header]
     lines = markdown_table(header, table_rows)
     return lines + ["**Conclusions** (generated from the numbers above):", ""] + conclusions + [""]

@@ -12,11 +12,11 @@ from scipy.stats import t as student_t
 from report.charts import colors_for, count_axis, log_axis, new_figure, save_figure
 from report.load import window_names
 from report.settings import FIT_LEVEL, LABEL_COLORS, SYNC_METRICS, WITHIN_FASTEST
-from report.stats import median, named_cells, per_env_workload, rows_of, where
+from report.stats import level_with_first, median, named_cells, per_env_workload, ranges_apart, rows_of, where
 from report.summary import num_envs, num_steps, ordered, rank
 from report.text import (
-    Answer, empty_window_lines, heading, image, listed, markdown_table, mib_text, number_text, percent_text,
-    seconds_text,
+    Answer, empty_window_lines, heading, image, lead_names, lead_note, listed, markdown_table, mib_text, number_text,
+    percent_text, seconds_text,
 )
 
 
@@ -94,9 +94,20 @@ def time_at(scaling, n):
     return float(scaling.times[scaling.ns == n][0]) if n in scaling.ns else math.nan
 
 
-def fastest_at(table, n):
-    """The Scaling with the shortest time at n among those that ran n envs."""
-    return min((scaling for scaling in table if n in scaling.ns), key=lambda scaling: time_at(scaling, n))
+def seconds_at(scaling, n):
+    """A Scaling's runs' times at n, one per seed."""
+    return [seconds for m, seconds in scaling.points if m == n]
+
+
+def shortest_at(table, n):
+    """(Lead, its times, note) of the shortest time per iteration at n: the Lead (stats.level_with_first) of the
+    Scalings that ran n envs by their median there, two apart where their ranges over seeds at n do not overlap; the
+    median of its first, to that of the last level with it, in ms; and why no variant is named alone (lead_note)."""
+    ran = sorted((scaling for scaling in table if n in scaling.ns), key=lambda scaling: time_at(scaling, n))
+    lead = level_with_first(ran, lambda first, scaling: ranges_apart(seconds_at(first, n), seconds_at(scaling, n)))
+    ms = lambda scaling: number_text(time_at(scaling, n) * 1e3)
+    times = ms(lead.first) + (f"–{ms(lead.level[-1])}" if lead.level else "") + " ms"
+    return lead, times, lead_note(lead, lambda scaling: scaling.label, "ranges over seeds overlap", "seed")
 
 
 def within_ranges(ns, ratios, threshold=WITHIN_FASTEST):
@@ -210,8 +221,9 @@ def gap_text(scaling):
 
 
 def scaling_conclusion(name, table):
-    """The generated conclusion of one exp5 cell in one short line: the fastest at the smallest and the largest N (each
-    variant's costs, gap to the fastest and where it comes within WITHIN_FASTEST× of it are in the table)."""
+    """The generated conclusion of one exp5 cell in one short line: the fastest at the smallest and the largest N, or
+    those level with it (shortest_sentence; each variant's costs, gap to the fastest and where it comes within
+    WITHIN_FASTEST× of it are in the table)."""
     ns = sorted({int(n) for scaling in table for n in scaling.ns})
     lead = f"**{name}** ({len(table)} variant{'s' * (len(table) > 1)}, {span_text(ns)}):"
     if len(table) == 1:
@@ -220,7 +232,8 @@ def scaling_conclusion(name, table):
 
 
 def scaling_bullet(table):
-    """The summary of one exp5 cell: who is fastest at the smallest and the largest N (a lone variant: its costs)."""
+    """The summary of one exp5 cell: who is fastest at the smallest and the largest N, or level (shortest_sentence; a
+    lone variant: its costs)."""
     if len(table) == 1:
         fit = table[0].fit
         costs = f": a = {cost_text(fit, 'a', False)}, b = {cost_text(fit, 'b', False)} per env" if fit else ""
@@ -230,16 +243,22 @@ def scaling_bullet(table):
 
 
 def shortest_sentence(table, first, last):
-    """Which variant has the shortest time per iteration at the smallest and at the largest N of an exp5 cell."""
-    ms = lambda scaling, n: f"{number_text(time_at(scaling, n) * 1e3)} ms"
-    small, large = fastest_at(table, first), fastest_at(table, last)
-    if first == last:
-        return f"{small.label} has the shortest time per iteration ({ms(small, first)})."
-    if small is large:
-        return (f"{small.label} has the shortest time per iteration at {first:,} and at {last:,} envs "
-                f"({ms(small, first)} and {ms(small, last)}).")
-    return (f"{small.label} has the shortest time per iteration at {first:,} envs ({ms(small, first)}), "
-            f"{large.label} at {last:,} envs ({ms(large, last)}).")
+    """Which variant has the shortest time per iteration at the smallest and at the largest N of an exp5 cell, or
+    which share it, or that one seed gives no interval (shortest_at); a note said at both ends is said once."""
+    label = lambda scaling: scaling.label
+    (lead, times, note), *rest = [shortest_at(table, n) for n in dict.fromkeys((first, last))]
+    said = lambda text, why: f"({text}; {why})" if why else f"({text})"
+    start = f"{lead_names(lead, label)} {'share' if lead.level else 'has'} the shortest time per iteration"
+    if not rest:
+        return f"{start} {said(times, note)}."
+    [(other, other_times, other_note)] = rest
+    if other_note != note:
+        return (f"{start} at {first:,} envs {said(times, note)}, {lead_names(other, label)} at {last:,} envs "
+                f"{said(other_times, other_note)}.")
+    if lead_names(other, label) == lead_names(lead, label):
+        return f"{start} at {first:,} and at {last:,} envs {said(f'{times} and {other_times}', note)}."
+    return (f"{start} at {first:,} envs ({times}), {lead_names(other, label)} at {last:,} envs ({other_times})"
+            + (f"; {note}." if note else "."))
 
 
 def section_scaling(sweep, out):
@@ -264,7 +283,9 @@ def section_scaling(sweep, out):
              f"- 'Within {WITHIN_FASTEST}× of the fastest' compares the median at each measured N with the fastest "
              "variant's at that N; between measured N it is interpolated log-log (marked ≈), beyond them never.",
              "- 'Gap to the fastest': the variant's time over the fastest variant's, at its smallest and its largest "
-             "N.", ""]
+             "N.",
+             "- A conclusion names one variant shortest at an N only where its range over seeds there is apart from "
+             "every other's; with one seed there is no interval.", ""]
     empty = empty_window_lines(rows, ("iter8_99_median_s",))
     cells = named_cells(where(rows, timing="async"), per_env_workload, sweep.env_order)
     tables = {name: table for name, table in ((name, scalings(cell)) for name, cell in cells.items()) if table}

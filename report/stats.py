@@ -3,6 +3,7 @@
 import itertools
 import math
 from collections import Counter, defaultdict
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import binom as binomial, t as student_t
@@ -150,6 +151,40 @@ def distinguishable(bounds):
     """True when an interval (low, high, kind) excludes 1× as printed (two decimals): the envs agree on a side."""
     low, high = (round(bound, 2) for bound in bounds[:2])
     return not math.isnan(low) and not low <= 1 <= high
+
+
+class Lead(NamedTuple):
+    """The first of several designs by its point estimate, and the others sorted by how they stand against it."""
+
+    first: object
+    level: list  # their intervals are not apart from the first's
+    unknown: list  # no interval to tell them from the first (one seed, one run)
+    apart: list  # their intervals are apart from the first's
+
+    @property
+    def crowned(self):
+        """Whether the first may be named first: its interval is apart from every other's."""
+        return not self.level and not self.unknown
+
+
+def level_with_first(items, apart):
+    """The rule by which every answer names a design first (no winner inside noise): items are ordered by their point
+    estimate, the first first; apart(first, item) is True where the two intervals are apart, False where they are not,
+    None where there is none (one seed, one run). An answer names the first alone only where the Lead is crowned,
+    otherwise it names those level with it, or says that there is no interval."""
+    first, *others = items
+    verdicts = [(item, apart(first, item)) for item in others]
+    level = [item for item, verdict in verdicts if verdict is not None and not verdict]
+    unknown = [item for item, verdict in verdicts if verdict is None]
+    return Lead(first, level, unknown, [item for item, verdict in verdicts if verdict])
+
+
+def ranges_apart(values_a, values_b):
+    """True where two designs' ranges (min–max) over seeds or runs do not overlap, False where they do, None where
+    either has fewer than two values (no range)."""
+    if min(len(values_a), len(values_b)) < 2:
+        return None
+    return bool(max(values_a) < min(values_b) or max(values_b) < min(values_a))
 
 
 def compiled_comparisons(labels):

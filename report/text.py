@@ -133,6 +133,24 @@ def listed(names):
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+def lead_names(lead, name, most=None):
+    """The names an answer puts first by a Lead (stats.level_with_first): its first's, and those level with it: 'a',
+    'a and b'; more than most: 'a and 4 others'."""
+    if most and len(lead.level) >= most:
+        return f"{name(lead.first)} and {len(lead.level)} others"
+    return listed([name(item) for item in (lead.first, *lead.level)])
+
+
+def lead_note(lead, name, overlap, unit):
+    """Why an answer does not name a Lead's first alone, '' where it may: overlap where some are level with it ('' to
+    leave it unsaid), and 'one {unit}: no interval' where some have none (naming them where others have one)."""
+    notes = [overlap] if lead.level and overlap else []
+    if lead.unknown:
+        whom = f" to tell from {listed([name(item) for item in lead.unknown])}" if lead.level or lead.apart else ""
+        notes.append(f"one {unit}: no interval{whom}")
+    return "; ".join(notes)
+
+
 def relative_text(value):
     """A relative time like '1.09× [range 0.97–1.21]'; '1 (fastest)' for the fastest itself."""
     mean, bounds = value
@@ -158,3 +176,17 @@ def percent_text(value, sign="+"):
 def mib_text(value):
     """Bytes in MiB without decimals, '–' for NaN."""
     return "–" if math.isnan(value) else f"{value / 2**20:,.0f}"
+
+
+def memory_columns(cells, device=None):
+    """The memory columns of a table whose rows are cells {name: its summary rows}: the header cells and {name: its
+    cells}, the median over the rows of the host's peak RSS and, where device is true (by default: where any row
+    logged one, as on a GPU), of the device's peak, in MiB."""
+    rows = [row for cell in cells.values() for row in cell]
+    if device is None:
+        device = any(not math.isnan(row["peak_memory_bytes"]) for row in rows)
+    metrics = ["peak_rss_bytes"] + ["peak_memory_bytes"] * device
+    header = ["host peak RSS (MiB, median)"] + ["device peak (MiB, median)"] * device
+    values = {name: [mib_text(float(median([row[metric] for row in cell]))) for metric in metrics]
+              for name, cell in cells.items()}
+    return header, values

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 import plot
 import report.main
-from report import charts, env_backend, header, learning, load, ranking, settings, stats, text
+from report import charts, compile_modes, env_backend, header, learning, load, ranking, settings, stats, text
 from events import ALL_PAIRS, SIZES, write_json, write_run, write_sweep
 
 PLOT = Path(__file__).resolve().parents[1] / "plot.py"
@@ -304,13 +304,13 @@ def test_the_report_opens_with_the_answer_a_bullet_per_experiment_linked_to_its_
     ranking = section_text(report, "## Which variant is fastest?")
     for bullet in bullets[:3]:
         size = bullet["label"].split(" · ")[1]
-        assert bullet["text"] == ("nnx_cached (cached) has the shortest total; JAX variants within 1.11× [range "
-                                  "1.11–1.11] of it (slowest: linen (jit)); torch at best 1.67× [range 1.67–1.67] "
-                                  "(torch_compile (compile)).")
+        assert re.fullmatch(r"steady iteration: nnx_cached \(cached\) shortest \([0-9.]+ s\); JAX within 1\.11× "
+                            r"\[range 1\.11–1\.11\] \(linen \(jit\)\); torch at best 1\.67× \[range 1\.67–1\.67\] "
+                            r"\(torch_compile \(compile\)\)\.", bullet["text"]), bullet["text"]
         assert f"| {size} | linen (jit) | 2 | 1.11× [range 1.11–1.11] |" in ranking
         assert f"| {size} | torch_compile (compile) | 2 | 1.67× [range 1.67–1.67] |" in ranking
-    assert bullets[3]["text"].endswith("2.00× (torch_compile (compile) over torch (env-jit)) to 8.89× (nnx_cached "
-                                       "(cached) over nnx (none)).")
+    assert bullets[3]["text"].endswith("2.00× [range 2.00–2.00] (torch_compile (compile) over torch (env-jit)) to "
+                                       "8.89× [range 8.89–8.89] (nnx_cached (cached) over nnx (none)).")
     row = next(line for line in report.splitlines() if line.startswith("| exp2 | nnx_cached (cached) | nnx (none) |"))
     assert row.split(" | ")[7] == "8.89×"  # its steady-state column
 
@@ -326,10 +326,11 @@ def test_no_generated_conclusion_runs_over_the_word_limit(reference_sweep, known
 def test_the_answer_of_a_sharded_sweep_names_each_machine_kind_and_the_header_follows_the_answers(shards):
     _, _, report = shards
     bullets = check_answer(report, {"exp1", "exp2", "exp3", "exp4"})
-    assert [bullet["label"] for bullet in bullets] == ["exp1 · small (machine 1)", "exp4 · total (machine 2)",
+    assert [bullet["label"] for bullet in bullets] == ["exp1 · small (machine 1)", "exp1 · small · start (machine 1)",
+                                                       "exp4 · total (machine 2)",
                                                        "exp4 · steady state (machine 2)", "exp2 (machine 2)",
                                                        "exp3 (machine 2)"]
-    assert bullets[1]["anchor"] == "env-backend-against-framework-exp4--machine-2-intel-xeon-nvidia-h100-80gb-hbm3"
+    assert bullets[2]["anchor"] == "env-backend-against-framework-exp4--machine-2-intel-xeon-nvidia-h100-80gb-hbm3"
     assert ("**Machine:** `s1`: 2-core AMD EPYC, no GPU, commit aaaaaaa (dirty); `s2`: 16-core Intel Xeon, NVIDIA H100 "
             "80GB HBM3, commit aaaaaaa") in section_text(report, "## The answer")
     check_answer(shards[2], {"exp1", "exp2", "exp3", "exp4"})
@@ -415,15 +416,23 @@ def test_speedups_pair_only_the_same_seed(tmp_path):
     assert row in (tmp_path / "REPORT.md").read_text()
 
 
-def test_compare_puts_two_sweeps_side_by_side_with_their_ratio(tmp_path, known_sweep):
+def test_compare_puts_two_sweeps_side_by_side_with_their_ratio(tmp_path, known_sweep, monkeypatch):
     root_a, _ = known_sweep
     root_b = write_known_sweep(tmp_path / "b", scale=2.0)  # the same runs, everything twice as slow
+    figures = capture_figures(monkeypatch)
     result = run_plot("--compare", root_a, root_b, "--out", tmp_path / "compare")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "compare" / "compare.png").stat().st_size > 10_000
+    # the chart: each side's steady iteration (whatever the runs' lengths) and B's speedup over A, 0.5× here
+    side_a, side_b, speedup = figures["compare.png"].axes
+    assert side_a.get_ylim() == side_b.get_ylim() and speedup.get_ylabel() == "B's speedup over A"
+    points = [float(y) for drawn in speedup.collections if type(drawn).__name__ == "PathCollection"
+              for y in np.asarray(drawn.get_offsets())[:, 1]]
+    assert points and points == pytest.approx([0.5] * len(points))
     report = (tmp_path / "compare" / "REPORT.md").read_text()
-    assert "| linen (jit) | async | small | 3 | 13 | 26 | 2.00× [range 2.00–2.00] |" in report
-    assert "| linen (none) | sync | small | 2 | 52 | 104 | 2.00× [range 2.00–2.00] |" in report
+    # totals (runs of the same length only) with B's speedup over A: B is twice as slow
+    assert "| linen (jit) | async | small | 3 | 13 | 26 | 0.50× [range 0.50–0.50] |" in report
+    assert "| linen (none) | sync | small | 2 | 52 | 104 | 0.50× [range 0.50–0.50] |" in report
     assert "[1.00, 1.00]" not in report and "CI" not in report  # 2–3 envs: a labelled range, never a "CI"
     # the answer: each side's steady iteration, linked to the table it comes from; then each side's machine
     assert report.startswith(f"# benchback comparison: {root_a.name} vs b\n\n## The answer\n\n")
@@ -455,10 +464,10 @@ def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_pa
     assert ("  - No variant is fastest in total: linen (jit) has the shortest total time.\n"
             "  - nnx_cached (cached) is not told apart from it (its interval holds 1×).\n") in report
     assert "| small | nnx_cached (cached) | 3 | 1.09× [range 0.97–1.21] |" in report  # its relative total: the table's
-    # the answer: the shortest in total, the JAX spread and torch's best, as the table writes them
-    assert ("- [exp1 · small](#which-variant-is-fastest-exp1-fully-compiled-variants): linen (jit) has the shortest "
-            "total, not told apart from nnx_cached (cached); JAX variants within 1.09× [range 0.97–1.21] of it "
-            "(slowest: nnx_cached (cached)); torch at best 8.74× [range 6.77–11.18] (torch_compile (compile)).") in report
+    # the answer: the shortest steady iteration, the JAX spread and torch's best, as the table writes them
+    assert ("- [exp1 · small](#which-variant-is-fastest-exp1-fully-compiled-variants): steady iteration: linen (jit) "
+            "shortest (0.0106 s), level with nnx_cached (cached); JAX within 1.09× [range 0.80–1.64] (nnx_cached "
+            "(cached)); torch at best 4.73× [range 3.39–5.77] (torch_compile (compile)); one run per cell.") in report
     assert "iterations 8–99: 8–9" in report  # 10-iteration runs: the steady-state window holds iterations 8 and 9
     assert "Acrobot-v1 · small: no episode finished in any run" in report  # the empty panel says why
 
@@ -541,9 +550,11 @@ def test_the_method_and_machine_section_gives_the_smoke_test_label_the_machines_
     assert f"**git commit:** {'a' * 40} (working tree dirty)" in head and "(clean)" in head
     assert "**load average:** 0.12 0.10 0.05" in head and "eager_iterations 10" in head
     assert "`s1`: **sweep wall time:** 40.0 min (2400 s, 2 invocations from 2026-11-22T10:00:00+00:00 to " \
-           "2026-11-22T11:10:00+00:00); **commands:** not recorded per invocation (the command above is the last " \
-           "invocation's); **1-minute load average at the end of each run:** median 1.10, range 0.90–2.50 over 3 " \
-           "runs" in head
+           "2026-11-22T11:10:00+00:00); **commands:** not recorded per invocation (its sweeps.txt predates that " \
+           "record): only the last invocation's is known, above; **1-minute load average at the end of each run:** " \
+           "median 1.10, range 0.90–2.50 over 3 runs" in head
+    # s1's system.json holds the last of its two invocations' command, and says so
+    assert "- **command of the last of its 2 invocations:** `" in head and "- **command:** `" in head
     assert "`s2`:" not in head  # s2 recorded neither file
     assert ("**Workload:** num_envs 32, num_steps 256, update_epochs 10, num_minibatches 8, bootstrap_truncated True; "
             "iterations 12, eager iterations 10;") in head
@@ -580,7 +591,8 @@ def test_runs_of_other_workloads_are_never_paired_and_totals_need_equal_length(s
     out, _, report = shards
     rows = read_summary(out)
     assert rows["ppo_nnx", "none", "CartPole-v1", "small", "exp2", "1"]["num_steps"] == "128"
-    assert "| exp2 | nnx (jit) |" not in report  # nnx none ran another workload: no pair
+    # nnx none ran another workload: no pair
+    assert "| exp2 | nnx (jit) |" not in section_text(report, "## Effect of each compile mode")
     # linen none ran 10 iterations, linen jit 12: no total compared, every per-iteration window is
     assert "| exp2 | linen (jit) | linen (none) | small | 2 | – | 4.00× | 4.00× | 4.00× | 4.00× | from the start |" in report
 
@@ -614,8 +626,8 @@ def test_env_backend_experiment_draws_the_two_by_two_with_a_generated_conclusion
 
 
 def test_the_env_backend_chart_draws_each_frameworks_cells_against_the_backend(tmp_path, monkeypatch):
-    """The 2 × 2 itself, not each factor averaged over the other: x the env backend, a line per framework through the
-    geometric mean over seeds of its steady iterations, log y."""
+    """The 2 × 2 itself, not each factor averaged over the other: x the env backend (a category: no line joins two),
+    the frameworks side by side, each one's geometric mean over seeds of its steady iterations a large point, log y."""
     steady = {("ppo_linen", "jit"): 0.1, ("ppo_linen_gymnasium", "jit"): 0.3, ("ppo_torch", "env-jit"): 0.4,
               ("ppo_torch_gymnasium", "eager"): 0.5}
     for (variant, mode), seconds in steady.items():
@@ -626,10 +638,12 @@ def test_the_env_backend_chart_draws_each_frameworks_cells_against_the_backend(t
     assert run_plot(tmp_path).returncode == 0
     (ax,) = figures["env_backend.png"].axes
     assert [label.get_text() for label in ax.get_xticklabels()] == ["gymnax", "Gymnasium"]
-    lines = lines_by_label(ax)
-    assert sorted(lines) == ["linen", "torch"] and ax.get_yscale() == "log"
-    assert lines["linen"].get_ydata() == pytest.approx([0.2, 0.6])  # √(0.1 · 0.4), √(0.3 · 1.2)
-    assert lines["torch"].get_ydata() == pytest.approx([0.8, 1.0])
+    means = {points.get_label(): np.asarray(points.get_offsets()).ravel().tolist() for points in ax.collections
+             if not points.get_label().startswith("_")}
+    assert sorted(means) == ["linen", "torch"] and ax.get_yscale() == "log" and not ax.get_lines()
+    # (x, y) per backend: x the backend's place + 0.2, y √(0.1 · 0.4) and √(0.3 · 1.2)
+    assert means["linen"] == pytest.approx([0.2, 0.2, 1.2, 0.6])
+    assert means["torch"] == pytest.approx([-0.2, 0.8, 0.8, 1.0])
     assert "| CartPole-v1 | small | 0.8 | 1 | 0.2 | 0.6 |" in (tmp_path / "REPORT.md").read_text()
 
 
@@ -643,7 +657,7 @@ def test_a_sweep_of_exp4_alone_opens_with_its_answer_and_leaves_out_the_experime
     report = (tmp_path / "REPORT.md").read_text()
     headings = [line for line in report.splitlines() if line.startswith("## ")]
     assert headings == ["## The answer", "## Env backend against framework (exp4)", "## Method and machine",
-                        "## How to read this report", "## Peak device memory",
+                        "## How to read this report", "## Peak memory",
                         "## Learning: final returns and learning curves"]
     assert [line for line in report.splitlines() if "Not in this sweep" in line] == [
         "- **Not in this sweep:** exp1 (the fully compiled variants, async: the ranking); exp2 (every compile mode "
@@ -667,12 +681,18 @@ def test_a_sweep_of_exp1_to_exp4_names_only_exp5_to_exp9_as_missing(shards):
         < report.index("## Effect of each compile mode") < report.index("## How to read this report")
 
 
-def test_peak_memory_is_charted_when_logged(shards):
+def test_peak_host_and_device_memory_are_tabled_per_experiment_and_the_device_peak_charted(shards):
     out, _, report = shards
     assert (out / "memory_machine1.png").exists() and (out / "memory_machine2.png").exists()
-    # linen jit, small, runs of 1 << 20 bytes = 1 MiB each: machine 1 ran 2 in exp1; machine 2 2 in exp2, 1 in exp3, 2 in exp4
-    assert "| linen (jit) | small | 2 | 1 |" in report.split(f"## Peak device memory — {MACHINE_1}")[1]
-    assert "| linen (jit) | small | 5 | 1 |" in report.split(f"## Peak device memory — {MACHINE_2}")[1]
+    # linen jit, small, runs of 300 MiB of host RSS and 1 MiB of device peak each: machine 1 ran 2 in exp1; machine 2
+    # 2 in exp2, 1 in exp3 (a sync run outside runs/<exp>/), 2 in exp4
+    machine_1 = section_text(report, f"## Peak memory — {MACHINE_1}")
+    assert "| experiment | variant (mode) | model size | runs | host peak RSS (MiB, median) | device peak (MiB, " \
+        "median) |" in machine_1
+    assert "| exp1 | linen (jit) | small | 2 | 300 | 1 |" in machine_1
+    machine_2 = section_text(report, f"## Peak memory — {MACHINE_2}")
+    assert "| exp2 | linen (jit) | small | 2 | 300 | 1 |" in machine_2
+    assert "| exp4 | linen (jit) | small | 2 | 300 | 1 |" in machine_2
 
 
 def test_compare_takes_a_sharded_side_and_never_writes_into_a_sweep(tmp_path, known_sweep):
@@ -824,6 +844,40 @@ def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_exclu
     assert break_even == "– (one env: no interval)"
 
 
+def ranking_rows(cells, envs, seeds):
+    """Summary rows of exp1 at size small: for each (label, iteration 0 s, steady s) of cells, one per env and seed."""
+    return [{"label": label, "env": env, "seed": seed, "size": "small", "num_iterations": 100, "iter0_s": iter0,
+             "iter8_99_median_s": steady, "total_s": iter0 + 99 * steady,
+             "config": settings.Config("exp1", env, "small", "async", ())}
+            for label, iter0, steady in cells for env in envs for seed in seeds]
+
+
+def test_the_ranking_answer_is_the_steady_iteration_then_when_a_faster_one_repays_its_slower_start():
+    cells = [("linen (jit)", 10.0, 1.0), ("torch (env-jit)", 2.0, 3.0), ("torch_compile (compile)", 42.0, 2.0)]
+    rows = ranking_rows(cells, ("CartPole-v1", "Acrobot-v1"), (1, 2))
+    [sized] = ranking.size_rankings(rows, settings.LABEL_COLORS, "iterations 8–99")
+    assert ranking.ranking_bullets([sized], "exp1") == [
+        ("exp1 · small", "steady iteration: linen (jit) shortest (1 s); torch at best 2.00× [range 2.00–2.00] "
+                         "(torch_compile (compile))"),
+        # 1 + (10 − 2) / (3 − 1) = 5 for linen, 1 + (42 − 2) / (3 − 2) = 41 for torch_compile
+        ("exp1 · small · start", "torch (env-jit) starts quickest (iteration 0: 2 s); a faster steady iteration repays "
+                                 "its slower start after 5–41 iterations (last: torch_compile (compile))")]
+    # one seed per env: the bullet says there is no run-to-run spread; one env: no interval either
+    [single] = ranking.size_rankings(ranking_rows(cells, ("CartPole-v1",), (1,)), settings.LABEL_COLORS, "it. 8–99")
+    assert ranking.ranking_bullet(single) == ("steady iteration: linen (jit) shortest (1 s; one env: no interval); "
+                                              "torch at best 2.00× (torch_compile (compile)); one run per cell")
+
+
+def test_a_ranking_answer_names_the_variants_level_with_the_shortest_steady_iteration():
+    rows = ranking_rows([("linen (jit)", 4.0, 1.0), ("equinox (jit)", 4.0, 1.0)], ("CartPole-v1", "Acrobot-v1"), (1,))
+    for row in rows:  # equinox faster on one env, slower on the other: the range holds 1×
+        row["iter8_99_median_s"] *= {("equinox (jit)", "CartPole-v1"): 0.9, ("equinox (jit)", "Acrobot-v1"): 1.05}.get(
+            (row["label"], row["env"]), 1.0)
+    [sized] = ranking.size_rankings(rows, settings.LABEL_COLORS, "iterations 8–99")
+    assert ranking.ranking_bullet(sized).startswith("steady iteration: equinox (jit) shortest (0.972 s), level with "
+                                                    "linen (jit); JAX within 1.03× [range 0.95–1.11] (linen (jit))")
+
+
 def test_an_interval_tells_two_variants_apart_only_if_it_excludes_one_as_printed():
     assert not stats.distinguishable((1.003, 1.03, "95% CI"))  # printed [1.00–1.03]: holds 1×
     assert stats.distinguishable((1.006, 1.03, "95% CI")) and stats.distinguishable((0.5, 0.994, "range"))
@@ -852,3 +906,42 @@ def test_the_env_backend_conclusion_names_a_dominant_factor_only_where_the_inter
                            "  - Gymnasium on the CPU and gymnax on the device are not told apart (one env: no interval, "
                            "Gymnasium on the CPU / gymnax on the device: 3.00×)."]
     assert one_env[-1].endswith("as much as the framework (with one env there is no interval).")
+
+
+def test_torch_on_its_own_env_is_level_with_a_cell_where_the_interval_holds_one_and_says_where_there_is_none():
+    what = "torch on gymnax"
+    assert env_backend.own_env_words((1.02, (0.96, 1.32, "range")), what) == \
+        "is level with torch on gymnax (1.02× [range 0.96–1.32])"
+    assert env_backend.own_env_words((2.81, (2.71, 3.12, "range")), what) == \
+        "takes 2.81× [range 2.71–3.12] the time of torch on gymnax"
+    assert env_backend.own_env_words((2.81, (math.nan, math.nan, "")), what) == \
+        "takes 2.81× the time of torch on gymnax (one env: no interval)"
+
+
+def test_a_compile_modes_speedup_says_where_its_interval_does_not_tell_the_mode_from_its_baseline():
+    speedups = [((2.0, (1.9, 2.1, "range")), "torch_compile (compile)", "torch (env-jit)", "small"),
+                ((1.02, (0.97, 1.08, "range")), "nnx_cached (cached)", "nnx (none)", "small")]
+    assert compile_modes.steady_bullet(speedups, "iterations 8–99") == (
+        "steady-state speedup (iterations 8–99) of a mode over its baseline: 1.02× [range 0.97–1.08] (nnx_cached "
+        "(cached) over nnx (none); its interval holds 1×) to 2.00× [range 1.90–2.10] (torch_compile (compile) over "
+        "torch (env-jit))")
+    one_env = [((1.5, (math.nan, math.nan, "")), "nnx_cached (cached)", "nnx (none)", "small")]
+    assert compile_modes.steady_bullet(one_env, "iterations 8–99") == (
+        "steady-state speedup (iterations 8–99) of nnx_cached (cached) over nnx (none): 1.50×; one env: no interval")
+    one_env.append(((2.0, (math.nan, math.nan, "")), "torch_compile (compile)", "torch (env-jit)", "small"))
+    assert compile_modes.steady_bullet(one_env, "iterations 8–99").endswith(
+        "1.50× (nnx_cached (cached) over nnx (none)) to 2.00× (torch_compile (compile) over torch (env-jit)); one env: "
+        "no interval")  # the reason both share, said once
+
+
+def test_the_rule_names_a_first_alone_only_where_its_interval_is_apart_from_every_others():
+    ranges = {"a": [1.0, 1.2], "b": [1.1, 1.3], "c": [2.0, 2.1], "d": [1.05]}
+    apart = lambda first, name: stats.ranges_apart(ranges[first], ranges[name])
+    lead = stats.level_with_first(["a", "b", "c", "d"], apart)
+    assert (lead.first, lead.level, lead.unknown, lead.apart, lead.crowned) == ("a", ["b"], ["d"], ["c"], False)
+    assert text.lead_names(lead, str) == "a and b"
+    assert text.lead_note(lead, str, "ranges overlap", "seed") == "ranges overlap; one seed: no interval to tell from d"
+    crowned = stats.level_with_first(["a", "c"], apart)
+    assert crowned.crowned and text.lead_note(crowned, str, "ranges overlap", "seed") == ""
+    alone = stats.level_with_first(["d", "a", "c"], apart)  # one value: no range to set beside any other
+    assert text.lead_note(alone, str, "ranges overlap", "seed") == "one seed: no interval"

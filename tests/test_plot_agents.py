@@ -3,9 +3,11 @@ extrapolation beyond the measured N), the exp5 prediction beside the measured ga
 groups that cannot be used."""
 
 import math
+from types import SimpleNamespace
 
 import pytest
 
+from report import agents
 from events import write_exp5_runs, write_exp6_group, write_json, write_run
 from test_plot import capture_figures, check_answer, lines_by_label, run_plot, wordy_lines
 from test_plot_scaling import GYMNAX_COSTS
@@ -46,13 +48,13 @@ def test_a_sweep_of_exp6_alone_opens_with_its_answer_and_draws_its_chart(exp6_al
     assert result.returncode == 0, result.stderr
     headings = [line for line in report.splitlines() if line.startswith("## ")]
     assert headings == ["## The answer", AGENTS, "## Method and machine", "## How to read this report",
-                        "## Learning: final returns and learning curves"]
+                        "## Peak memory", "## Learning: final returns and learning curves"]
     assert "Skipped" not in report
     assert sorted(path.stem for path in root.glob("*.png")) == ["agents", "learning_curves_exp6_steps",
                                                                  "learning_curves_exp6_time", "learning_curves_exp6_wall"]
     assert ("- [exp6 · CartPole-v1](#many-agents-one-vmapped-process-against-many-processes-exp6): At N = 8, one "
             "linen_scan (scan) process is 1.67× faster than linen (jit) processes 2 at a time and 3.33× faster than "
-            "torch (env-jit) processes 2 at a time.") in section(report, "## The answer")
+            "torch (env-jit) processes 2 at a time; one run: no interval.") in section(report, "## The answer")
     assert (root / "agents.png").stat().st_size > 10_000
 
 
@@ -78,9 +80,10 @@ def test_the_table_gives_wall_time_agents_per_hour_and_speedups_extrapolating_on
     # the conclusions: at the largest N every variant measured, and at the vmapped process's largest
     assert ("- **CartPole-v1:**\n"
             "  - At N = 8, one linen_scan (scan) process is 1.67× faster than linen (jit) processes 2 at a time and "
-            "3.33× faster than torch (env-jit) processes 2 at a time.\n"
+            "3.33× faster than torch (env-jit) processes 2 at a time; one run: no interval.\n"
             "  - At N = 16, one linen_scan (scan) process is 2.31× faster than linen (jit) processes 2 at a time "
-            "(extrapolated) and 4.62× faster than torch (env-jit) processes 2 at a time (extrapolated).\n") in text
+            "(extrapolated) and 4.62× faster than torch (env-jit) processes 2 at a time (extrapolated); one run: no "
+            "interval.\n") in text
     assert "| 1 | 22 | 164 | 15 | 240 | 30 | 120 | 0.68× | 1.36× |" in text  # one agent: the processes are faster
 
 
@@ -145,3 +148,21 @@ def test_the_time_axis_gives_a_vmapped_process_s_agents_its_time_divided_by_thei
     assert max(lines["linen_scan (scan)"].get_xdata()) == pytest.approx(1.1 / 4)
     assert max(lines["linen (jit)"].get_xdata()) == pytest.approx(1.1)
     assert ax.get_xlabel() == "training time per agent after iteration 0 (s)"
+
+
+def test_the_vmapped_process_is_called_faster_only_where_the_ranges_over_repeats_are_apart():
+    group = lambda label, count, wall, processes: SimpleNamespace(label=label, agents=count, wall=wall,
+                                                                  processes=processes, parallel=min(processes, 2))
+    groups = [group("linen_scan (scan)", n, wall, 1) for n, wall in ((8, 36.0), (8, 44.0), (16, 60.0), (16, 64.0))]
+    groups += [group("linen (jit)", 8, wall, 8) for wall in (40.0, 48.0)]  # overlaps the vmapped process's 36–44 s
+    groups += [group("torch (env-jit)", 8, 120.0, 8)]  # one run: no range
+    variants = agents.agent_times(groups)
+    vmapped, processes = variants[0], variants[1:]
+    # N = 8: linen level (44 / 40 s); N = 16: linen extrapolated from its two runs at 8, 80–96 s, apart from 60–64 s
+    assert agents.agents_sentence(vmapped, processes, 8) == (
+        "At N = 8, one linen_scan (scan) process is level with linen (jit) processes 2 at a time (1.10×, ranges over "
+        "repeats overlap) and 3.00× faster than torch (env-jit) processes 2 at a time; one run: no interval for torch "
+        "(env-jit).")
+    assert agents.agents_sentence(vmapped, processes[:1], 16) == (
+        "At N = 16, one linen_scan (scan) process is 1.42× faster than linen (jit) processes 2 at a time "
+        "(extrapolated).")

@@ -222,10 +222,12 @@ def test_the_table_gives_exact_steady_iteration_seed_range_iteration_0_total_sps
     cartpole = text.split("**CartPole-v1**")[1].split("**Acrobot-v1**")[0]
     # total 4 + 7 · 0.375 + 42 · 0.25 = 17.125 s; 500,000 transitions / 17.125 s; twice dqn_nnx's 0.125 s; returns 481,
     # 482, 483 over seeds
-    assert table_row(cartpole, "dqn_linen (jit)") == \
-        "| dqn_linen (jit) | 3 | 0.25 [range 0.25–0.25] | 4 | 17.1 | 29,197 | 2.00× [range 2.00–2.00] | 482 ± 1 |"
+    # and each run's host peak RSS, 300 MiB (no device peak logged: no column for it)
+    assert table_row(cartpole, "dqn_linen (jit)") == ("| dqn_linen (jit) | 3 | 0.25 [range 0.25–0.25] | 4 | 17.1 | "
+                                                      "29,197 | 2.00× [range 2.00–2.00] | 482 ± 1 | 300 |")
     assert table_row(cartpole, "dqn_nnx (tree)") == \
-        "| dqn_nnx (tree) | 3 | 0.125 [range 0.125–0.125] | 4 | 10.6 | 47,337 | 1 (fastest) | 482 ± 1 |"
+        "| dqn_nnx (tree) | 3 | 0.125 [range 0.125–0.125] | 4 | 10.6 | 47,337 | 1 (fastest) | 482 ± 1 | 300 |"
+    assert table_row(cartpole, "variant (mode)").endswith("| final return | host peak RSS (MiB, median) |")
     slowest = table_row(cartpole, "dqn_torch_gymnasium (eager)")
     assert slowest.startswith("| dqn_torch_gymnasium (eager) | 3 | 2 [range 1–4] | 4 |")
     assert "| 16.00× [range 8.00–32.00] | 482 ± 1 |" in slowest
@@ -243,7 +245,7 @@ def test_breakouts_table_holds_the_gymnax_variants_in_runs_of_its_own_workload(e
     assert "| s per steady iteration (iterations 8–19) [interval over seeds] |" in breakout
     # 20 iterations: total 4 + 7 · 1.5 + 12 · 1 = 26.5 s; 200,000 transitions / 26.5 s; returns 181, 182, 183 by seed
     assert table_row(breakout, "dqn_linen (jit)") == \
-        "| dqn_linen (jit) | 3 | 1 [range 1–1] | 4 | 26.5 | 7,547 | 2.00× [range 2.00–2.00] | 182 ± 1 |"
+        "| dqn_linen (jit) | 3 | 1 [range 1–1] | 4 | 26.5 | 7,547 | 2.00× [range 2.00–2.00] | 182 ± 1 | 300 |"
     assert [line.split(" | ")[0] for line in breakout.splitlines() if line.startswith("| dqn")] == [
         "| dqn_nnx (tree)", "| dqn_equinox (jit)", "| dqn_linen (jit)", "| dqn_torch_compile (compile)",
         "| dqn_torch (env-jit)"]
@@ -254,7 +256,7 @@ def test_the_wide_dqn_linen_is_marked_apart_and_left_out_of_the_spread(exp8_repo
     # 4 + 7 · 0.09375 + 42 · 0.0625 = 7.28125 s: faster than every variant, yet the spread's fastest stays dqn_nnx (tree)
     assert table_row(text, "dqn_linen (jit) at 16 envs") == ("| dqn_linen (jit) at 16 envs | 3 | 0.0625 [range "
                                                              "0.0625–0.0625] | 4 | 7.28 | 68,670 | 0.50× [range "
-                                                             "0.50–0.50] | 482 ± 1 |")
+                                                             "0.50–0.50] | 482 ± 1 | 300 |")
     assert ("- A table that has dqn_linen (jit) at 16 envs gives it apart, after the variants at 1 env; it is in neither "
             "spread.\n- It makes as many transitions and gradient steps as at 1 env, in fewer, wider steps of its "
             "loop.") in text
@@ -302,7 +304,7 @@ def test_a_sweep_of_exp8_alone_says_ppos_exp4_is_not_in_it_and_writes_only_its_o
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "REPORT.md").read_text()
     assert [line for line in report.splitlines() if line.startswith("## ")] == [
-        "## The answer", DQN_SECTION, "## Method and machine", "## How to read this report"]
+        "## The answer", DQN_SECTION, "## Method and machine", "## How to read this report", "## Peak memory"]
     assert "PPO's exp4 is not in this sweep: no PPO spread to set beside it." in report
     assert sorted(path.name for path in tmp_path.glob("*.png")) == ["dqn.png"]
     # each workload with its replay memory and its envs: Breakout-MinAtar's own
@@ -325,8 +327,8 @@ def test_adding_exp8_to_a_ppo_sweep_leaves_every_ppo_section_unchanged(with_and_
     assert headings[headings.index(DQN_SECTION) + 1] == "## Method and machine"  # the last of the answers
     assert [heading for heading in headings if heading != DQN_SECTION] == list(ppo)
     for heading, text in ppo.items():
-        if heading in ("## The answer", "## Method and machine"):
-            continue  # the answer and the header (its workload) name exp8's runs too
+        if heading in ("## The answer", "## Method and machine", "## Peak memory"):
+            continue  # the answer, the header (its workload) and the memory table name exp8's runs too
         if heading == "## How to read this report":  # its first line counts every run of the sweep, exp8's too
             assert both[heading].split("\n")[3:] == text.split("\n")[3:] and "iterations 8–99" in text
         else:
@@ -340,7 +342,50 @@ def test_two_spreads_are_told_apart_only_where_their_intervals_do_not_overlap():
     assert dqn.verdict(spread(1.1, 1.5), spread(2.0, 3.0)).startswith("**The designs lie closer together for DQN")
     assert dqn.verdict(spread(2.5, 4.0), spread(2.0, 3.0)) == \
         "The two spreads are not told apart: their intervals overlap."
-    assert dqn.verdict((4.0, (math.nan, math.nan, "")), spread(2.0, 3.0)).startswith("With one seed there is no")
+    # one seed: the verdict says which side has it
+    assert dqn.verdict(spread(4.0, 16.0), (2.0, (math.nan, math.nan, ""))) == \
+        "PPO's side has one seed: no interval to tell the two spreads apart."
+    assert dqn.verdict((4.0, (math.nan, math.nan, "")), spread(2.0, 3.0)).startswith("DQN's side has one seed: no")
+    assert dqn.verdict((4.0, (math.nan, math.nan, "")), (2.0, (math.nan, math.nan, ""))).startswith("Each side has")
+
+
+def one_env(seconds_by_name):
+    """One env's Variants, fastest first, from {name: steady seconds of seeds 1, 2, …}."""
+    found = [dqn.Variant(name, [{"seed": seed, dqn.STEADY: value} for seed, value in enumerate(seconds, 1)],
+                         dqn.over_seeds(seconds)) for name, seconds in seconds_by_name.items()]
+    return sorted(found, key=lambda variant: variant.steady[0])
+
+
+def test_a_fastest_not_apart_from_the_next_is_named_with_the_variants_level_with_it():
+    # dqn_linen over dqn_equinox by seed: 0.98, 1.02, 1.03: the range holds 1×; dqn_nnx's 1.10× is apart
+    single = one_env({"dqn_torch (env-jit)": [10.0] * 3, "dqn_equinox (jit)": [1.0] * 3,
+                      "dqn_linen (jit)": [0.98, 1.02, 1.03], "dqn_nnx (tree)": [1.1] * 3})
+    assert dqn.answer_lines("Acrobot-v1", single, [], "iterations 8–49", "iterations 8–99")[1] == (
+        "  - dqn_torch (env-jit) takes 10.00× [range 10.00–10.00] the steady iteration (median of iterations 8–49) of "
+        "the fastest, dqn_equinox (jit) and dqn_linen (jit) level (the ratio's interval over seeds holds 1×).")
+    assert dqn.dqn_bullet("Acrobot-v1", single, []) == ("dqn_torch (env-jit) takes 10.00× [range 10.00–10.00] the "
+                                                        "steady iteration of the fastest, dqn_equinox (jit) and "
+                                                        "dqn_linen (jit) level")
+    # with dqn_linen apart too, dqn_equinox is the fastest
+    apart = one_env({"dqn_torch (env-jit)": [10.0] * 3, "dqn_equinox (jit)": [1.0] * 3, "dqn_linen (jit)": [1.1] * 3})
+    assert dqn.dqn_bullet("Acrobot-v1", apart, []).endswith("the steady iteration of dqn_equinox (jit)")
+
+
+def test_with_one_seed_the_spread_says_there_is_no_interval_instead_of_naming_the_fastest():
+    single = one_env({"dqn_torch (env-jit)": [10.0], "dqn_equinox (jit)": [1.0], "dqn_linen (jit)": [1.01]})
+    assert dqn.answer_lines("Acrobot-v1", single, [], "iterations 8–49", "iterations 8–99")[1] == (
+        "  - dqn_torch (env-jit) takes 10.00× the steady iteration (median of iterations 8–49) of dqn_equinox (jit) "
+        "(one seed: no interval).")
+
+
+def test_the_answer_says_which_side_has_one_seed_where_only_ppos_does():
+    single = one_env({name: [seconds * factor for factor in (1.0, 1.1, 0.9)] for name, seconds in (
+        ("dqn_torch_gymnasium (eager)", 20.0), ("dqn_linen_gymnasium (jit)", 10.0), ("dqn_torch (env-jit)", 5.0),
+        ("dqn_linen (jit)", 1.0))})
+    exp4 = [{"exp": "exp4", "env": "Acrobot-v1", "size": "small", "label": label, "seed": 1, dqn.STEADY: seconds}
+            for label, seconds in (("torch_gymnasium (eager)", 5.0), ("linen_gymnasium (jit)", 3.0),
+                                   ("torch (env-jit)", 2.0), ("linen (jit)", 1.0))]
+    assert dqn.dqn_bullet("Acrobot-v1", single, exp4).endswith("PPO's four 5.00×: PPO's side has one seed: no interval")
 
 
 def test_an_interval_over_seeds_follows_the_interval_over_envs_rule():

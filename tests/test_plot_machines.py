@@ -66,12 +66,16 @@ def test_each_machine_kind_gets_its_own_ranking_from_its_own_runs(two_kinds):
     answer = section(report, "## The answer")
     check_answer(report, {"exp1"})
     assert wordy_lines(report) == []
+    # on the steady iteration torch_compile is shortest on both, by 2× on one and 4× on the other, each kind's own
     assert ("- [exp1 · small (machine 1)](#which-variant-is-fastest-exp1-fully-compiled-variants--machine-1-amd-epyc-no-"
-            "gpu): linen (jit) has the shortest total; torch at best 1.30× [range 1.30–1.30] (torch_compile "
-            "(compile)).") in answer
+            "gpu): steady iteration: torch_compile (compile) shortest (0.5 s); JAX at best 2.00× [range 2.00–2.00] "
+            "(linen (jit)); one run per cell.") in answer
     assert ("- [exp1 · small (machine 2)](#which-variant-is-fastest-exp1-fully-compiled-variants--machine-2-intel-xeon-"
-            "no-gpu): torch_compile (compile) has the shortest total; JAX at best 1.33× [range 1.33–1.33] (linen "
-            "(jit)).") in answer
+            "no-gpu): steady iteration: torch_compile (compile) shortest (0.5 s); JAX at best 4.00× [range 4.00–4.00] "
+            "(linen (jit)); one run per cell.") in answer
+    assert "start (machine 1)](#which-variant-is-fastest-exp1-fully-compiled-variants--machine-1-amd-epyc-no-gpu): " \
+        "linen (jit) starts quickest (iteration 0: 4 s); a faster steady iteration repays its slower start after 21 " \
+        "iterations (torch_compile (compile))." in answer
     assert (out / "ranking_machine1.png").exists() and (out / "ranking_machine2.png").exists()
     assert not (out / "ranking.png").exists()
 

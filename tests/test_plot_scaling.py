@@ -80,14 +80,34 @@ def test_a_conclusion_names_who_is_fastest_at_each_end_and_where_the_other_stays
     rows = [{"label": label, "num_envs": str(n), "iter8_99_median_s": t} for (label, n), t in seconds.items()]
     table = scaling.scalings(rows)
     assert ("**CartPole-v1** (2 variants, 8–2,048 envs): linen (jit) has the shortest time per iteration at 8 envs "
-            "(1,000 ms), torch (env-jit) at 2,048 envs (5,000 ms).") == scaling.scaling_conclusion("CartPole-v1", table)
+            "(1,000 ms), torch (env-jit) at 2,048 envs (5,000 ms); one seed: no interval.") == \
+        scaling.scaling_conclusion("CartPole-v1", table)
     # what each variant does against the fastest is the table's: its gap from the smallest N to the largest, and where
     # it comes within 1.25× of the fastest (1.25× at 8 · 256^(log 1.25 / log 2) ≈ 47.7)
     linen = next(scaled for scaled in table if scaled.label == "linen (jit)")
     assert scaling.gap_text(linen) == "1.00× at 8 → 2.00× at 2,048"
     assert scaling.within_text(linen) == "8–≈48 envs (≈: interpolated between measured N)"
     assert scaling.scaling_bullet(table) == ("linen (jit) has the shortest time per iteration at 8 envs (1,000 ms), "
-                                             "torch (env-jit) at 2,048 envs (5,000 ms)")
+                                             "torch (env-jit) at 2,048 envs (5,000 ms); one seed: no interval")
+
+
+def seeded_scalings(seconds):
+    """scaling.scalings of rows from {(label, N): [seconds of each seed]}."""
+    return scaling.scalings([{"label": label, "num_envs": str(n), "iter8_99_median_s": t}
+                             for (label, n), by_seed in seconds.items() for t in by_seed])
+
+
+def test_a_conclusion_names_one_variant_shortest_only_where_its_range_over_seeds_is_apart_from_every_others():
+    # at 8 envs the two ranges over seeds overlap: both are named, level; at 2,048 torch's is apart from linen's
+    table = seeded_scalings({("linen (jit)", 8): [1.0, 1.2], ("linen (jit)", 2048): [10.0, 10.5],
+                             ("torch (env-jit)", 8): [1.1, 1.3], ("torch (env-jit)", 2048): [5.0, 5.2]})
+    assert scaling.scaling_bullet(table) == ("linen (jit) and torch (env-jit) share the shortest time per iteration at "
+                                             "8 envs (1,100–1,200 ms; ranges over seeds overlap), torch (env-jit) at "
+                                             "2,048 envs (5,100 ms)")
+    apart = seeded_scalings({("linen (jit)", 8): [1.0, 1.1], ("linen (jit)", 2048): [10.0, 10.2],
+                             ("torch (env-jit)", 8): [4.0, 4.2], ("torch (env-jit)", 2048): [20.0, 21.0]})
+    assert scaling.scaling_bullet(apart) == ("linen (jit) has the shortest time per iteration at 8 and at 2,048 envs "
+                                             "(1,050 ms and 10,100 ms)")
 
 
 def test_a_sweep_of_exp5_alone_opens_with_its_answer_and_draws_both_charts(exp5_alone):
@@ -95,7 +115,7 @@ def test_a_sweep_of_exp5_alone_opens_with_its_answer_and_draws_both_charts(exp5_
     assert result.returncode == 0, result.stderr
     headings = [line for line in report.splitlines() if line.startswith("## ")]
     assert headings == ["## The answer", SCALING, "## Method and machine", "## How to read this report",
-                        "## Learning: final returns and learning curves"]
+                        "## Peak memory", "## Learning: final returns and learning curves"]
     assert "Skipped" not in report and "skipping" not in result.stderr
     assert sorted(path.stem for path in root.glob("*.png")) == ["scaling_relative", "scaling_sps"]
     assert all(path.stat().st_size > 10_000 for path in root.glob("*.png"))
@@ -141,9 +161,10 @@ def test_the_cost_model_table_gives_a_and_b_and_where_each_variant_comes_within_
 def test_the_conclusions_are_generated_from_the_fitted_costs_and_the_gaps(exp5_alone):
     _, _, report = exp5_alone
     assert ("- **CartPole-v1** (3 variants, 8–2,048 envs): linen (jit) has the shortest time per iteration at 8 and at "
-            "2,048 envs (1.08 ms and 21.5 ms).\n") in report
-    assert ("- [exp5 · CartPole-v1](#how-the-cost-grows-with-the-number-of-envs-exp5): linen (jit) has the shortest time "
-            "per iteration at 8 and at 2,048 envs (1.08 ms and 21.5 ms).") in section(report, "## The answer")
+            "2,048 envs (1.08 ms and 21.5 ms; one seed: no interval).\n") in report
+    assert ("- [exp5 · CartPole-v1](#how-the-cost-grows-with-the-number-of-envs-exp5): linen (jit) has the shortest "
+            "time per iteration at 8 and at 2,048 envs (1.08 ms and 21.5 ms; one seed: no interval).") in \
+        section(report, "## The answer")
 
 
 def test_the_answer_gives_each_envs_fastest_at_both_ends_and_no_line_runs_long(exp5_alone):
@@ -185,8 +206,9 @@ def test_exp5_runs_stay_out_of_exp1_and_name_their_own_windows_and_memory(tmp_pa
     assert "iterations 8–11" in section(report, SCALING) and "iterations 8–19" not in section(report, SCALING)
     assert "iterations 8+" not in report  # no window named from the two lengths mixed
     assert report.index("## Which variant is fastest?") < report.index(SCALING) < report.index("## How to read")
-    # device peaks: exp1's 1 MiB runs in the memory section, exp5's 64 MiB runs in its own run table only
-    assert "| linen (jit) | small | 2 | 1 |" in section(report, "## Peak device memory")
+    # device peaks: exp1's 1 MiB runs and exp5's 64 MiB ones apart in the memory section, exp5's also per run in its own
+    assert "| exp1 | linen (jit) | small | 2 | 300 | 1 |" in section(report, "## Peak memory")
+    assert "| exp5 | linen (jit) | small | 3 | 300 | 64 |" in section(report, "## Peak memory")
     assert "| device peak (MiB) |" in section(report, SCALING)
     assert "| CartPole-v1 | linen (jit) | 128 | async | 1 | 0.00228 | 0.00228 |" in section(report, SCALING)
     assert "| 300 | 64 |" in section(report, SCALING)

@@ -22,7 +22,7 @@ SECTIONS = {
     "## Speedups between the fully compiled variants: iteration": ("iterations 8–99",),
     "## Synchronised rollout and update (exp2, per env)": ("iterations 8–99",),
     "## Synchronised rollout and update (exp3, per size)": ("iterations 8–99",),
-    "## Peak device memory": (),
+    "## Peak memory": (),
     "## Learning: final returns and learning curves": (),
 }
 LEARNING_CURVES = ("### Learning curves: exp1, small", "### Learning curves: exp2", "### Learning curves: exp3",

@@ -3,7 +3,7 @@ beside the spread over envs, the rollout's share per size; the large runs' short
 
 import pytest
 
-from report import sizes
+from report import settings, sizes
 from events import write_run
 from test_plot import capture_figures, check_answer, lines_by_label, run_plot, wordy_lines
 from test_plot_short_runs import section
@@ -73,6 +73,14 @@ def test_each_size_is_ranked_on_its_own_runs_with_its_own_steady_window(sizes_re
     assert "- *Reduced workload:* the large (12 iterations) runs are shorter than the others" in text
 
 
+def test_the_ranking_table_gives_each_variants_host_and_device_memory_beside_its_times(sizes_report):
+    text = section(sizes_report, SIZES_SECTION)
+    header = table_row(text, "model size", "variant (mode)")
+    assert header.endswith("| host peak RSS (MiB, median) | device peak (MiB, median) |")
+    # write_run's default memory: 300 MiB of host RSS, 1 MiB of device peak per run
+    assert table_row(text, "large", "torch (env-jit)").endswith("| never (steady state slower) | 300 | 1 |")
+
+
 def test_the_gap_to_the_fastest_is_followed_across_sizes_and_its_direction_said(sizes_report):
     text = section(sizes_report, SIZES_SECTION)
     assert table_row(text, "torch (env-jit)").startswith(
@@ -91,11 +99,13 @@ def test_the_answer_gives_each_sizes_ranking_and_how_the_gap_moves_across_sizes(
     assert [bullet["label"] for bullet in bullets] == ["exp1 · small", "exp7 · small", "exp7 · medium", "exp7 · large",
                                                        "exp7 · across sizes"]
     assert bullets[1]["anchor"] == "does-the-ranking-hold-at-every-model-size-exp7"
-    # the numbers as the section's tables write them: torch's relative total at each size, the spread across sizes
+    # the numbers as the section's tables write them: torch's relative steady iteration at each size, the spread
+    # across sizes; linen also starts first here (iteration 0 is 100 steady iterations), so no start bullet
     text = section(sizes_report, SIZES_SECTION)
-    assert bullets[3]["text"] == "linen (jit) has the shortest total; torch at best 1.20× [range 1.09–1.32] (torch " \
-        "(env-jit))."
-    assert "| 3 | 1.20× [range 1.09–1.32]" in table_row(text, "large", "torch (env-jit)")
+    assert bullets[3]["text"] == ("steady iteration: linen (jit) shortest (0.5 s); torch at best 1.20× [range "
+                                  "1.09–1.32] (torch (env-jit)); one run per cell.")
+    assert "| 1.20× [range 1.09–1.32] | 1.20× [range 1.09–1.32] | 60 | 0.6 |" in table_row(text, "large", "torch (env-jit)")
+    assert bullets[1]["text"].startswith("steady iteration: linen (jit) shortest") and "one run" not in bullets[1]["text"]
     assert bullets[4]["text"] == ("the slowest variant's steady state over the fastest's: 3.00× (small) → 1.50× "
                                   "(medium) → 1.20× (large); the gap narrows.")
     answer = section(sizes_report, "## The answer")  # the headline chart: the first answer's, exp1's ranking
@@ -142,3 +152,20 @@ def test_the_size_chart_is_one_panel_of_each_variants_steady_gap_against_the_mod
     lines = lines_by_label(ax)
     assert {"torch (env-jit)", "linen (jit)"} <= set(lines) and ax.get_yscale() == "log"
     assert lines["torch (env-jit)"].get_ydata() == pytest.approx([3.0, 1.5, 1.2], rel=0.01)  # the gap narrows
+
+
+def test_each_sizes_answer_names_a_fastest_alone_only_where_its_interval_is_apart_from_every_others():
+    # small: equinox 0.9× linen on CartPole-v1 and 1.05× on Acrobot-v1, a range that holds 1×; large: torch 1.2× on both
+    factor = {("small", "equinox (jit)", "CartPole-v1"): 0.9, ("small", "equinox (jit)", "Acrobot-v1"): 1.05,
+              ("large", "torch (env-jit)", "CartPole-v1"): 1.2, ("large", "torch (env-jit)", "Acrobot-v1"): 1.2}
+    steady = lambda size, label, env: factor.get((size, label, env), 1.0)
+    rows = [{"label": label, "env": env, "seed": 1, "size": size, "num_iterations": 100, "iter0_s": 4.0,
+             "iter8_99_median_s": steady(size, label, env), "total_s": 4.0 + 99 * steady(size, label, env),
+             "config": settings.Config("exp7", env, size, "async", ())}
+            for size, other in (("small", "equinox (jit)"), ("large", "torch (env-jit)"))
+            for label in ("linen (jit)", other) for env in ("CartPole-v1", "Acrobot-v1")]
+    bullets = dict(sizes.ranking_bullets(sizes.size_rankings(rows, settings.SIZE_LABELS, "iterations 8–99"), "exp7"))
+    assert bullets["exp7 · small"].startswith("steady iteration: equinox (jit) shortest (0.972 s), level with linen "
+                                              "(jit)")
+    assert bullets["exp7 · large"].startswith("steady iteration: linen (jit) shortest (1 s); torch at best 1.20×")
+    assert "level" not in bullets["exp7 · large"] and "no interval" not in bullets["exp7 · large"]
