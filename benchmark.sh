@@ -24,7 +24,8 @@
 #   finished.txt                   one run name per line: exit 0 and a time/total scalar
 #   durations.txt                  "<run_name> <milliseconds>" per finished run: the ETA's observations
 #   load.txt                       "<run_name> <1-minute load average>" read as each run ends (Linux)
-#   sweeps.txt                     "<start> <end> <seconds> <runs attempted> <command>" per invocation that ran to its end
+#   sweeps.txt                     "<start> <end> <seconds> <runs attempted> <command>" per invocation that started a
+#                                  run, interrupted ones included
 #   failed.txt                     one line per failed attempt: <run_name> <exit code|timeout|incomplete> <log, relative to OUT>
 #   .lock                          held (flock) by the sweep writing into OUT, with its pid
 # run_name is <exp>__<script>__<mode>__<env_id>__<size>__<seed>, exp one of warmup exp1 ... exp9;
@@ -71,11 +72,15 @@ run_child() { # run_child COMMAND...: run it in the background and wait for it, 
   return "$status"
 }
 
-on_signal() { # Ctrl-C or SIGTERM: stop the running run (not recorded), keep the finished ones
+on_signal() { # Ctrl-C or SIGTERM: stop the running run (not recorded), keep the finished ones and the invocation's
+  # line in sweeps.txt (main's locals: bash scopes them dynamically)
   trap - INT TERM
   if [[ -n $CHILD ]]; then # timeout passes SIGTERM on to its run's process group; a group runner to its processes
     kill -TERM "$CHILD" 2>/dev/null || true
     wait "$CHILD" 2>/dev/null || true
+  fi
+  if [[ -n ${started:-} ]]; then
+    echo "$started $(date -Iseconds) $((SECONDS - start)) $number ${command_line% }" >>"$OUT/sweeps.txt"
   fi
   # to fd 3, the sweep's stderr: this runs inside run_child, whose output may go to a run's log
   echo >&3

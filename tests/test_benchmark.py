@@ -1344,7 +1344,7 @@ def test_a_run_exceeding_the_timeout_is_stopped_and_recorded_as_timeout(faulty_s
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_the_running_child_and_records_nothing(tmp_path):
+def test_ctrl_c_stops_the_running_child_records_no_run_and_keeps_the_invocation(tmp_path):
     repo = fake_repo(tmp_path, {"ppo_linen.py": "import os, sys, time\nprint(os.getpid(), flush=True)\ntime.sleep(120)\n"})
     out = tmp_path / "sweep"
     log = out / "logs" / "warmup" / "warmup__ppo_linen__jit__CartPole-v1__small__1.log"
@@ -1376,6 +1376,9 @@ def test_ctrl_c_stops_the_running_child_and_records_nothing(tmp_path):
     assert not running(child)
     assert read_lines(out / "finished.txt") == []
     assert read_lines(out / "failed.txt") == []
+    # every invocation of a sitting is in sweeps.txt, an interrupted one too: start, end, seconds, runs, command
+    [sweep_line] = read_lines(out / "sweeps.txt")
+    assert sweep_line.split()[3] == "1" and sweep_line.split(maxsplit=4)[4].endswith(f"--filter warmup --out {out}")
 
 
 # EXP6 SWEEPS: a group of N agents, its processes two at a time (on two cores), resumed whole
