@@ -101,6 +101,19 @@ def test_every_number_of_the_decision_guide_is_in_the_answer_table_or_the_report
     assert all(number in sources for number in numbers), [number for number in numbers if number not in sources]
 
 
+METRICS = ("steady iteration", "whole run", "wall time", "time to reach")
+ENVS = ("CartPole-v1", "Acrobot-v1", "Breakout-MinAtar", "Asterix-MinAtar", "Doors", "envs)")
+
+
+@pytest.mark.parametrize("bullet", [line for line in ANSWER.splitlines() if line.startswith("- ") and "×" in line],
+                         ids=lambda bullet: bullet[4:30])
+def test_every_ratio_of_the_decision_guide_names_its_metric_and_the_envs_it_holds_on(bullet):
+    assert any(metric in bullet for metric in METRICS), f"names none of {METRICS}"
+    assert any(env in bullet for env in ENVS), f"names none of {ENVS}"
+    if "GPU" in bullet:  # one run per cell, on the image's own jax and torch
+        assert "one run per cell" in bullet and "not our pins" in bullet
+
+
 @pytest.mark.parametrize("page", [REPO / "README.md", *DOCS], ids=lambda page: page.name)
 def test_every_link_and_image_of_the_readme_and_docs_resolves(page):
     text = page.read_text()
@@ -201,6 +214,16 @@ def test_every_committed_sitting_has_a_row_in_the_results_index_saying_whether_i
     folders = {path.name for path in (REPO / "results").iterdir() if (path / "REPORT.md").exists()}
     assert set(rows) == folders
     for folder, status in rows.items():
-        superseded = re.match(r"superseded by ([\w.-]+)", status.strip())
+        superseded = re.match(r"superseded by \[([\w.-]+)\]\(\.\./results/\1/REPORT\.md\)", status.strip())
         assert status.strip().startswith(("current", "superseded by", "not results")), (folder, status)
+        assert superseded or not status.strip().startswith("superseded"), (folder, status)  # linked
         assert not superseded or superseded[1] in folders, (folder, status)
+
+
+@pytest.mark.parametrize("page", [REPO / "README.md", *DOCS], ids=lambda page: page.name)
+def test_a_sitting_is_named_by_a_link_to_its_report_never_as_plain_text(page):
+    sittings = "|".join(re.escape(path.name) for path in (REPO / "results").iterdir() if (path / "REPORT.md").exists())
+    prose = re.sub(r"\[[^\]]*\]\([^)]*\)", "", re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", page.read_text(),
+                                                                                   flags=re.S)))
+    plain = re.findall(rf"(?<![\w-])(?:\.\./)?(?:results/)?(?:{sittings})(?![\w-])", prose)
+    assert not plain, plain
