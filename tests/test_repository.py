@@ -1,10 +1,13 @@
-"""The repository as a user gets it: requirements.txt pins every package the code imports, and plot.py's own help
-names every experiment it reads."""
+"""The repository as a user gets it: requirements.txt pins every package the code imports, plot.py's own help names
+every experiment it reads, and `git log --oneline` reads (subjects of at most 72 characters)."""
 import ast
 import importlib.metadata
 import re
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import plot
 from sweep.experiments import EXPERIMENTS
@@ -46,3 +49,16 @@ def test_requirements_pin_every_third_party_package_the_code_imports():
 
 def test_plot_help_names_the_last_experiment_it_reads():
     assert f"exp1|...|{EXPERIMENTS[-1]}" in plot.__doc__
+
+
+# the last commit before the rule that a subject fits in 72 characters (the why goes in the body)
+SUBJECT_RULE_SINCE = "d517fd6"
+
+
+def test_every_commit_subject_since_the_rule_fits_in_72_characters():
+    git = ["git", "-C", str(ROOT)]
+    if subprocess.run([*git, "cat-file", "-e", f"{SUBJECT_RULE_SINCE}^{{commit}}"], capture_output=True).returncode:
+        pytest.skip(f"this checkout's history does not reach {SUBJECT_RULE_SINCE} (a shallow clone)")
+    subjects = subprocess.run([*git, "log", "--format=%s", f"{SUBJECT_RULE_SINCE}..HEAD"], capture_output=True,
+                              text=True, check=True).stdout.splitlines()
+    assert subjects and not [subject for subject in subjects if len(subject) > 72]
