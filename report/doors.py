@@ -227,8 +227,8 @@ def relabelled(cells):
     return [{**row, "label": name} for name, rows in cells.items() for row in rows]
 
 
-def reach_chart(parts, out):
-    """Chart: per algorithm, each design's time to reach SOLVED_RETURN (the median over the seeds that reached it,
+def reach_chart(parts, stats, out):
+    """Chart: per algorithm (stats: its design_stats), each design's time to reach SOLVED_RETURN (the median over the seeds that reached it,
     whiskers: their min–max; log time), the first to reach it on top; the designs that never did listed at the bottom.
 
     The answer to 'NumPy or JAX for my own env?': against env steps all designs learn alike by construction (one MDP),
@@ -239,12 +239,11 @@ def reach_chart(parts, out):
                               "■ NumPy env, ● JAX env", len(parts), ncols=1, panel_size=(8.5, 0.34 * max(counts) + 1.3))
     for ax, (algorithm, cells) in zip(axes, parts):
         colors = colors_for(ordered(cells, LABEL_COLORS))  # as the learning curves colour the designs
-        times = {name: [time for time in (time_to_reach(row["run"], SOLVED_RETURN)[0] for row in rows)
-                        if not math.isnan(time)] for name, rows in cells.items()}
+        times = {name: reach.times for name, reach in stats[algorithm].items()}
         names = sorted(cells, key=lambda name: (not times[name], np.median(times[name]) if times[name] else 0))
         tick_labels = []
         for y, name in enumerate(names):
-            seeds, reached = len(cells[name]), times[name]
+            seeds, reached = stats[algorithm][name].seeds, times[name]
             if reached:
                 middle = float(np.median(reached))
                 ax.errorbar([middle], [y], xerr=[[middle - min(reached)], [max(reached) - middle]], color=colors[name],
@@ -291,7 +290,7 @@ def section_doors(sweep, out):
               "deviation over seeds.",
               "- Total: the run's time/total (iteration 0 to the end), median over seeds.", ""]
     # the answer's chart first (it heads the report): against env steps the designs learn alike by construction
-    lines += image(reach_chart(parts, out), f"time to reach a mean return of {SOLVED_RETURN} per design")
+    lines += image(reach_chart(parts, stats, out), f"time to reach a mean return of {SOLVED_RETURN} per design")
     for algorithm, cells in parts:
         lines += [f"**{algorithm}**", ""] + design_table(cells, stats[algorithm])
         if algorithm == "DQN":

@@ -92,7 +92,8 @@ def test_the_time_to_reach_chart_puts_the_first_on_top_and_lists_those_that_neve
     cells = {"torch_gymnasium (eager)": [fake_run(8.0, "torch_gymnasium (eager)", "ppo_torch_gymnasium", "eager")],
              "linen (jit)": [fake_run(2.0, "linen (jit)", "ppo_linen", "jit")],
              "torch (env-jit)": [fake_run(math.nan, "torch (env-jit)", "ppo_torch", "env-jit")]}
-    assert doors.reach_chart([("PPO", cells)], ChartFolder(tmp_path)) == "doors_time_to_reach.png"
+    stats = {"PPO": doors.design_stats(cells)}
+    assert doors.reach_chart([("PPO", cells)], stats, ChartFolder(tmp_path)) == "doors_time_to_reach.png"
     (ax,) = figures["doors_time_to_reach.png"].axes
     assert [label.get_text() for label in ax.get_yticklabels()] == [
         "linen (jit)", "torch_gymnasium (eager)", "torch (env-jit): never reached it (1 seed)"]
