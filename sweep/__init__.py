@@ -1,12 +1,15 @@
 """The sweep's planner: what benchmark.sh runs, in which order, how long it should take and what it records.
 
-    experiments.py  the experiments as data: variants, envs, sizes, numbers of envs and agents, one function each
-    grid.py         the workload, the selection (--repeats, --only, --filter, --shard), run names and commands
+    variants.py     the registry of variants: one row per (script, mode), the one place that names a script
+    experiments.py  the experiments as objects, one class each: runs and constants, run names, seeds, the report's view
+    workload.py     the work of every run (workload.json), the PPO and DQN workloads
+    runs.py         the selection (--repeats, --only, --filter, --shard), run names, commands, dry-run lines
+    shell.py        shell words quoted as bash quotes them
     estimate.py     the time estimate (a prior refined by recorded durations) and the peak-memory check
     options.py      benchmark.sh's command line (help.txt is its --help)
     plan.py         one invocation's plan: the options, the selected runs, what OUT already holds
     records.py      system.json, env_timing.json, finished runs, the scripts' imports
-    groups.py       an exp6 group of one process per agent
+    groups.py       a group of agents run as one process per agent
     slurm.py        --slurm: the job array
-    __main__.py     the commands benchmark.sh calls between runs
+    __main__.py     the commands benchmark.sh calls before its loop and after it (and a group's runner)
 """

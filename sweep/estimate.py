@@ -4,15 +4,14 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from sweep.experiments import Config, dqn, dqn_minatar, obs_size
+from sweep.experiments import Config, dqn_minatar, obs_size
 
-# THE PRIOR: rough costs on a 2-core CPU, for the reference workload (32 envs x 256 steps, 10 epochs); the small
-# model's from the reference sweeps measured on an idle 2-core Xeon (2026-11-22, exp1 and exp4; gymnasium-vector a
-# guess: the update's cost plus a NumPy step), the others from an earlier --quick sweep scaled to the reference
-# workload. They only order the runs until runs of this sweep are timed. A run costs FIXED + iterations x (LOOP +
-# the rest of ITERATION x the batch over the reference batch): LOOP is what an iteration costs whatever the number of
-# envs (Python and dispatch per step), the rest grows with the batch, for the small model twice as fast on a MinAtar
-# env (observation 400 and more, not 2 to 6).
+# THE PRIOR (docs/method.md, How long a sweep takes, has the measurements behind each figure): rough costs per cost
+# family (sweep/variants.py) for the reference workload (32 envs x 256 steps, 10 epochs). They only order the runs
+# until runs of this sweep are timed. A run costs FIXED + iterations x (LOOP + the rest of ITERATION x the batch over
+# the reference batch): LOOP is what an iteration costs whatever the number of envs (Python and dispatch per step),
+# the rest grows with the batch, for the small model twice as fast on a MinAtar env (observation 400 and more, not 2
+# to 6).
 PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "jax": (8, 10, (110, 900, 36000)),
     "jax-eager": (28, 50000, (60000, 70000, 100000)),
@@ -21,16 +20,11 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "compile": (22, 200, (300, 2000, 40000)),
     "gymnasium": (4, 50, (270, 4000, 40000)),
     "gymnasium-vector": (4, 50, (150, 2000, 40000)),
-    # torch on envs in torch: from single runs at small (2026-11-25, AMD EPYC: 0.18 s eager, 0.09 s compiled per
-    # iteration), torch's figures at the larger sizes
     "torch-native": (4, 80, (180, 1900, 40000)),
     "torch-native-compile": (20, 20, (90, 1600, 40000)),
 }
-# --grid gpu's prior, the same model for one GPU (an H100): from the one look at an H100 (2026-11-24, CartPole-v1,
-# docs/variants.md "On a GPU": JAX 24 ms per small iteration, 217 ms per large, iteration 0 8-10 s; torch 0.62 s,
-# iteration 0 2.9 s; torch.compile 0.49 s, iteration 0 20 s); CUDA graphs and torch on envs in torch guesses. On a
-# GPU an iteration is bound by launches and Python (LOOP) until the batch is large: 2 ms per reference batch beyond
-# LOOP at small (exp5's 65,536 envs: 2,048 reference batches, a few seconds an iteration).
+# --grid gpu's prior, the same model for one GPU (an H100), from the one look at an H100; CUDA graphs and torch on
+# envs in torch guesses. On a GPU an iteration is bound by launches and Python (LOOP) until the batch is large.
 GPU_PRIOR = {
     "jax": (12, 22, (24, 60, 217)),
     "torch": (6, 618, (620, 660, 800)),
@@ -39,97 +33,75 @@ GPU_PRIOR = {
     "torch-native": (5, 440, (450, 480, 600)),
     "torch-native-compile": (40, 150, (160, 200, 380)),
 }
-# --grid gpu's DQN runs, per (script, mode): (FIXED s, ms per 10,000 transitions at one env); guesses from the PPO
-# figures above: JAX's compiled loop about 0.1 ms per transition, torch's eager step about 1.5 ms
+# --grid gpu's DQN runs: (FIXED s, ms per 10,000 transitions at one env); guesses from the PPO figures above: JAX's
+# compiled loop about 0.1 ms per transition, torch's eager step about 1.5 ms
 GPU_DQN_PRIOR = {
-    ("dqn_linen", "jit"): (12, 1000), ("dqn_nnx", "tree"): (12, 1000), ("dqn_equinox", "jit"): (12, 1000),
-    ("dqn_torch", "env-jit"): (6, 15000), ("dqn_torch_compile", "compile"): (30, 12000),
-    ("dqn_torch_compile", "compile+cudagraphs"): (30, 4000),
+    "dqn-linen": (12, 1000), "dqn-nnx": (12, 1000), "dqn-equinox": (12, 1000), "dqn-torch": (6, 15000),
+    "dqn-torch-compile": (30, 12000), "dqn-torch-compile-cudagraphs": (30, 4000),
 }
-# exp8's DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, on CartPole-v1 and Acrobot-v1, fitted
-# to the whole-process durations of exp8's sitting (results/cpu-2core-exp8-family, 2026-11-26, AMD EPYC; median over
-# both envs, seeds 1-3): FIXED is start-up, iteration 0 and exit (torch.compile's compile, in iteration 1, included)
+# The DQN runs: (FIXED s, ms per 10,000 transitions at one env) per script, fitted to the whole-process durations of
+# the DQN reference sitting on CartPole-v1 and Acrobot-v1: FIXED is start-up, iteration 0 and exit (torch.compile's
+# compile, in iteration 1, included)
 DQN_PRIOR = {
-    "dqn_torch_gymnasium": (5, 1240),
-    "dqn_linen_gymnasium": (5, 1130),
-    "dqn_torch": (6, 2010),
-    "dqn_linen": (5, 200),
-    "dqn_nnx": (5, 210),
-    "dqn_equinox": (5, 190),
-    "dqn_torch_compile": (19, 1820),
+    "dqn-torch-gymnasium": (5, 1240),
+    "dqn-linen-gymnasium": (5, 1130),
+    "dqn-torch": (6, 2010),
+    "dqn-linen": (5, 200),
+    "dqn-nnx": (5, 210),
+    "dqn-equinox": (5, 190),
+    "dqn-torch-compile": (19, 1820),
+    "dqn-torch-compile-cudagraphs": (19, 1820),  # CUDA graphs need a GPU: on a CPU the figure of compile
 }
 # On a MinAtar env a DQN run's transitions cost this percentage of the figure above (an observation of 400, not 4 to
-# 6, in the Q-network's first layer and in each replay write and sample): the median over the five gymnax scripts'
-# Breakout-MinAtar runs in the same sitting (179-332 %)
+# 6, in the Q-network's first layer and in each replay write and sample): the median over the gymnax scripts'
+# Breakout-MinAtar runs in the same sitting
 DQN_MINATAR_PERCENT = 220
 SIZES = ("small", "medium", "large")
-# exp5's runs took 1.4-1.7x these figures at every N and in every class (1.54x in all) on a 2-core Intel Xeon
-# (results/cpu-2core-exp5), and Linen's again on a 2-core AMD EPYC (results/cpu-2core-exp6: 1.4-1.65x), so their
-# prior is scaled by this
-PRIOR_EXP5_PERCENT = 154
 REFERENCE_BATCH = 32 * 256
 
-# THE PEAK MEMORY MODEL: a run's peak resident memory = BASE + samples x (SAMPLE + OBS x observation size) bytes,
-# samples = num_envs x num_steps, per script family (jax: the gymnax JAX scripts; torch: ppo_torch and
-# ppo_torch_compile). Fitted to the peak RSS (memory/peak_rss_bytes) of CPU runs of 2 iterations at 512 and 2048 envs
-# x 256 steps on CartPole-v1 and Breakout-MinAtar (the Gymnasium scripts: CartPole-v1 only, so their observation is in
-# SAMPLE) in 2026-11, each figure the smallest of its family, rounded down: only a run that surely does not fit is
-# refused. Measured at 2048 envs on Breakout-MinAtar: jax 2.5-3.1 GiB, torch 8.3-8.4 GiB (the model: 2.3 and 7.6). The
-# model size is left out (exp5's small model is a few kB). An exp6 group: the scan variant's one process as a jax run
-# of N x 32 envs; the process variants' as many runs of 32 envs as run at once. An exp8 DQN run: BASE + its replay
-# memory (replay_memory_bytes).
+# THE PEAK MEMORY MODEL (docs/method.md, Peak memory, has the measurements): a run's peak resident memory = BASE +
+# samples x (SAMPLE + OBS x observation size) bytes, samples = num_envs x num_steps, per memory family
+# (sweep/variants.py), each figure the smallest of its family, rounded down: only a run that surely does not fit is
+# refused. The model size is left out. A group of agents: the vmapped script's one process as one run of N x 32 envs;
+# a group of processes as the runs of 32 envs that run at once. A DQN run: BASE + its replay memory
+# (replay_memory_bytes).
 MEMORY = {  # family: (BASE MB, SAMPLE bytes, OBS bytes)
     "jax": (640, 256, 8),
     "torch": (700, 900, 33),
     "torch_gymnasium": (330, 1150, 0),
     "linen_gymnasium": (550, 420, 0),
-    "torch_native": (290, 1100, 0),  # CartPole-v1 only, its observation in SAMPLE (2026-11-25: eager and --compile)
-    # exp8's DQN runs: the process's base (2026-11-25, CartPole-v1, whose replay memory of 10,000 transitions is 0.5 MB:
-    # dqn_linen 645-686 MB, dqn_linen_gymnasium 374, dqn_torch 699, dqn_torch_gymnasium 327), plus the replay memory
-    # (replay_memory_bytes); dqn_nnx and dqn_equinox counted as dqn_jax, dqn_torch_compile as dqn_torch
-    "dqn_jax": (350, 0, 0),
-    "dqn_torch": (650, 0, 0),
-    "dqn_torch_gymnasium": (300, 0, 0),
+    "torch_native": (290, 1100, 0),  # the classic envs only: their observation in SAMPLE
+    # the DQN runs: the process's base, plus the replay memory (replay_memory_bytes)
+    "dqn-jax": (350, 0, 0),
+    "dqn-torch": (650, 0, 0),
+    "dqn-torch-gymnasium": (300, 0, 0),
 }
 
 
-def prior_class(script: str, mode: str) -> str:
-    """The run's class in the PRIOR table."""
-    if script.endswith("_gymnasium"):
-        return "gymnasium-vector" if mode.endswith("-vector") else "gymnasium"
-    if script == "ppo_torch_native":
-        return "torch-native-compile" if mode == "compile" else "torch-native"
-    if script == "ppo_torch_compile":
-        return "compile-cudagraphs" if mode == "compile+cudagraphs" else "compile"
-    if script == "ppo_torch":
-        return "torch-eager" if mode == "none" else "torch"
-    return "jax-eager" if mode == "none" else "jax"
-
-
 def waves(config: Config, parallel: int) -> int:
-    """How many waves of processes an exp6 group of processes runs (1 for any other run)."""
+    """How many waves of processes a group of processes runs (1 for any other run)."""
     return -(-config.agents // parallel) if config.processes else 1
 
 
 def prior_ms(config: Config, iterations: int, num_steps: int, update_epochs: int, parallel: int,
              gpu: bool = False) -> int:
-    """The built-in rough cost of a run in ms (gpu: GPU_PRIOR's); of an exp6 group: the scan variant's one process of
-    an N times wider batch, or N runs, `parallel` at a time (integer arithmetic, as the sweep has always estimated)."""
-    kind = prior_class(config.script, config.mode)
-    fixed_s, loop_ms, iteration_ms = (GPU_PRIOR if gpu else PRIOR)[kind]
-    envs = config.num_envs * config.agents if config.mode == "scan" else config.num_envs
+    """The built-in rough cost of a run in ms (gpu: GPU_PRIOR's); of a group of agents: the vmapped script's one
+    process of an N times wider batch, or N runs, `parallel` at a time (integer arithmetic, as the sweep has always
+    estimated); scaled by its experiment's prior_percent on a CPU."""
+    fixed_s, loop_ms, iteration_ms = (GPU_PRIOR if gpu else PRIOR)[config.variant.cost]
+    envs = config.num_envs * config.agents if config.variant.num_seeds else config.num_envs
     env_percent = 200 if config.env.endswith("-MinAtar") and config.size == "small" else 100
     batch_ms = ((iteration_ms[SIZES.index(config.size)] - loop_ms) * env_percent * envs * num_steps
                 * (10 + update_epochs) // (100 * REFERENCE_BATCH * 20))
     prior = waves(config, parallel) * (fixed_s * 1000 + iterations * (loop_ms * num_steps // 256 + batch_ms))
-    return prior * PRIOR_EXP5_PERCENT // 100 if config.exp == "exp5" and not gpu else prior
+    return prior if gpu else prior * config.experiment.prior_percent // 100
 
 
 def dqn_prior_ms(config: Config, iterations: int, iteration_steps: int, gpu: bool = False) -> int:
-    """The built-in rough cost of an exp8 DQN run in ms (gpu: GPU_DQN_PRIOR's): its per-transition cost does not fall
+    """The built-in rough cost of a DQN run in ms (gpu: GPU_DQN_PRIOR's): its per-transition cost does not fall
     with more envs (on a 2-core CPU the wider step costs about what the steps it replaces cost); on a MinAtar env
     DQN_MINATAR_PERCENT of it."""
-    fixed_s, ms_per_10k = GPU_DQN_PRIOR[config.script, config.mode] if gpu else DQN_PRIOR[config.script]
+    fixed_s, ms_per_10k = (GPU_DQN_PRIOR if gpu else DQN_PRIOR)[config.variant.cost]
     env_percent = DQN_MINATAR_PERCENT if dqn_minatar(config.env) else 100
     return fixed_s * 1000 + iterations * ms_per_10k * env_percent * iteration_steps // (100 * 10000)
 
@@ -183,31 +155,20 @@ def duration_text(seconds: int) -> str:
     return f"{seconds // 86400} days {seconds % 86400 // 3600} h"
 
 
-def memory_family(script: str) -> str:
-    if script.startswith("dqn_"):
-        return {"dqn_torch_gymnasium": "dqn_torch_gymnasium", "dqn_torch": "dqn_torch",
-                "dqn_torch_compile": "dqn_torch"}.get(script, "dqn_jax")
-    if script in ("ppo_torch", "ppo_torch_compile"):
-        return "torch"
-    if script in ("ppo_torch_gymnasium", "ppo_linen_gymnasium", "ppo_torch_native"):
-        return script.removeprefix("ppo_")
-    return "jax"
-
-
 def peak_memory_kb(config: Config, num_steps: int, parallel: int, buffer_size: int = 0) -> int:
-    """A run's estimated peak RSS in KiB; an exp6 group's: the scan variant's one process of an N times wider batch,
-    or the processes that run at once; an exp8 DQN run's: its base and its replay memory of buffer_size
+    """A run's estimated peak RSS in KiB; a group's of agents: the vmapped script's one process of an N times wider
+    batch, or the processes that run at once; a DQN run's: its base and its replay memory of buffer_size
     transitions."""
-    base_mb, sample_bytes, obs_bytes = MEMORY[memory_family(config.script)]
-    if dqn(config):
+    base_mb, sample_bytes, obs_bytes = MEMORY[config.variant.memory]
+    if config.dqn:
         return base_mb * 1024 + replay_memory_bytes(config.env, buffer_size) // 1024
-    samples = config.num_envs * num_steps * (config.agents if config.mode == "scan" else 1)
+    samples = config.num_envs * num_steps * (config.agents if config.variant.num_seeds else 1)
     copies = min(config.agents, parallel) if config.processes else 1
     return copies * (base_mb * 1024 + samples * (sample_bytes + obs_bytes * obs_size(config.env)) // 1024)
 
 
 def replay_memory_bytes(env: str, buffer_size: int) -> int:
-    """An exp8 DQN run's replay memory: per transition its observation and next observation (float32, obs_size(env)
+    """A DQN run's replay memory: per transition its observation and next observation (float32, obs_size(env)
     entries each) and 16 bytes of action, reward and flags; Breakout-MinAtar's 100,000 transitions about 320 MB."""
     return buffer_size * (2 * 4 * obs_size(env) + 16)
 

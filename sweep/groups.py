@@ -1,5 +1,5 @@
-"""An exp6 group of one process per agent: its N processes, as many at a time as this machine has usable cores, each
-with its share of the cores and its own log; the first to fail stops the others and no more start."""
+"""A group of agents run as one process per agent: its N processes, as many at a time as this machine has usable
+cores, each with its share of the cores and its own log; the first to fail stops the others and no more start."""
 import os
 import signal
 import subprocess
@@ -11,10 +11,9 @@ KILL_GRACE_SECONDS = 10  # after a timeout or a stop, SIGKILL a process still al
 
 def threads(agents: int, parallel: int) -> int | None:
     """OMP_NUM_THREADS (torch's intra-op threads) of each process when several run at a time: the usable cores shared
-    among them; None for a process that runs alone, which keeps the environment of every other run. Two ppo_torch.py
-    side by side on a 2-core AMD EPYC, each with torch's default of a thread per core, had not finished after 8.5
-    minutes what they finish in under a minute with one thread each (docs/method.md has the measurement); XLA's CPU
-    programs of the small model run on one thread either way."""
+    among them; None for a process that runs alone, which keeps the environment of every other run. Two torch
+    processes side by side, each with torch's default of a thread per core, wait on each other's threads many times
+    over (docs/method.md has the measurement); XLA's CPU programs of the small model run on one thread either way."""
     return parallel // min(agents, parallel) if agents > 1 and parallel > 1 else None
 
 

@@ -7,13 +7,16 @@ import socket
 from dataclasses import dataclass, field
 
 from sweep import experiments
-from sweep.grid import Workload, filter_regex
+from sweep.workload import Workload
 
 HELP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "help.txt")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VALUE_OPTIONS = ("--out", "--grid", "--repeats", "--only", "--filter", "--shard", "--iterations", "--eager-iterations",
                  "--exp5-iterations", "--exp7-large-iterations", "--timeout", "--max-minutes", "--slurm")
 COUNT = re.compile(r"[1-9][0-9]*")
+# POSIX bracket classes of --filter's extended regular expressions, as Python's re spells them
+POSIX_CLASSES = {"[:digit:]": r"0-9", "[:alpha:]": r"a-zA-Z", "[:alnum:]": r"a-zA-Z0-9", "[:upper:]": r"A-Z",
+                 "[:lower:]": r"a-z", "[:space:]": r"\s", "[:punct:]": r"!-/:-@\[-`{-~", "[:xdigit:]": r"0-9A-Fa-f"}
 
 
 class Refused(Exception):
@@ -57,6 +60,13 @@ class Options:
     @property
     def choices(self) -> experiments.Choices:
         return experiments.Choices(self.grid, self.quick, self.workload.num_envs)
+
+
+def filter_regex(pattern: str) -> re.Pattern:
+    """--filter's POSIX extended regular expression as a Python pattern; re.error where it is invalid."""
+    for posix, python in POSIX_CLASSES.items():
+        pattern = pattern.replace(posix, python)
+    return re.compile(pattern)
 
 
 def count(option, value, what="a positive integer"):

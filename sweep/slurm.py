@@ -7,13 +7,11 @@ import subprocess
 import sys
 
 from sweep.estimate import duration_text
-from sweep.grid import select, shell_line, shell_quote
+from sweep.runs import select
+from sweep.shell import shell_line, shell_quote
+from sweep.options import Refused
 
 TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "slurm", "sweep.sbatch")
-
-
-class Refused(Exception):
-    """What keeps the job array from being written or submitted: one line for the user."""
 
 
 def check_options(options):
@@ -82,7 +80,7 @@ def tasks_summary(options, grid, estimator, min_seeds, machine_kind) -> str:
 
 def check_tasks(options, selected):
     """Every task needs a run besides the warm-up runs."""
-    others = sum(run.config.exp != "warmup" for run in selected)
+    others = sum(not run.config.experiment.prepares for run in selected)
     if others < options.slurm:
         raise Refused(f"--slurm {options.slurm}: the selection holds {others} runs besides the warm-up runs, fewer "
                       "than the tasks")
