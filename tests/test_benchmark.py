@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sweep import estimate, experiments, grid, records
+from sweep import estimate, experiments, records, variants
+from sweep.runs import describe
 from sweep.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -79,10 +80,11 @@ EXP6_PROCESS_VARIANTS = [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]
 EXP6_SCAN_N = [1, 2, 4, 8, 16, 32]
 EXP6_PROCESS_N = [1, 2, 4, 8]
 EXP6_ENVS = ["CartPole-v1", "Breakout-MinAtar"]
-# exp7, model sizes: the fully compiled variants and torch env-jit, small (seeds 1-3) and large on EXP7_ENVS, medium
-# on all 12, synchronised on CartPole-v1 at each size (not scan; at large only EXP7_SYNC_AT_LARGE)
+# exp7, model sizes: the fully compiled variants, torch env-jit and NNX graph mode, small (seeds 1-3) and large on
+# EXP7_ENVS, medium on all 12, synchronised on CartPole-v1 at each size (not scan; at large only EXP7_SYNC_AT_LARGE)
 EXP7_VARIANTS = [("ppo_linen", "jit"), ("ppo_nnx_cached", "cached"), ("ppo_nnx_tree", "tree"), ("ppo_equinox", "jit"),
-                 ("ppo_torch_compile", "compile"), ("ppo_linen_scan", "scan"), ("ppo_torch", "env-jit")]
+                 ("ppo_torch_compile", "compile"), ("ppo_linen_scan", "scan"), ("ppo_torch", "env-jit"),
+                 ("ppo_nnx", "jit")]
 EXP7_ENVS = ["CartPole-v1", "Breakout-MinAtar", "Asterix-MinAtar"]
 EXP7_SYNC_AT_LARGE = [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]
 QUICK_EXP7_VARIANTS = [("ppo_linen", "jit"), ("ppo_torch", "env-jit")]
@@ -316,9 +318,9 @@ def test_exp5_iterations_option_sets_only_the_exp5_runs():
 
 
 def test_exp5_runs_8192_envs_only_for_the_runs_listed_in_the_planners_data(monkeypatch):
-    assert experiments.EXP5_LARGEST_RUNS == ()
-    monkeypatch.setattr(experiments, "EXP5_LARGEST_RUNS", (("ppo_linen", "jit", "CartPole-v1"),
-                                                           ("ppo_torch", "env-jit", "Breakout-MinAtar")))
+    assert experiments.EXP5.LARGEST_RUNS == ()
+    monkeypatch.setattr(experiments.Exp5, "LARGEST_RUNS", ((variants.LINEN, "CartPole-v1"),
+                                                           (variants.TORCH, "Breakout-MinAtar")))
     runs = [run for run in plan("--only", "exp5").selected if run.config.exp == "exp5"]
     largest = [run.name for run in runs if run.config.num_envs == 8192]
     assert largest == [exp5_name("ppo_linen", "jit", "CartPole-v1", 8192, False),
@@ -368,7 +370,7 @@ def exp7_name(script, mode, env, size, sync, seed=1):
 def test_exp7_runs_each_variant_at_each_size_on_its_envs_and_seeds_with_the_flags_and_iterations_its_name_says():
     runs = [r for r in dry_run("--only", "exp7") if r["exp"] == "exp7"]
     assert exp7_configs(runs) == expected_exp7(EXP7_VARIANTS)
-    assert len(runs) == 7 * (3 * 3 + 12 + 3) + 6 * 2 + 2 == 182
+    assert len(runs) == 8 * (3 * 3 + 12 + 3) + 7 * 2 + 2 == 208
     for r in runs:
         assert r["run_name"] == exp7_name(r["script"], r["mode"], r["env"], r["size"], r["sync"], r["seed"]), r["line"]
         assert r["iterations"] == (12 if r["size"] == "large" else 100), r["line"]
@@ -418,9 +420,9 @@ def test_exp8s_breakout_runs_are_planned_described_and_estimated_at_their_own_wo
     cartpole, breakout = [run for run in sweep.selected if run.config.exp == "exp8"]
     assert breakout.config.env == EXP8_MINATAR
     assert [sweep.workload.iterations_of(run.config) for run in (cartpole, breakout)] == [50, 20]
-    assert grid.describe(breakout, sweep.workload, 2).endswith("seed 1, 20 iterations")
+    assert describe(breakout, sweep.workload, 2).endswith("seed 1, 20 iterations")
     # ms per 10,000 transitions: DQN_PRIOR's, on a MinAtar env DQN_MINATAR_PERCENT of it (measured: 220)
-    fixed_s, ms_per_10k = estimate.DQN_PRIOR["dqn_linen"]
+    fixed_s, ms_per_10k = estimate.DQN_PRIOR[variants.DQN_LINEN.cost]
     assert estimate.DQN_MINATAR_PERCENT == 220
     assert sweep.prior_ms(cartpole.config) == fixed_s * 1000 + 50 * ms_per_10k
     assert sweep.prior_ms(breakout.config) == fixed_s * 1000 + 20 * ms_per_10k * 22 // 10
@@ -508,7 +510,7 @@ def test_quick_holds_a_reduced_exp7_on_cartpole_of_linen_and_torch_at_each_size_
 
 def test_the_estimate_of_exp7_is_about_7_hours():
     runs, seconds = estimate_seconds("--only", "exp7", "--filter", "^exp7__")
-    assert runs == 182 and 6 * 3600 <= seconds <= 8 * 3600
+    assert runs == 208 and 6 * 3600 <= seconds <= 8 * 3600
 
 
 # EXP6: groups of N agents
@@ -670,8 +672,8 @@ def test_without_the_override_the_memory_available_is_memavailable(monkeypatch, 
     if not meminfo.exists():
         pytest.skip("no /proc/meminfo here: benchmark.sh checks no memory")
     # a run too large for any machine: 819,200 x 256 steps of Breakout
-    monkeypatch.setattr(experiments, "EXP5_LARGEST_NUM_ENVS", 819200)
-    monkeypatch.setattr(experiments, "EXP5_LARGEST_RUNS", (("ppo_linen", "jit", "Breakout-MinAtar"),))
+    monkeypatch.setattr(experiments.Exp5, "LARGEST_NUM_ENVS", 819200)
+    monkeypatch.setattr(experiments.Exp5, "LARGEST_RUNS", ((variants.LINEN, "Breakout-MinAtar"),))
     sweep = plan("--only", "exp5")
     sweep.refuse_oversized({})
     [(name, (_, available))] = refusals(capsys.readouterr().err).items()
@@ -894,7 +896,8 @@ def test_quick_default_grid_touches_every_new_variant_and_exp4():
     runs = dry_run("--quick")
     assert {(r["script"], r["mode"]) for r in runs} == set(PAIRS + NEW_PAIRS + BACKEND_VARIANTS + QUICK_EXP5_VARIANTS
                                                           + [SCAN_COMPILED] + EXP8_VARIANTS
-                                                          + list(experiments.QUICK_EXP9_PPO_VARIANTS))
+                                                          + [(variant.script, variant.mode)
+                                                             for variant in experiments.EXP9.QUICK_PPO_VARIANTS])
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp1"} == set(COMPILED + NEW_COMPILED + [SCAN_COMPILED])
     assert {(r["script"], r["mode"]) for r in runs if r["exp"] == "exp4"} == set(BACKEND_VARIANTS)
     assert {r["iterations"] for r in runs if r["exp"] != "exp5"} == {10}
@@ -1022,6 +1025,22 @@ def read_lines(path):
     return path.read_text().splitlines() if path.exists() else []
 
 
+def records(out):
+    """OUT/records.txt's records, in order: [run name, verdict, exit status, milliseconds, load, log] each."""
+    return [line.split(" ") for line in read_lines(out / "records.txt")]
+
+
+def finished_runs(out):
+    """The runs that OUT's records say finished, in order."""
+    return [name for name, verdict, *_ in records(out) if verdict == "finished"]
+
+
+def failed_lines(out):
+    """[run name, reason, log] of each failed attempt: the reason its exit status, or timeout, or incomplete."""
+    return [[name, status if verdict == "failed" else verdict, log] for name, verdict, status, _, _, log in records(out)
+            if verdict != "finished"]
+
+
 TWO_LINEN_RUNS = r"^(warmup|exp2)__ppo_linen__jit__CartPole-v1__small__"
 QUICK_ENVS = ["CartPole-v1", "DiscountingChain-bsuite", "Breakout-MinAtar", "Acrobot-v1", "doors:Doors-v0"]
 
@@ -1037,14 +1056,12 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     result = benchmark(*args)
     assert result.returncode == 0, result.stdout + result.stderr
     names = ["warmup__ppo_linen__jit__CartPole-v1__small__1", "exp2__ppo_linen__jit__CartPole-v1__small__1"]
-    assert read_lines(out / "finished.txt") == names
-    assert [line.split()[0] for line in read_lines(out / "durations.txt")] == names
-    assert [line.split()[0] for line in read_lines(out / "load.txt")] == names
-    assert all(float(line.split()[1]) >= 0 for line in read_lines(out / "load.txt"))
+    assert finished_runs(out) == names and len(records(out)) == 2  # one record per run
+    for name, _, status, ms, load, log in records(out):
+        assert status == "0" and int(ms) > 0 and float(load) >= 0 and log == f"logs/{name.split('__')[0]}/{name}.log"
     [sweep_line] = read_lines(out / "sweeps.txt")  # start, end, seconds, runs attempted, command
     assert int(sweep_line.split()[2]) >= 0 and sweep_line.split()[3] == "2"
     assert shlex.split(sweep_line.split(maxsplit=4)[4])[1:] == args
-    assert not (out / "failed.txt").exists()
     assert not stale.exists()  # an earlier attempt's leftovers are cleaned
     for name in names:
         exp = name.split("__")[0]
@@ -1074,7 +1091,7 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     rerun = benchmark(*args)
     assert rerun.returncode == 0
     assert "2 already finished, 0 to run" in rerun.stdout
-    assert read_lines(out / "finished.txt") == names
+    assert finished_runs(out) == names and len(records(out)) == 2
     assert len(read_lines(out / "sweeps.txt")) == 1  # a rerun with nothing to run records no invocation
     assert [path.stat().st_mtime for path in sorted(out.glob("runs/*/*/events.out.tfevents.*"))] == mtimes
 
@@ -1146,19 +1163,30 @@ def test_a_rerun_with_the_same_workload_resumes_and_a_different_one_is_refused(t
         assert_one_line_error(result, "holds runs of another workload")
         assert "0 to run" not in result.stdout
     assert sorted(str(path) for path in out.rglob("*")) == before
-    assert len(read_lines(out / "finished.txt")) == 4
+    assert len(finished_runs(out)) == len(records(out)) == 4
 
 
 @pytest.mark.slow
-def test_a_resumed_sweep_estimates_from_the_runs_timed_before(timed_sweep, tmp_path):
+def test_a_folder_of_the_earlier_records_resumes_from_its_finished_runs_and_estimates_from_their_durations(timed_sweep,
+                                                                                                          tmp_path):
     _, out, repo = timed_sweep
     resumed = tmp_path / "resumed"
     shutil.copytree(out, resumed)
-    (resumed / "finished.txt").write_text("".join(line + "\n" for line in read_lines(out / "finished.txt")[:3]))
     (resumed / ".lock").unlink()
+    # what an earlier version wrote instead of records.txt: finished.txt, durations.txt, load.txt (3 runs of the 4)
+    earlier = records(out)[:3]
+    (resumed / "records.txt").unlink()
+    (resumed / "finished.txt").write_text("".join(f"{name}\n" for name, *_ in earlier))
+    (resumed / "durations.txt").write_text("".join(f"{name} {ms}\n" for name, _, _, ms, _, _ in earlier))
+    (resumed / "load.txt").write_text("".join(f"{name} {load}\n" for name, _, _, _, load, _ in earlier))
     result = benchmark("--quick", "--filter", TIMED_RUNS, "--out", str(resumed), repo=repo)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 runs selected, 3 already finished, 1 to run" in result.stdout
     assert "from the runs already timed in" in result.stdout
+    assert [name for name, *_ in records(resumed)] == finished_runs(resumed) == [records(out)[3][0]]
+    assert read_lines(resumed / "finished.txt") == [name for name, *_ in earlier]  # read, never written
+    assert "4 runs selected, 4 already finished, 0 to run" in benchmark(
+        "--quick", "--filter", TIMED_RUNS, "--out", str(resumed), repo=repo).stdout
 
 
 # EXP5 SWEEPS: a run's number of envs is part of its identity
@@ -1173,7 +1201,7 @@ def exp5_sweep(tmp_path_factory):
     out = tmp_path / "sweep"
     result = benchmark("--quick", "--only", "exp5", "--filter", f"^{EXP5_LINEN.format(8)}$", "--out", str(out), repo=repo)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert read_lines(out / "finished.txt") == [EXP5_LINEN.format(8)]
+    assert finished_runs(out) == [EXP5_LINEN.format(8)]
     return repo, out
 
 
@@ -1194,15 +1222,32 @@ def test_an_exp5_resume_skips_the_finished_run_and_runs_the_other_numbers_of_env
                        "--out", str(out), repo=repo)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 runs selected, 1 already finished, 2 to run" in result.stdout
-    assert "from the runs already timed in" in result.stdout  # the exp5 name in durations.txt was read
+    assert "from the runs already timed in" in result.stdout  # the exp5 name in records.txt was read
     assert "[1/2] exp5 ppo_linen jit CartPole-v1 small 32 envs seed 1, 12 iterations" in result.stdout
     assert "[2/2] exp5 ppo_linen jit CartPole-v1 small 8 envs sync seed 1, 12 iterations" in result.stdout
     sync_name = EXP5_LINEN.format(8).replace("__1", "__sync__1")
-    assert read_lines(out / "finished.txt") == [EXP5_LINEN.format(8), EXP5_LINEN.format(32), sync_name]
-    arguments = {name: (out / "logs" / "exp5" / f"{name}.log").read_text().split() for name in read_lines(out / "finished.txt")}
+    assert finished_runs(out) == [EXP5_LINEN.format(8), EXP5_LINEN.format(32), sync_name]
+    arguments = {name: (out / "logs" / "exp5" / f"{name}.log").read_text().split() for name in finished_runs(out)}
     assert arguments[EXP5_LINEN.format(32)][arguments[EXP5_LINEN.format(32)].index("--num-envs") + 1] == "32"
     assert "--sync-timing" in arguments[sync_name] and "--sync-timing" not in arguments[EXP5_LINEN.format(32)]
     assert first_log.read_text() == before  # not run again
+
+
+@pytest.mark.slow
+def test_the_records_that_an_interrupted_invocation_left_unjudged_are_judged_at_the_next_start(exp5_sweep, tmp_path):
+    repo, out = exp5_sweep
+    out = copy_sweep(out, tmp_path)
+    # appended by an invocation stopped before its end: exit status 0, no verdict yet ("-"); the second run's folder
+    # holds no time/total
+    [line] = read_lines(out / "records.txt")
+    other = EXP5_LINEN.format(32)
+    (out / "records.txt").write_text(f"{line.replace(' finished ', ' - ')}\n{other} - 0 1200 0.5 logs/exp5/{other}.log\n")
+    result = benchmark("--quick", "--only", "exp5", "--filter", f"^({EXP5_LINEN.format(8)}|{other})$", "--out",
+                       str(out), repo=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 runs selected, 1 already finished, 1 to run" in result.stdout
+    assert records(out)[0] == line.split(" ") and [fields[:3] for fields in records(out)[1:]] == [
+        [other, "incomplete", "0"], [other, "finished", "0"]]
 
 
 @pytest.mark.slow
@@ -1223,7 +1268,7 @@ def test_an_exp5_run_above_the_available_memory_is_refused_listed_in_the_summary
     assert "1 runs finished, 0 failed, 1 refused" in result.stdout
     listed = result.stdout.split("refused runs, not run")[1].splitlines()[1:]
     assert [line.split(": ")[0].strip() for line in listed] == [torch]
-    assert read_lines(out / "finished.txt") == [EXP5_LINEN.format(8), EXP5_LINEN.format(32)]
+    assert finished_runs(out) == [EXP5_LINEN.format(8), EXP5_LINEN.format(32)]
     assert not (out / "logs" / "exp5" / f"{torch}.log").exists()
 
 
@@ -1304,10 +1349,6 @@ def faulty_sweep(tmp_path_factory):
     return result, out, time.monotonic() - start
 
 
-def failed_lines(out):
-    return [line.split(" ") for line in read_lines(out / "failed.txt")]
-
-
 @pytest.mark.slow
 def test_a_failing_run_is_recorded_with_its_exit_status_and_its_log_kept(faulty_sweep):
     _, out, _ = faulty_sweep
@@ -1321,11 +1362,13 @@ def test_a_failing_run_is_recorded_with_its_exit_status_and_its_log_kept(faulty_
 def test_the_sweep_goes_on_after_failures_and_exits_1_listing_them(faulty_sweep):
     result, out, _ = faulty_sweep
     assert [(name, status) for name, status, _ in failed_lines(out)] == FAULTY_RUNS
-    assert read_lines(out / "finished.txt") == []
+    assert finished_runs(out) == []
     assert result.returncode == 1
     assert "0 runs finished, 3 failed" in result.stdout
-    for name, _ in FAULTY_RUNS:
-        assert name in result.stdout.split("failed runs")[1]
+    listed = result.stdout.split("failed runs (also in ")[1].splitlines()[1:]
+    assert listed == [f"  {name} {reason} {out}/{log}" for name, reason, log in failed_lines(out)]
+    # as each ended: its exit status (whether exit status 0 finished, the summary says)
+    assert re.search(r"\] exp2 .* FAILED \(exit status 124\) after \d+ s, log: ", result.stdout), result.stdout
 
 
 @pytest.mark.slow
@@ -1374,8 +1417,7 @@ def test_ctrl_c_stops_the_running_child_records_no_run_and_keeps_the_invocation(
     assert sweep.returncode == 130
     assert "interrupted during warmup__ppo_linen__jit__CartPole-v1__small__1" in stderr
     assert not running(child)
-    assert read_lines(out / "finished.txt") == []
-    assert read_lines(out / "failed.txt") == []
+    assert records(out) == []  # the interrupted run is not recorded
     # every invocation of a sitting is in sweeps.txt, an interrupted one too: start, end, seconds, runs, command
     [sweep_line] = read_lines(out / "sweeps.txt")
     assert sweep_line.split()[3] == "1" and sweep_line.split(maxsplit=4)[4].endswith(f"--filter warmup --out {out}")
@@ -1429,7 +1471,7 @@ def exp6_repo(tmp_path, agent_script):
     """A sweep with the fake scan script and `agent_script` as ppo_linen.py and ppo_torch.py, whose --quick exp6
     trains groups of 1 and 4 agents (not 1 and 2), so that a group of processes waits for free cores."""
     scripts = {"ppo_linen_scan.py": FAKE_SCAN, "ppo_linen.py": agent_script, "ppo_torch.py": agent_script}
-    return fake_repo(tmp_path, scripts, [("\nQUICK_EXP6_AGENTS = (1, 2)\n", "\nQUICK_EXP6_AGENTS = (1, 4)\n")])
+    return fake_repo(tmp_path, scripts, [("\n    QUICK_AGENTS = (1, 2)\n", "\n    QUICK_AGENTS = (1, 4)\n")])
 
 
 def agent_times(path):
@@ -1446,14 +1488,28 @@ EXP6_GROUPS = [exp6_name(script, mode, "CartPole-v1", n) for n in (1, 4) for scr
 
 @pytest.fixture(scope="module")
 def exp6_sweep(tmp_path_factory):
-    """The quick exp6 (groups of 1 and 4 agents) with fake scripts, on two cores."""
+    """The quick exp6 (groups of 1 and 4 agents) with fake scripts, on two cores; PYTHON logs the planner's commands
+    into tmp_path/planner-calls."""
     tmp_path = tmp_path_factory.mktemp("exp6")
     repo = exp6_repo(tmp_path, TIMED_AGENT)
     out, times = tmp_path / "sweep", tmp_path / "times"
-    result = benchmark(*EXP6_QUICK, "^exp6__", "--out", str(out), repo=repo, env={"EXP6_TIMES": str(times)},
-                       preexec_fn=on_two_cores)
+    python, _ = logging_python(tmp_path)
+    result = benchmark(*EXP6_QUICK, "^exp6__", "--out", str(out), repo=repo,
+                       env={"EXP6_TIMES": str(times), "PYTHON": python}, preexec_fn=on_two_cores)
     assert result.returncode == 0, result.stdout + result.stderr
     return result, repo, out, times
+
+
+@pytest.mark.slow
+def test_a_sweep_runs_the_planner_once_before_its_loop_and_once_after_and_appends_a_record_per_run(exp6_sweep):
+    result, _, out, times = exp6_sweep
+    # the groups of processes run by the planner's group runner, their command; no planner process between runs
+    assert read_lines(times.parent / "planner-calls") == ["plan", "start", "record", *["group"] * 4, "done"]
+    assert [name for name, *_ in records(out)] == EXP6_GROUPS == finished_runs(out)
+    for name, _, status, ms, load, log in records(out):
+        assert status == "0" and int(ms) > 0 and (load == "-" or float(load) >= 0), name
+        assert log == f"logs/exp6/{name}.log" and (out / log).is_file()
+    assert "6 runs finished, 0 failed" in result.stdout
 
 
 @pytest.mark.slow
@@ -1461,7 +1517,7 @@ def exp6_sweep(tmp_path_factory):
 def test_an_exp6_group_of_processes_runs_two_at_a_time_on_two_cores_with_a_thread_each_and_records_its_wall_time(
         exp6_sweep):
     result, _, out, times = exp6_sweep
-    assert read_lines(out / "finished.txt") == EXP6_GROUPS
+    assert finished_runs(out) == EXP6_GROUPS
     for script, mode in EXP6_PROCESS_VARIANTS:
         group = exp6_name(script, mode, "CartPole-v1", 4)
         starts, ends, threads = agent_times(times)[group].values()
@@ -1511,11 +1567,12 @@ def test_an_exp6_resume_skips_the_finished_groups_and_reruns_an_unfinished_one_w
     times = Path(shutil.copy(times, tmp_path / "times"))
     group = exp6_name("ppo_linen", "jit", "CartPole-v1", 4)
     folder = out / "runs" / "exp6" / group
-    # what an interrupted attempt leaves: no group.json, some agents finished, one not, not in finished.txt
+    # what an interrupted attempt leaves: no group.json, some agents finished, one not, no record
     (folder / "group.json").unlink()
     shutil.rmtree(folder / "agent__seed3")
     (folder / "agent__seed3").mkdir()
-    (out / "finished.txt").write_text("".join(f"{name}\n" for name in EXP6_GROUPS if name != group))
+    (out / "records.txt").write_text("".join(f"{line}\n" for line in read_lines(out / "records.txt")
+                                             if not line.startswith(f"{group} ")))
     others = {path: path.stat().st_mtime for path in out.glob("runs/exp6/*/*/events.out.tfevents.*") if group not in str(path)}
     result = benchmark(*EXP6_QUICK, "^exp6__", "--out", str(out), repo=repo, env={"EXP6_TIMES": str(times)},
                        preexec_fn=on_two_cores)
@@ -1559,7 +1616,7 @@ def test_a_failing_process_fails_its_group_stops_the_others_and_leaves_no_group_
                                  [four, "1", f"logs/exp6/{four}/agent__seed2.log"]]
     assert "no time/total scalar" in (out / "logs" / "exp6" / one / "agent__seed1.log").read_text()
     assert "fake failure" in (out / "logs" / "exp6" / four / "agent__seed2.log").read_text()
-    assert read_lines(out / "finished.txt") == []
+    assert finished_runs(out) == []
     assert not list(out.glob("runs/exp6/*/group.json"))
     logs = out / "logs" / "exp6" / four
     assert sorted(path.name for path in logs.iterdir()) == ["agent__seed1.log", "agent__seed2.log"]  # none started after
@@ -1597,20 +1654,60 @@ def test_ctrl_c_during_a_group_stops_every_process_of_it_and_records_nothing(tmp
     assert f"interrupted during {group} (not recorded)" in stderr
     assert not any(running(child) for child in children)
     assert process_state(tmp_path, []) == ""  # no process of this test left: no agent, no timeout
-    assert read_lines(out / "finished.txt") == [] and read_lines(out / "failed.txt") == []
+    assert records(out) == []
     assert not (out / "runs" / "exp6" / group / "group.json").exists()
     assert sorted(path.name for path in logs[0].parent.iterdir()) == ["agent__seed1.log", "agent__seed2.log"]
 
 
 # --max-minutes: a sweep in chunks that each end before a time limit (a GPU machine lent for minutes at a time)
-def test_max_minutes_starts_a_run_only_if_its_estimate_ends_it_within_the_limit():
-    selection = ("--only", "exp8", "--filter", "^exp8__dqn_linen__jit__CartPole-v1__small__n1__1$")
-    sweep = plan("--max-minutes", "1", *selection)
-    [run] = sweep.selected
-    run_s = sweep.estimator.total_ms([run.config]) // 1000
-    assert 0 < run_s < 60
-    assert sweep.fits(run, 0) and sweep.fits(run, 60 - run_s) and not sweep.fits(run, 61 - run_s)
-    assert plan(*selection).fits(run, 10**6)  # no limit without the option
+def test_the_planner_hands_the_loop_each_runs_estimate_and_the_limit_once(tmp_path):
+    from sweep.__main__ import start
+
+    selection = ["--only", "exp8", "--filter", "^exp8__dqn_(linen|torch)__.*__CartPole-v1__small__n1__1$"]
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    (tmp_path / "sweep").mkdir()  # as benchmark.sh makes it, before `start`
+    for limit, max_minutes in ((["--max-minutes", "3"], "3"), ([], "0")):
+        sweep = plan(*limit, *selection, "--out", str(tmp_path / "sweep"))
+        sweep.save(str(folder))  # what `plan` hands the loop: OUT and --max-minutes (0: none), NUL-separated
+        assert (folder / "sweep").read_text() == f"{tmp_path / 'sweep'}\0{max_minutes}\0"
+    assert start(str(folder)) == 0
+    todo = [line.split("\t") for line in read_lines(folder / "todo")]
+    assert [name for name, *_ in todo] == [run.name for run in sweep.selected] and len(todo) == 2
+    for number, (run, (name, ms, group, run_dir, log, words)) in enumerate(zip(sweep.selected, todo), 1):
+        c = run.config
+        assert int(ms) == sweep.estimator.total_ms([c]) and group == f"{c.script}/{c.mode}/small/1/1"
+        assert (run_dir, log) == (f"runs/exp8/{name}", f"logs/exp8/{name}.log")
+        assert words == describe(run, sweep.workload, 2)
+        argv = (folder / f"{number}.argv").read_text().split("\0")
+        assert argv[-1] == "" and argv[:-1] == sweep.run_command(run)  # NUL-terminated words, no quoting
+
+
+def test_the_loop_evaluates_no_words_reads_no_json_and_calls_the_planner_only_before_and_after_it():
+    lines = (REPO / "benchmark.sh").read_text().splitlines()
+    code = [line.split(" # ")[0] for line in lines if not line.lstrip().startswith("#")]  # comments aside
+    assert not [line for line in code if re.search(r"\beval\b|json", line)]
+    calls = [call for line in code for call in re.findall(r"\bplanner (\w+)", line)]
+    assert sorted(set(calls)) == ["done", "plan", "record", "start"]
+
+
+def test_the_report_reads_the_load_as_each_run_ended_from_the_records_after_the_earlier_versions_load_txt(tmp_path):
+    from report.load import read_conditions
+
+    (tmp_path / "load.txt").write_text("a 1.10\nb 0.90\n")
+    (tmp_path / "records.txt").write_text("c finished 0 1000 2.50 logs/exp1/c.log\nd failed 1 20 - logs/exp1/d.log\n")
+    assert read_conditions(tmp_path).loads == [1.10, 0.90, 2.50]  # "-": no load known
+    (tmp_path / "load.txt").unlink()
+    assert read_conditions(tmp_path).loads == [2.50]
+
+
+def logging_python(tmp_path):
+    """A PYTHON that appends the command of each `python -m sweep COMMAND ...` it runs to a file: (PYTHON, the file)."""
+    calls, wrapper = tmp_path / "planner-calls", tmp_path / "logging-python"
+    wrapper.write_text(f'#!/bin/sh\nif [ "$1 $2" = "-m sweep" ]; then echo "$3" >>{shlex.quote(str(calls))}; fi\n'
+                       f'exec {shlex.quote(sys.executable)} "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper), calls
 
 
 @pytest.mark.parametrize("args,expected", [
@@ -1633,19 +1730,21 @@ def test_max_minutes_stops_before_the_first_run_that_would_end_too_late_and_a_re
         f.write(FAKE_PRIORS)
     out = tmp_path / "sweep"
     selection = ["--quick", "--filter", r"^exp(2__ppo_linen__jit|3__ppo_linen__none)__.*__small__", "--out", str(out)]
-    first = benchmark(*selection, "--max-minutes", "1", repo=repo)
+    python, calls = logging_python(tmp_path)
+    first = benchmark(*selection, "--max-minutes", "1", repo=repo, env={"PYTHON": python})
     assert first.returncode == 0, first.stdout + first.stderr
     assert "[1/2] exp2" in first.stdout and "[2/2]" not in first.stdout
     assert re.search(r"^--max-minutes 1: \d+ s gone, run 2/2 \(exp3__ppo_linen__none__\S+\) would end after 1 min by "
                      r"its estimate \([^)]+\); it alone is estimated longer than 1 min: raise --max-minutes to run it; "
                      r"1 runs not started: rerun the same command to go on$", first.stdout, re.M), first.stdout
     assert "1 runs finished, 0 failed, 1 not started (--max-minutes 1)" in first.stdout
-    assert len(read_lines(out / "finished.txt")) == 1
+    assert len(finished_runs(out)) == 1
     assert read_lines(out / "sweeps.txt")[0].split()[3] == "1"  # the runs it started
+    assert read_lines(calls) == ["plan", "start", "record", "done"]  # the planner before the loop and after it
     second = benchmark(*selection, repo=repo)  # no limit now
     assert second.returncode == 0, second.stdout + second.stderr
     assert "2 runs selected, 1 already finished, 1 to run" in second.stdout and "[1/1] exp3" in second.stdout
-    assert "1 runs finished, 0 failed\n" in second.stdout and len(read_lines(out / "finished.txt")) == 2
+    assert "1 runs finished, 0 failed\n" in second.stdout and len(finished_runs(out)) == 2
 
 
 # exp9: training on Doors, NumPy or JAX env
@@ -1653,7 +1752,8 @@ def test_exp9_trains_every_design_on_doors_with_seeds_1_to_3_and_the_wide_runs_k
     runs = dry_run("--only", "exp9", "--filter", "^exp9__")
     assert {r["env"] for r in runs} == {"doors:Doors-v0"} and {r["seed"] for r in runs} == {1, 2, 3}
     single = {(r["script"], r["mode"]) for r in runs if r["num_envs"] in (1, 32)}
-    assert single == set(experiments.EXP9_PPO_VARIANTS + experiments.EXP9_DQN_VARIANTS)
+    assert single == {(variant.script, variant.mode)
+                      for variant in experiments.EXP9.PPO_VARIANTS + experiments.EXP9.DQN_VARIANTS}
     wide = [r for r in runs if r["num_envs"] not in (1, 32)]
     assert {(r["script"], r["num_envs"]) for r in wide} == {("ppo_linen", 512), ("dqn_linen", 16)}
     for r in runs:  # PPO: the reference batch at any number of envs; DQN: exp8's transitions

@@ -13,7 +13,7 @@ import pytest
 from events import write_json, write_run
 from sweep import experiments, records
 from sweep.plan import Plan
-from test_benchmark import REPO, assert_one_line_error, benchmark, dry_run, fake_repo, ECHO_SCRIPT, read_lines
+from test_benchmark import REPO, assert_one_line_error, benchmark, dry_run, fake_repo, finished_runs, ECHO_SCRIPT
 from test_plot import run_plot
 
 SITTING = REPO / "tools" / "gpu_sitting.sh"
@@ -36,7 +36,7 @@ def test_the_gpu_grid_answers_exp7s_question_first_then_exp5_exp6_and_dqn(gpu_ru
                       ("Breakout-MinAtar", "large"), ("CartPole-v1", "medium")]
     for env, size in blocks:  # every variant per block; torch on envs in torch where it has the env
         variants = {(run["script"], run["mode"]) for run in exp7 if (run["env"], run["size"]) == (env, size)}
-        expected = set(experiments.GPU_SIZE_VARIANTS)
+        expected = {(variant.script, variant.mode) for variant in experiments.EXP7.GPU_VARIANTS}
         if env == "Breakout-MinAtar":
             expected -= {("ppo_torch_native", "eager"), ("ppo_torch_native", "compile")}
         assert variants == expected, (env, size)
@@ -48,12 +48,12 @@ def test_the_gpu_grid_answers_exp7s_question_first_then_exp5_exp6_and_dqn(gpu_ru
 def test_the_gpu_grid_goes_to_65536_envs_64_agents_and_the_dqn_scripts_on_gymnax(gpu_runs):
     exp5 = {(run["script"], int(run["line"].split("--num-envs ")[1].split()[0])) for run in gpu_runs
             if run["exp"] == "exp5"}
-    assert exp5 == {(script, n) for script in ("ppo_linen", "ppo_torch") for n in experiments.GPU_EXP5_NUM_ENVS}
-    assert max(experiments.GPU_EXP5_NUM_ENVS) == 65536
+    assert exp5 == {(script, n) for script in ("ppo_linen", "ppo_torch") for n in experiments.EXP5.GPU_NUM_ENVS}
+    assert max(experiments.EXP5.GPU_NUM_ENVS) == 65536
     exp6 = {(run["script"], run["agents"]) for run in gpu_runs if run["exp"] == "exp6"}
     assert ("ppo_linen_scan", 64) in exp6 and ("ppo_linen", 8) in exp6
     exp8 = [(run["script"], run["mode"]) for run in gpu_runs if run["exp"] == "exp8"]
-    assert exp8 == list(experiments.GPU_EXP8_VARIANTS) and not any(s.endswith("_gymnasium") for s, _ in exp8)
+    assert exp8 == [(variant.script, variant.mode) for variant in experiments.EXP8.GPU_VARIANTS] and not any(s.endswith("_gymnasium") for s, _ in exp8)
 
 
 def test_the_gpu_grid_runs_16_iterations_12_at_large_and_in_exp5_and_its_own_dqn_workload(gpu_runs):
@@ -131,7 +131,8 @@ def test_a_chunk_runs_what_fits_its_window_into_a_folder_named_after_the_gpu_and
     archive = tmp_path / "out" / "gpu-nvidia-test-gpu-quick.tar.gz"
     with tarfile.open(archive) as tar:
         names = tar.getnames()
-        finished = tar.extractfile("gpu-nvidia-test-gpu-quick/finished.txt").read().decode().split()
+        records = tar.extractfile("gpu-nvidia-test-gpu-quick/records.txt").read().decode().splitlines()
+        finished = [line.split()[0] for line in records if line.split()[1] == "finished"]
         system = tar.extractfile("gpu-nvidia-test-gpu-quick/system.json").read().decode()
     assert finished == ["exp7__ppo_linen__jit__CartPole-v1__small__1"]
     assert {name.split("/")[0] for name in names} == {"gpu-nvidia-test-gpu-quick"} and not any(
@@ -148,8 +149,7 @@ def test_unpacking_a_chunk_brings_its_folder_into_results_and_the_next_chunk_res
     result = sitting("unpack", archive, results, tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("gpu-nvidia-test-gpu-quick (1 runs finished)")
-    assert read_lines(results / "gpu-nvidia-test-gpu-quick" / "finished.txt") == [
-        "exp7__ppo_linen__jit__CartPole-v1__small__1"]
+    assert finished_runs(results / "gpu-nvidia-test-gpu-quick") == ["exp7__ppo_linen__jit__CartPole-v1__small__1"]
     # the next window's chunk, in a copy of the repository holding that folder, runs only what is left
     copy = tmp_path / "next"
     shutil.copytree(repo, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -162,11 +162,11 @@ def test_unpacking_a_chunk_brings_its_folder_into_results_and_the_next_chunk_res
     assert "2 runs selected, 1 already finished, 1 to run" in second.stdout
     again = sitting("unpack", tmp_path / "out" / "gpu-nvidia-test-gpu-quick.tar.gz", results, tmp_path=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert len(read_lines(results / "gpu-nvidia-test-gpu-quick" / "finished.txt")) == 2
+    assert len(finished_runs(results / "gpu-nvidia-test-gpu-quick")) == 2
     # the first chunk's archive is older than the folder now: refused, nothing replaced
     older = sitting("unpack", archive, results, tmp_path=tmp_path)
     assert older.returncode == 2 and "lacks: an older chunk; nothing replaced" in older.stderr
-    assert len(read_lines(results / "gpu-nvidia-test-gpu-quick" / "finished.txt")) == 2
+    assert len(finished_runs(results / "gpu-nvidia-test-gpu-quick")) == 2
 
 
 def test_the_command_for_a_window_names_the_commit_and_passes_the_options(tmp_path):

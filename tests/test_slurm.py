@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from test_benchmark import REPO, assert_one_line_error, benchmark, read_lines
+from test_benchmark import REPO, assert_one_line_error, benchmark, read_lines, records
+from test_benchmark import finished_runs as finished_in
 
 # every selection and workload option; `--timeout` shows in no dry-run line, only in the task's command
 SELECTION = ["--grid", "study", "--quick", "--repeats", "2", "--only", "exp3", "--filter", "__(small|medium)__",
@@ -324,8 +325,8 @@ def task_states(job):
 
 
 def finished_runs(out):
-    """Run name -> how many times the shards of `out` list it in finished.txt, the warm-up runs apart."""
-    return Counter(name for shard in sorted(out.glob("shard-*")) for name in read_lines(shard / "finished.txt")
+    """Run name -> how many times the records of the shards of `out` say it finished, the warm-up runs apart."""
+    return Counter(name for shard in sorted(out.glob("shard-*")) for name in finished_in(shard)
                    if not name.startswith("warmup__"))
 
 
@@ -357,10 +358,10 @@ def resumed_sweep(tmp_path_factory, cluster):
     out = tmp_path_factory.mktemp("slurm-resumed") / "sweep"
     job = submit(out)
     shard = out / "shard-1"
-    wait_for(lambda: len(read_lines(shard / "finished.txt")) >= 2, "task 1's first run after its warm-up run")
+    wait_for(lambda: len(records(shard)) >= 2, "task 1's first run after its warm-up run")
     subprocess.run(["scancel", f"{job}_1"], check=True)
     wait_for(lambda: not queued(job), f"job {job}")
-    cut = {"finished": read_lines(shard / "finished.txt"), "tasks": task_states(job)}
+    cut = {"records": records(shard), "tasks": task_states(job)}
     resubmitted = subprocess.run(["sbatch", "--parsable", str(out / "sweep.sbatch")], capture_output=True, text=True)
     assert resubmitted.returncode == 0, resubmitted.stderr
     again = resubmitted.stdout.strip().split(";")[0]
@@ -377,8 +378,8 @@ def test_a_submitted_sweep_runs_every_selected_run_exactly_once_across_its_two_t
     assert len(selected_runs()) == 4
     for task in (1, 2):
         shard = out / f"shard-{task}"
-        assert read_lines(shard / "finished.txt")[0] == "warmup__ppo_linen__jit__CartPole-v1__small__1"
-        assert (shard / "system.json").exists() and not (shard / "failed.txt").exists()
+        assert finished_in(shard)[0] == "warmup__ppo_linen__jit__CartPole-v1__small__1"
+        assert (shard / "system.json").exists() and finished_in(shard) == [name for name, *_ in records(shard)]
         assert "3 runs selected, 0 already finished, 3 to run" in task_output(out, job, task)
 
 
@@ -387,14 +388,15 @@ def test_a_submitted_sweep_runs_every_selected_run_exactly_once_across_its_two_t
 def test_a_task_cancelled_midway_is_completed_by_resubmitting_without_running_any_run_twice(resumed_sweep):
     out, job, cut, again = resumed_sweep
     assert cut["tasks"][1][0] == "CANCELLED" and cut["tasks"][2] == ("COMPLETED", "0:0")
-    assert len(cut["finished"]) == 2, cut  # the warm-up and one of the task's two runs: cut midway
+    # the warm-up and one of the task's two runs, cut midway: recorded, judged by the resubmitted task's start
+    assert [verdict for _, verdict, *_ in cut["records"]] == ["-", "-"], cut
     assert "interrupted" in task_output(out, job, 1)
     assert task_states(again) == {1: ("COMPLETED", "0:0"), 2: ("COMPLETED", "0:0")}
     assert "3 runs selected, 2 already finished, 1 to run" in task_output(out, again, 1)
     assert "3 runs selected, 3 already finished, 0 to run" in task_output(out, again, 2)
     assert finished_runs(out) == Counter(selected_runs())  # each run once, in one shard
     for shard in out.glob("shard-*"):
-        assert len(set(read_lines(shard / "finished.txt"))) == len(read_lines(shard / "finished.txt"))
+        assert len(set(finished_in(shard))) == len(finished_in(shard))
     runs = [path for path in out.glob("shard-*/runs/*/*") if path.is_dir()]
     assert sorted(path.name for path in runs if path.parent.name != "warmup") == sorted(selected_runs())
     assert all(len(list(path.glob("events.out.tfevents.*"))) == 1 for path in runs)  # the cut run's folder replaced

@@ -80,6 +80,12 @@ print_command() {
   echo "BENCHBACK_GIT_COMMIT=$commit bash tools/gpu_sitting.sh run $minutes${words% }"
 }
 
+finished_runs() { # finished_runs FOLDER: the runs the sweep folder holds finished, one a line: those its records.txt
+  # says finished (benchmark.sh's header describes it), and those an earlier version's finished.txt lists
+  cat "$1/finished.txt" 2>/dev/null || true
+  awk '$2 == "finished" { print $1 }' "$1/records.txt" 2>/dev/null || true
+}
+
 unpack() {
   local archive=${1:-} results=${2:-$ROOT/results} name tmp
   [[ -f $archive ]] || die "unpack needs an archive made by 'run', not '${archive}'"
@@ -88,14 +94,13 @@ unpack() {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
   tar -xzf "$archive" -C "$tmp"
-  if [[ -s $results/$name/finished.txt ]] &&
-    [[ -n $(comm -23 <(sort "$results/$name/finished.txt") <(sort "$tmp/$name/finished.txt" 2>/dev/null)) ]]; then
+  if [[ -n $(comm -23 <(finished_runs "$results/$name" | sort) <(finished_runs "$tmp/$name" | sort)) ]]; then
     die "$results/$name has finished runs that $archive lacks: an older chunk; nothing replaced"
   fi
   mkdir -p "$results"
   rm -rf "${results:?}/$name"
   mv "$tmp/$name" "$results/$name"
-  echo "gpu_sitting.sh: $results/$name ($(wc -l <"$results/$name/finished.txt") runs finished)"
+  echo "gpu_sitting.sh: $results/$name ($(finished_runs "$results/$name" | wc -l) runs finished)"
 }
 
 export PYTHON=${PYTHON:-python3}
