@@ -1,11 +1,25 @@
 """The report of one or more sweeps (plot.py is its command line): summary.csv, the charts and REPORT.md.
 
-Stages, in the order the data flows: settings.py (what is compared and how; the types), load.py (event files and the
-sweep's own files into a Sweep), summary.py (one row per run), stats.py (pairing, means, intervals), charts.py and
-text.py (the drawing and the writing every section shares); then one module per section of the report: header.py,
-ranking.py (exp1), sizes.py (exp7), env_backend.py (exp4), compile_modes.py (exp2, exp3), scaling.py (exp5),
-agents.py (exp6), dqn.py (exp8), doors.py (exp9), details.py, learning.py and compare.py; main.py runs the sections in
-parallel and writes REPORT.md: its title, 'The answer' (the short bullets each answer section returns beside its lines,
-a text.Answer, linked to its heading; the headline chart; the machine and date), the answer sections, 'Method and
-machine' (header.py), how to read it and the details. docs/extending.md says how a new experiment gets its section.
+What a variant is (label, colour, algorithm, baseline) is the registry's, sweep/variants.py; what an experiment is and
+what the report reads of it (its topic, runs, windows, learning evidence, section) is its object's,
+sweep/experiments.py. The modules, in the order the data flows:
+
+- settings.py: what is compared and how, the report's constants (labels and colours from the registry, windows,
+  metrics, levels); types.py: the types the stages pass on (Condition, RunSeries, Sweep, Group, Pair, ...);
+  messages.py: warnings and the error that stops plot.py.
+- load.py: the event files and the sweep's own files into a Sweep; machines.py: the machine a sweep ran on (its kind,
+  in words); summary.py: one row per run, summary.csv; stats.py: selecting an experiment's rows, pairing, means,
+  intervals, cells.
+- charts.py and text.py: the drawing and the writing every section shares; standings.py: the ranking of variants
+  against the fastest (break-even, conclusions, bullets) that the ranking answers share; cost_model.py: the cost model
+  t(N) = a + b·N; curves.py: the learning-curve figure.
+- The sections, none importing another: one per experiment, its `section` (ranking.py, sizes.py, env_backend.py,
+  compile_modes.py, scaling.py, agents.py, dqn.py, doors.py); header.py (method and machine, how to read the report),
+  details.py (duration against env complexity, pairwise speedups, overhead, synchronised rollout and update, memory),
+  learning.py (final returns and learning curves), compare.py (two sweeps side by side).
+- main.py runs the sections in parallel and writes REPORT.md: its title, 'The answer' (the short bullets each answer
+  section returns beside its lines, a text.Answer, linked to its heading; the headline chart; the machine and date),
+  the answer sections, 'Method and machine' (header.py), how to read it and the details.
+
+docs/extending.md says how a new experiment gets its section.
 """

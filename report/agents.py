@@ -1,14 +1,20 @@
-"""exp6: many agents, one vmapped process against many processes, and what exp5 predicts."""
+"""exp6: many agents, one vmapped process against many processes, and what the cost model of the experiment it reads
+beside its own (EXP6.predicted_by) predicts."""
 
 import math
 from dataclasses import dataclass
 
+from sweep.experiments import EXP6
 from report.charts import colors_for, count_axis, log_axis, new_figure, save_figure
-from report.scaling import cost_text, scalings
-from report.settings import LABEL_COLORS, PREDICTION_LABEL
+from report.cost_model import cost_text, scalings
+from report.settings import LABEL_COLORS
 from report.stats import median, metric_values, named_cells, per_env_workload, ranges_apart, rows_of
 from report.summary import num_envs, ordered
 from report.text import Answer, heading, image, listed, markdown_table, seconds_text, speedup_text
+from report.types import group_cell_key
+
+PREDICTED_BY = EXP6.predicted_by  # the experiment whose cost model predicts the vmapped process's gain
+PREDICTION_LABEL = EXP6.PREDICTION_VARIANT.label  # the variant of that cost model
 
 
 @dataclass
@@ -48,9 +54,10 @@ def wall_at(times, n):
     return times.extrapolated.get(n, math.nan), n in times.extrapolated
 
 
-def exp5_fit(rows, label, cell_key):
-    """The cost model of label's async exp5 runs in the cell (env, model size, per-env workload), None if none."""
-    chosen = [row for row in rows_of(rows, "exp5")
+def cost_fit(rows, label, cell_key):
+    """The cost model of label's async runs of PREDICTED_BY in the cell (env, model size, per-env workload), None if
+    none."""
+    chosen = [row for row in rows_of(rows, PREDICTED_BY)
               if row["timing"] == "async" and row["label"] == label and per_env_workload(row) == cell_key]
     return next((scaling.fit for scaling in scalings(chosen)), None)
 
@@ -154,7 +161,7 @@ def agents_counts(vmapped, processes):
 
 def agents_conclusion(name, variants, prediction):
     """The generated lines of one exp6 cell: a bullet naming it, then one short bullet at the largest N every variant
-    measured, one at the largest N the vmapped process measured, and the exp5 prediction (the sentence
+    measured, one at the largest N the vmapped process measured, and the cost model's prediction (the sentence
     prediction_lines gives, or None)."""
     vmapped = [times for times in variants if times.vmapped]
     processes = [times for times in variants if not times.vmapped]
@@ -175,14 +182,10 @@ def agents_bullet(variants):
     return agents_sentence(times, processes, agents_counts(times, processes)[0]).removesuffix(".")
 
 
-def group_cell_key(group):
-    """exp6's cell key of a group: env, model size, and the agents' workload and length."""
-    return group.config.env, group.config.size, (*group.config.work, group.num_iterations)
-
-
 def section_agents(sweep, out):
     """exp6's answer: the wall time to train N agents per variant (chart and table with agents per hour and the vmapped
-    process's speedup over the processes), the exp5 prediction beside the measured gain, generated conclusions."""
+    process's speedup over the processes), the cost model's prediction beside the measured gain, generated
+    conclusions."""
     if not rows_of(sweep.rows, "exp6"):
         return Answer([], [])
     lines = [heading(sweep, "Many agents: one vmapped process against many processes (exp6)"), ""]
@@ -232,15 +235,15 @@ def agents_table(variants):
 
 
 def prediction_lines(rows, variants, cell_key, width, iterations):
-    """The gain the exp5 cost model of PREDICTION_LABEL in the cell predicts for the vmapped variant over its processes
-    (agents of width envs and the given iterations), beside the measured one; and the conclusion's sentence (None
-    without a prediction)."""
+    """The gain the cost model of PREDICTION_LABEL's runs of PREDICTED_BY in the cell predicts for the vmapped variant
+    over its processes (agents of width envs and the given iterations), beside the measured one; and the conclusion's
+    sentence (None without a prediction)."""
     vmapped = next((times for times in variants if times.vmapped), None)
     processes = [times for times in variants if not times.vmapped]
-    fit = exp5_fit(rows, PREDICTION_LABEL, cell_key)
+    fit = cost_fit(rows, PREDICTION_LABEL, cell_key)
     if vmapped is None or not processes or fit is None:
-        why = ("no exp5 fit of " + PREDICTION_LABEL + f" on {cell_key[0]} with the agents' per-env workload to predict "
-               "from" if fit is None else "no vmapped variant and process variant to compare")
+        why = (f"no {PREDICTED_BY} fit of {PREDICTION_LABEL} on {cell_key[0]} with the agents' per-env workload to "
+               "predict from" if fit is None else "no vmapped variant and process variant to compare")
         return [f"No predicted gain: {why}.", ""], None
     linen = next((times for times in processes if times.label == PREDICTION_LABEL), None)
     parallel = (linen or processes[0]).parallel
@@ -253,7 +256,7 @@ def prediction_lines(rows, variants, cell_key, width, iterations):
         table.append([f"{n:,}", speedup_text(per_iteration), speedup_text(per_run),
                       speedup_text(measured / vmapped.measured[n]) + (" (extrapolated)" if extrapolated else "")])
     largest, said = max(vmapped.measured), sorted(vmapped.measured).index(max(compared))
-    lines = [f"**Predicted from exp5** (a prediction, not a measurement): {PREDICTION_LABEL}'s cost model on "
+    lines = [f"**Predicted from {PREDICTED_BY}** (a prediction, not a measurement): {PREDICTION_LABEL}'s cost model on "
              f"{cell_key[0]}:", "",
              f"- a = {cost_text(fit, 'a', False)} and b = {cost_text(fit, 'b', False)} per env; n = {width} envs per "
              f"agent; P = {parallel} processes at a time.",
@@ -265,7 +268,7 @@ def prediction_lines(rows, variants, cell_key, width, iterations):
     gpu = (f"On a GPU, where b is far smaller, the gain per iteration tends to ⌈N/P⌉ (b → 0): "
            f"{math.ceil(largest / parallel)}× at N = {largest:,} with P = {parallel} — a prediction of the model, "
            "not measured here.")
-    sentence = (f"exp5's cost model of {PREDICTION_LABEL} predicts a gain of {table[said][1]} per iteration at N = "
+    sentence = (f"{PREDICTED_BY}'s cost model of {PREDICTION_LABEL} predicts a gain of {table[said][1]} per iteration at N = "
                 f"{table[said][0]} ({table[said][2]} per run with the measured start-up and iteration 0); measured: "
                 f"{table[said][3]}.")
     return lines + [gpu, ""], sentence

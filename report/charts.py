@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-from report.load import warn
+from report.messages import warn
 from report.settings import DPI, LABEL_COLORS, OTHER_COLORS
 from report.stats import geometric_mean
 

@@ -4,8 +4,8 @@ import itertools
 
 from sweep.experiments import SIZES
 from report.charts import colors_for, draw_points, draw_speedup_strips, new_figure, save_figure
-from report.header import gpu_text, machine_lines, shard_differences
-from report.load import warn
+from report.machines import gpu_text, machine_lines, shard_differences
+from report.messages import warn
 from report.settings import LABEL_COLORS
 from report.stats import geometric_mean, interval, inverted, median, paired, where
 from report.summary import ordered

@@ -3,11 +3,11 @@
 import itertools
 import math
 
-from sweep.experiments import SIZES
+from sweep.experiments import SIZES, UNFILED
 from report.charts import draw_speedup_strips, new_figure, save_figure
-from report.load import warn
-from report.ranking import break_even_text, relative_to, window_standing
+from report.messages import warn
 from report.settings import COMPILE_BASELINES, COMPILE_METRICS, LABEL_COLORS
+from report.standings import break_even_text, relative_to, window_standing
 from report.stats import (
     compile_mode_comparisons, distinguishable, framework_of, geometric_mean, inverted, paired_labels, rows_of, scope,
     where,
@@ -46,7 +46,8 @@ def section_compile_modes(sweep, out):
              "- torch_compile jits the env, so its baseline is torch env-jit, not torch none.",
              "- Totals are compared only between runs of the same number of iterations ('–' where the eager runs are "
              "shorter).", ""]
-    lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", "sync")], COMPILE_METRICS)
+    lines += empty_window_lines([row for row in sweep.rows if row["exp"] in ("exp2", "exp3", UNFILED["sync"])],
+                                COMPILE_METRICS)
     if comparisons:
         lines += compile_mode_chart(rows, comparisons, out, sweep.names)
     else:

@@ -1,5 +1,6 @@
 """The sections after the answers: duration against env complexity, pairwise speedups, the overhead windows,
-synchronised rollout and update, peak memory."""
+synchronised rollout and update, peak memory. Which experiment each reads is the experiment's own say
+(sweep/experiments.py: pairwise, overhead, sync_by, shared_windows)."""
 
 import itertools
 import math
@@ -7,11 +8,12 @@ import math
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
-from sweep.experiments import SIZES
+from sweep.experiments import ALL, SIZES
 from report.charts import (
     colors_for, draw_points, draw_speedup_strips, log_axis, min_max_whiskers, new_figure, save_figure,
 )
-from report.load import warn
+from report.load import shares_windows
+from report.messages import warn
 from report.settings import FULLY_COMPILED, LABEL_COLORS, OVERHEAD_METRICS, SYNC_METRICS
 from report.stats import (
     compiled_comparisons, median, metric_values, most_common_length, paired_labels, rows_of, scope,
@@ -23,10 +25,17 @@ from report.text import (
 )
 
 
+def pairwise_experiment():
+    """The name of the experiment whose runs the duration against env complexity and the pairwise speedups read."""
+    return next(experiment.name for experiment in ALL if experiment.pairwise)
+
+
 def section_duration_vs_complexity(sweep, out):
-    """Chart: exp1 total duration of each variant against env complexity, one panel per model size."""
-    rows = rows_of(sweep.rows, "exp1")
-    lines = [heading(sweep, "Total duration against env complexity (exp1)"), ""]
+    """Chart: the pairwise experiment's total duration of each variant against env complexity, one panel per model
+    size."""
+    exp = pairwise_experiment()
+    rows = rows_of(sweep.rows, exp)
+    lines = [heading(sweep, f"Total duration against env complexity ({exp})"), ""]
     if not rows:
         return []
     if not sweep.env_relative:  # read_json has warned
@@ -39,7 +48,7 @@ def section_duration_vs_complexity(sweep, out):
     if not_timed := [env for env in envs if env not in sweep.env_relative]:
         warn(f"duration_vs_complexity.png leaves out envs that env_timing.json does not time: {', '.join(not_timed)}")
         envs = [env for env in envs if env in sweep.env_relative]
-    figure, axes = new_figure(f"Total duration against env complexity — exp1 (async, {scope(rows)}, runs of {length} "
+    figure, axes = new_figure(f"Total duration against env complexity — {exp} (async, {scope(rows)}, runs of {length} "
                               "iterations)\n"
                               "points: mean over seeds, whiskers: min–max", len(sizes), panel_size=(5.2, 4.8))
     for ax, size in zip(axes, sizes):
@@ -62,16 +71,18 @@ def section_duration_vs_complexity(sweep, out):
 
 
 def section_pairwise_speedups(sweep, out, metric, name):
-    """Chart and table: speedups between the fully compiled variants on metric, per model size (exp1)."""
-    rows = rows_of(sweep.rows, "exp1")
+    """Chart and table: speedups between the fully compiled variants on metric, per model size (the pairwise
+    experiment's runs)."""
+    exp = pairwise_experiment()
+    rows = rows_of(sweep.rows, exp)
     what = sweep.names[metric]
-    lines = [heading(sweep, f"Speedups between the fully compiled variants: {what} (exp1)"), ""]
+    lines = [heading(sweep, f"Speedups between the fully compiled variants: {what} ({exp})"), ""]
     comparisons = compiled_comparisons({row["label"] for row in rows})
     if not rows:
         return []
     if not comparisons:
-        warn(f"skipping {name}: fewer than two fully compiled variants in exp1")
-        return lines + ["Skipped: fewer than two fully compiled variants in exp1.", ""]
+        warn(f"skipping {name}: fewer than two fully compiled variants in {exp}")
+        return lines + [f"Skipped: fewer than two fully compiled variants in {exp}.", ""]
     lines += empty_window_lines([row for row in rows if row["label"] in FULLY_COMPILED], (metric,))
     sizes = ordered((row["size"] for row in rows), SIZES)
     groups = [(size, a, b, paired_labels(where(rows, size=size), a, b, metric))
@@ -80,7 +91,7 @@ def section_pairwise_speedups(sweep, out, metric, name):
         warn(f"skipping {name}: no two fully compiled variants have a value of {what} for the same run configuration")
         return lines + [f"No speedups: no two fully compiled variants have a value of {what} for the same "
                           "configuration and seed.", ""]
-    figure, axes = new_figure(f"Speedup of A over B on {what} — exp1 (async, {scope(rows)})\n"
+    figure, axes = new_figure(f"Speedup of A over B on {what} — {exp} (async, {scope(rows)})\n"
                               "points: (env, seed) pairs, black line: geometric mean", 1, panel_size=(8, 4.6))
     draw_speedup_strips(axes[0], sizes, [name for name, _, _ in comparisons],
                         speedups_by_category(rows, "size", sizes, comparisons, metric))
@@ -156,8 +167,8 @@ def section_sync(sweep, out, exp, category_field):
 
 def section_memory(sweep, out):
     """Table: every experiment's peak memory per variant and model size, the host's peak RSS (memory/peak_rss_bytes)
-    and the device's peak (memory/peak_bytes) where runs logged one; chart: the device's peak of exp1 to exp4's runs
-    (exp5's runs, which differ in their number of envs, give it per run in their section too)."""
+    and the device's peak (memory/peak_bytes) where runs logged one; chart: the device's peak of the runs of the
+    experiments of the reference length (Experiment.shared_windows; a section of another may give it per run)."""
     if not sweep.rows:
         return []
     lines = [heading(sweep, "Peak memory"), ""]
@@ -171,15 +182,15 @@ def section_memory(sweep, out):
     table = [[exp, label, size, len(cell), *values[exp, label, size]] for (exp, label, size), cell in cells.items()]
     lines += ["Medians over each cell's runs (envs × seeds) of each run's peak.", ""]
     lines += markdown_table(["experiment", "variant (mode)", "model size", "runs", *header], table)
-    rows = [row for row in sweep.rows if row["exp"] in ("exp1", "exp2", "exp3", "exp4", "sync")
-            and not math.isnan(row["peak_memory_bytes"])]
+    rows = [row for row in sweep.rows if shares_windows(row["exp"]) and not math.isnan(row["peak_memory_bytes"])]
     if not rows:
         return lines + ["No run logged `memory/peak_bytes` (the frameworks report it only on some devices, e.g. "
                         "GPUs).", ""]
     rows = [{**row, "peak_memory_mib": row["peak_memory_bytes"] / 2**20} for row in rows]
     sizes = ordered((row["size"] for row in rows), SIZES)
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — exp1 to exp4 ({scope(rows)})\n"
+    shared = [experiment.name for experiment in ALL if experiment.shared_windows and not experiment.prepares]
+    figure, axes = new_figure(f"Peak device memory (memory/peak_bytes) — {shared[0]} to {shared[-1]} ({scope(rows)})\n"
                               "points: median over runs, whiskers: min–max", 1, panel_size=(8, 4.4))
     draw_points(axes[0], sizes, labels, values_by(rows, "size", sizes, labels, "peak_memory_mib"))
     log_axis(axes[0], "y", " MiB")

@@ -8,10 +8,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sweep import variants
+from sweep.experiments import EXP9
 from report.charts import colors_for, log_axis, new_figure, save_figure
-from report.learning import WALL_CLOCK_CAPTION, learning_curve_figure
+from report.curves import WALL_CLOCK_CAPTION, learning_curve_figure
 from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS
-from report.stats import level_with_first, metric_values, ranges_apart, rows_of
+from report.stats import algorithm_of, level_with_first, metric_values, ranges_apart, rows_of
 from report.summary import num_envs, ordered, rank
 from report.text import (
     Answer, heading, image, lead_names, lead_note, listed, markdown_table, mean_and_spread, memory_columns,
@@ -22,10 +24,10 @@ from report.text import (
 # one that misses the goal returns at most 1.8, so a mean of 2.0 needs the goal reached by near-shortest paths
 SOLVED_RETURN = 2.0
 # the published source's Table 2: DQN's training time on its gridworld, minutes on its machine, per design (our run)
-SOURCE_TABLE2 = (("PyTorch + NumPy env", "dqn_torch_gymnasium (eager)", 22.5),
-                 ("Flax + NumPy env", "dqn_linen_gymnasium (jit)", 22.8),
-                 ("Flax + JAX env, 16 x the envs", "dqn_linen (jit) at 16 envs", 2.3))
-ALGORITHMS = (("PPO", "ppo_"), ("DQN", "dqn_"))
+SOURCE_TABLE2 = (("PyTorch + NumPy env", variants.DQN_TORCH_GYMNASIUM.label, 22.5),
+                 ("Flax + NumPy env", variants.DQN_LINEN_GYMNASIUM.label, 22.8),
+                 ("Flax + JAX env, 16 x the envs", f"{EXP9.WIDE[1].label} at {EXP9.WIDE_FACTOR} envs", 2.3))
+ALGORITHMS = (("PPO", variants.PPO), ("DQN", variants.DQN))  # each algorithm's name, and the registry's
 BACKENDS = ("NumPy, loop over copies", "NumPy, vectorised", "JAX", "JAX (whole training compiled)")
 
 
@@ -37,7 +39,8 @@ def design_name(row, reference_envs):
 
 def env_backend(row):
     """How the design steps the env: the NumPy env (a loop over copies or vectorised) or the JAX env."""
-    if "_gymnasium" not in row["variant"]:
+    variant = variants.BY_KEY.get((row["variant"], row["compile_mode"]))
+    if variant is None or variant.backend != variants.GYMNASIUM:
         return "JAX (whole training compiled)" if row["compile_mode"] == "scan" else "JAX"
     return "NumPy, vectorised" if row["compile_mode"].endswith("-vector") else "NumPy, loop over copies"
 
@@ -275,8 +278,8 @@ def section_doors(sweep, out):
     if not rows:
         return Answer([], [])
     lines = [heading(sweep, "NumPy or JAX for my own env? Training on Doors (exp9)"), ""]
-    parts = [(algorithm, designs([row for row in rows if row["variant"].startswith(prefix)]))
-             for algorithm, prefix in ALGORITHMS if any(row["variant"].startswith(prefix) for row in rows)]
+    parts = [(algorithm, designs([row for row in rows if algorithm_of(row["label"]) == key]))
+             for algorithm, key in ALGORITHMS if any(algorithm_of(row["label"]) == key for row in rows)]
     stats = {algorithm: design_stats(cells) for algorithm, cells in parts}
     lines += [line for algorithm, cells in parts for line in answer_lines(algorithm, cells, stats[algorithm])] + [""]
     lines += [f"- Time to reach: from the start of iteration 0 (compilation included) to the end of the iteration in "

@@ -1,15 +1,18 @@
 """exp8: DQN across frameworks and env backends: how far apart the DQN variants' steady iterations lie, and how far
-apart those of the four designs with a PPO analogue in exp4 (torch or Linen, on Gymnasium's NumPy env or on a gymnax
-env), beside the same spread for PPO's four analogous variants."""
+apart those of the four designs with a PPO analogue (torch or Linen, on Gymnasium's NumPy env or on a gymnax env),
+beside the same spread for PPO's four analogous variants in the PPO experiment it reads beside its own
+(EXP8.ppo_beside)."""
 
 import math
 from typing import NamedTuple
 
 import numpy as np
 
+from sweep.experiments import EXP8
+from sweep.variants import BY_LABEL, DQN, GYMNASIUM, VARIANTS
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import window_names
-from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI, PPO_ANALOGUES
+from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI
 from report.stats import (
     distinguishable, geometric_interval, geometric_mean, level_with_first, metric_values, rows_of, where,
 )
@@ -21,12 +24,16 @@ from report.text import (
 
 STEADY = "iter8_99_median_s"
 OVERLAP = "the ratio's interval over seeds holds 1×"
+PPO_BESIDE = EXP8.ppo_beside  # the PPO experiment whose runs of the analogues it reads
+# the DQN designs that have a PPO analogue there (the same framework on the same env backend), DQN -> PPO label: the
+# four whose spread the section sets beside PPO's
+PPO_ANALOGUES = {row.label: row.analogue for row in VARIANTS if row.algorithm == DQN and row.analogue}
 
 
-class Variant(NamedTuple):
+class DesignRuns(NamedTuple):
     """One variant's runs on one env (and one number of envs) and its steady iteration over seeds."""
 
-    name: str  # its label, with the number of envs where more than one: 'dqn_linen (jit) at 16 envs'
+    name: str  # its label, with the number of envs where more than one: '<label> at 16 envs'
     rows: list
     steady: tuple  # (geometric mean over seeds, interval over seeds) of the runs' steady iteration
 
@@ -38,23 +45,23 @@ def over_seeds(values):
 
 def seed_ratio(rows, reference_rows, metric):
     """(geometric mean, interval over seeds) of the rows' metric over the reference rows', paired by seed; unlike
-    stats.paired it pairs across numbers of envs (the wide dqn_linen against the fastest 1-env variant)."""
+    stats.paired it pairs across numbers of envs (the wide variant against the fastest 1-env variant)."""
     reference = {row["seed"]: row[metric] for row in reference_rows}
     ratios = [row[metric] / reference[row["seed"]] for row in rows if row["seed"] in reference]
     return over_seeds([ratio for ratio in ratios if not math.isnan(ratio)])
 
 
 def variants(rows, suffix=""):
-    """A Variant per label of the rows (its name the label and suffix), the fastest steady iteration first and those
+    """A DesignRuns per label of the rows (its name the label and suffix), the fastest steady iteration first and those
     without one last."""
     labels = ordered((row["label"] for row in rows), LABEL_COLORS)
     cells = {label + suffix: where(rows, label=label) for label in labels}
-    found = [Variant(name, cell, over_seeds(metric_values(cell, STEADY))) for name, cell in cells.items()]
+    found = [DesignRuns(name, cell, over_seeds(metric_values(cell, STEADY))) for name, cell in cells.items()]
     return sorted(found, key=lambda variant: (math.isnan(variant.steady[0]), variant.steady[0]))
 
 
 def env_variants(rows):
-    """One env's exp8 Variants: those at 1 env, and those at more envs (the wide dqn_linen)."""
+    """One env's exp8 DesignRuns: those at 1 env, and those at more envs (the wide variant)."""
     counts = sorted({num_envs(row) or 0 for row in rows} - {1})
     wide = [variant for count in counts
             for variant in variants([row for row in rows if (num_envs(row) or 0) == count], f" at {count} envs")]
@@ -62,7 +69,7 @@ def env_variants(rows):
 
 
 def steady_apart(first, variant):
-    """Whether a Variant's steady iteration is told apart from the first's: the interval over seeds of their ratio,
+    """Whether a DesignRuns's steady iteration is told apart from the first's: the interval over seeds of their ratio,
     paired by seed, excludes 1× (None: one seed, no interval)."""
     bounds = seed_ratio(variant.rows, first.rows, STEADY)[1]
     return None if math.isnan(bounds[0]) else distinguishable(bounds)
@@ -70,7 +77,7 @@ def steady_apart(first, variant):
 
 def spread(single):
     """(slowest, the Lead of the fastest (stats.level_with_first by steady_apart), (the slowest's ratio over the
-    fastest's, interval over seeds)) of the Variants that have a steady iteration; None with fewer than two."""
+    fastest's, interval over seeds)) of the DesignRuns that have a steady iteration; None with fewer than two."""
     timed = [variant for variant in single if not math.isnan(variant.steady[0])]
     if len(timed) < 2:
         return None
@@ -90,18 +97,18 @@ def fastest_words(lead, overlap, most=None):
 
 
 def ppo_spread(sweep_rows, env, ppo_labels):
-    """The spread of PPO's variants ppo_labels in exp4 on env at model size small, or a string saying why there is
-    none."""
-    exp4 = rows_of(sweep_rows, "exp4")
-    if not exp4:
-        return "PPO's exp4 is not in this sweep"
-    cell = [row for row in where(exp4, env=env, size="small") if row["label"] in ppo_labels]
+    """The spread of PPO's variants ppo_labels in PPO_BESIDE on env at model size small, or a string saying why there
+    is none."""
+    ppo_rows = rows_of(sweep_rows, PPO_BESIDE)
+    if not ppo_rows:
+        return f"PPO's {PPO_BESIDE} is not in this sweep"
+    cell = [row for row in where(ppo_rows, env=env, size="small") if row["label"] in ppo_labels]
     if not cell:
-        return f"PPO's exp4 has no run on {env} at model size small"
+        return f"PPO's {PPO_BESIDE} has no run on {env} at model size small"
     missing = [label for label in ppo_labels if not where(cell, label=label)]
     if missing:
-        return f"PPO's exp4 has no {listed(missing)} on {env} at model size small"
-    return spread(variants(cell)) or f"PPO's exp4 variants on {env} have no steady iteration to compare"
+        return f"PPO's {PPO_BESIDE} has no {listed(missing)} on {env} at model size small"
+    return spread(variants(cell)) or f"PPO's {PPO_BESIDE} variants on {env} have no steady iteration to compare"
 
 
 def apart(dqn, ppo):
@@ -145,30 +152,30 @@ def answer_lines(env, single, sweep_rows, steady, ppo_steady):
 
 
 def ppo_comparison_lines(env, single, sweep_rows, ppo_steady):
-    """The same spread over the four designs with a PPO analogue in exp4 (PPO_ANALOGUES; where they are all the 1-env
-    variants, the spread just given), PPO's over those analogues in exp4 and whether the two differ, one short line
-    each; or why there is no comparison (a design without a run here, as the Gymnasium pair on a MinAtar env; no
-    exp4 run)."""
+    """The same spread over the four designs with a PPO analogue in PPO_BESIDE (PPO_ANALOGUES; where they are all the
+    1-env variants, the spread just given), PPO's over those analogues there and whether the two differ, one short
+    line each; or why there is no comparison (a design without a run here, as the Gymnasium pair on a MinAtar env; no
+    run of PPO_BESIDE)."""
     designs = [variant for variant in single if variant.name in PPO_ANALOGUES]
     missing = [name for name in PPO_ANALOGUES if name not in [variant.name for variant in designs]]
     if missing:
         why = " (the Gymnasium scripts run only envs with a Gymnasium counterpart)" if all(
-            name.split(" ")[0].endswith("_gymnasium") for name in missing) else ""
-        return ["No PPO spread to set beside it: the four designs with a PPO analogue in exp4 are not all here.",
-                f"exp8 has no run of {listed(missing)} on {env}{why}."]
+            BY_LABEL[name].backend == GYMNASIUM for name in missing) else ""
+        return [f"No PPO spread to set beside it: the four designs with a PPO analogue in {PPO_BESIDE} are not all "
+                "here.", f"exp8 has no run of {listed(missing)} on {env}{why}."]
     dqn = spread(designs)
     if dqn is None:
-        return ["Fewer than two of the four designs with a PPO analogue in exp4 have a steady iteration: no PPO spread "
-                "to set beside theirs."]
+        return [f"Fewer than two of the four designs with a PPO analogue in {PPO_BESIDE} have a steady iteration: no "
+                "PPO spread to set beside theirs."]
     slowest, lead, ratio = dqn
     lines = [] if len(designs) == len(single) else [
-        f"Of the four designs with a PPO analogue in exp4 (the same framework on the same env backend), "
+        f"Of the four designs with a PPO analogue in {PPO_BESIDE} (the same framework on the same env backend), "
         f"{slowest.name} takes {speedup_text(*ratio)} that of {fastest_words(lead, OVERLAP)}."]
     ppo = ppo_spread(sweep_rows, env, [PPO_ANALOGUES[variant.name] for variant in designs])
     if isinstance(ppo, str):
         return lines + [f"{ppo}: no PPO spread to set beside it."]
     ppo_slowest, ppo_lead, ppo_ratio = ppo
-    return lines + [f"For PPO (exp4, small, median of {ppo_steady}) {ppo_slowest.name} takes "
+    return lines + [f"For PPO ({PPO_BESIDE}, small, median of {ppo_steady}) {ppo_slowest.name} takes "
                     f"{speedup_text(*ppo_ratio)} that of {fastest_words(ppo_lead, OVERLAP)}.",
                     verdict(ratio, ppo_ratio)]
 
@@ -201,7 +208,7 @@ def whole_run_sps(rows):
 
 
 def variant_table(single, wide, steady):
-    """Table: each Variant of one env, the 1-env ones fastest first, then the wide ones: its steady iteration with
+    """Table: each DesignRuns of one env, the 1-env ones fastest first, then the wide ones: its steady iteration with
     its interval over seeds, iteration 0, total, whole-run SPS, steady iteration relative to the fastest, final
     return, peak memory."""
     fastest_rows = single[0].rows if single else []
@@ -271,8 +278,9 @@ def note_lines(steady, wide):
 
 def section_dqn(sweep, out):
     """exp8's answer: per env, the slowest DQN variant's steady iteration over the fastest's, the same over the four
-    designs with a PPO analogue beside PPO's for those analogues in exp4, a chart and a table per env. Its windows are
-    named from exp8's runs alone, an env's answer and table from that env's (a MinAtar env's runs are shorter)."""
+    designs with a PPO analogue beside PPO's for those analogues in PPO_BESIDE, a chart and a table per env. Its
+    windows are named from exp8's runs alone, an env's answer and table from that env's (a MinAtar env's runs are
+    shorter)."""
     rows = rows_of(sweep.rows, "exp8")
     if not rows:
         return Answer([], [])

@@ -3,10 +3,11 @@
 import math
 from collections import defaultdict
 
+from sweep.experiments import EXP4
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
-from report.load import warn
-from report.ranking import tie_reason
-from report.settings import BACKEND_CELLS, EFFECT_CELLS, Config, LENGTH_METRICS, Pair
+from report.messages import warn
+from report.settings import LENGTH_METRICS
+from report.standings import tie_reason
 from report.stats import (
     distinguishable, geometric_mean, interval, inverted, magnitude, metric_values, paired_labels, rows_of, where,
 )
@@ -14,6 +15,12 @@ from report.summary import ordered_configs
 from report.text import (
     Answer, empty_window_lines, heading, image, markdown_table, ratio_words, seconds_text, speedup_text,
 )
+from report.types import Condition, Pair
+
+# (framework, env backend) -> variant label: the 2 x 2 of EFFECT_CELLS gives each factor's effect, and torch on envs
+# written in torch a fifth cell (what the JAX env's hand-over costs torch)
+BACKEND_CELLS = {cell: variant.label for cell, variant in EXP4.CELLS.items()}
+EFFECT_CELLS = EXP4.EFFECT_CELLS
 
 
 def backend_effects(rows, metric):
@@ -40,7 +47,7 @@ def backend_effects(rows, metric):
 
 def effect_summary(effects, effect):
     """(geometric mean, interval over envs) of effect(framework effect, backend effect) over every seed of every cell."""
-    pairs = [Pair(Config("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
+    pairs = [Pair(Condition("exp4", env, size, "async", ()), 1.0, effect(framework, backend))
              for (env, size), cell in effects.items() for framework, backend in cell]
     return geometric_mean([pair.speedup for pair in pairs]), interval(pairs)
 

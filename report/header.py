@@ -2,102 +2,18 @@
 it."""
 
 import itertools
-from collections import Counter, defaultdict
+from collections import Counter
 
 import numpy as np
 
-from report.agents import group_cell_key
-from report.load import gpu_model
-from report.settings import EAGER_MODES, EXPERIMENT_TOPICS, MIN_ENVS_FOR_CI, WINDOWS, WORK_FIELDS
-from report.stats import rows_of
+from sweep.experiments import ALL, BY_NAME, UNFILED
+from sweep.variants import DQN
+from report.machines import machine_lines, shard_differences
+from report.settings import MIN_ENVS_FOR_CI, WINDOWS, WORK_FIELDS
+from report.stats import algorithm_of, is_eager, rows_of
 from report.summary import num_envs, ordered
 from report.text import listed, markdown_table
-
-
-def gpu_text(system):
-    """'NVIDIA H100 80GB HBM3 (driver 580.65) ×1', or 'none (CPU only)'."""
-    name, gpu = gpu_model(system), system.get("gpu")
-    if not name:
-        return "none (CPU only)"
-    driver, count = (gpu.get("driver"), gpu.get("count", 1)) if isinstance(gpu, dict) else (system.get("driver"), 1)
-    return f"{name}" + (f" (driver {driver})" if driver else "") + f" ×{count}"
-
-
-def cpu_text(system):
-    """'AMD EPYC, 2 cores' (the core count where known)."""
-    cores = system.get("cpu_count")
-    return f"{system.get('cpu', '?')}" + (f", {cores} cores" if cores else "")
-
-
-def machine_summary(systems):
-    """The machine and the date in a few words, per folder where they differ: '2-core AMD EPYC, no GPU, 2026-11-24,
-    commit 141883d' (short commit; '(dirty)' after it where the working tree was)."""
-    if not systems:
-        return "unknown (no system.json)"
-    texts = []
-    for _, system in systems:
-        cores, gpu, gpus = system.get("cpu_count"), gpu_model(system), system.get("gpu")
-        count = gpus.get("count", 1) if isinstance(gpus, dict) else 1
-        words = [f"{cores}-core {system.get('cpu') or 'unknown CPU'}" if cores else system.get("cpu") or "unknown CPU",
-                 (f"{count}× " * (count > 1) + gpu) if gpu else "no GPU"]
-        words += [str(system["date"])[:10]] if system.get("date") else []
-        if system.get("git_commit"):
-            words.append(f"commit {system['git_commit'][:7]}" + " (dirty)" * (system.get("git_dirty") is True))
-        texts.append(", ".join(words))
-    if len(set(texts)) == 1:
-        return texts[0]
-    return "; ".join(f"`{folder.name}`: {text}" for (folder, _), text in zip(systems, texts))
-
-
-def packages_text(system):
-    """'jax 0.10.2, torch 2.13.0, …' from system.json's packages."""
-    return ", ".join(f"{name} {version}" for name, version in (system.get("packages") or {}).items() if version) or "?"
-
-
-def machine_lines(systems, invocations=None):
-    """One block per system.json: machine, software, commit, command (and load or wall time where recorded); where
-    invocations ({folder: how many invocations of benchmark.sh wrote it}) counts several, the command is named the
-    last invocation's (system.json holds only that one; condition_lines gives them all)."""
-    if not systems:
-        return ["- **Machine:** unknown: no system.json was found.", ""]
-    lines = []
-    for folder, system in systems:
-        dirty = {True: " (working tree dirty)", False: " (clean)"}.get(system.get("git_dirty"), "")
-        extras = [f"**{key.replace('_', ' ')}:** {value}" for key, value in system.items()
-                  if ("load" in key or "wall" in key) and value is not None]
-        lines += [
-            *([f"- **folder:** `{folder}`"] if len(systems) > 1 else []),
-            f"- **CPU:** {cpu_text(system)}; **GPU:** {gpu_text(system)}",
-            f"- **Python:** {system.get('python', '?')}; **packages:** {packages_text(system)}",
-            f"- **git commit:** {system.get('git_commit') or 'unknown'}{dirty}; **host:** {system.get('hostname', '?')}; "
-            f"**date:** {system.get('date', '?')}",
-            command_label((invocations or {}).get(folder, 1)) + f" `{system.get('command', '?')}`"
-            + "".join(f"; {extra}" for extra in extras),
-            "",
-        ]
-    return lines
-
-
-def command_label(invocations):
-    """'- **command:**', or for a folder that several invocations wrote, whose system.json holds the last one's."""
-    return "- **command:**" if invocations < 2 else f"- **command of the last of its {invocations} invocations:**"
-
-
-def shard_differences(systems):
-    """Lines naming what differs between the folders' machines (hardware, package versions); none when alike."""
-    if len(systems) < 2:
-        return []
-    aspects = {"hardware": lambda system: f"{cpu_text(system)}; GPU {gpu_text(system)}",
-               "package versions": lambda system: f"Python {system.get('python', '?')}, {packages_text(system)}"}
-    lines = []
-    for aspect, describe in aspects.items():
-        seen = defaultdict(list)
-        for folder, system in systems:
-            seen[describe(system)].append(folder.name)
-        if len(seen) > 1:
-            lines.append(f"- **Warning: the folders ran on different {aspect}**, so their runs are not like for like: "
-                         + "; ".join(f"{', '.join(names)}: {text}" for text, names in seen.items()))
-    return lines + [""] if lines else []
+from report.types import group_cell_key
 
 
 QUICK_WARNING = ("> **Smoke test, not results:** this sweep ran `benchmark.sh --quick` (a reduced workload) to check "
@@ -144,17 +60,22 @@ def invocations_text(commands):
         f"`{command}` ({count})" if command else f"not recorded ({count})" for command, count in counts.items())
 
 
+def varies_num_envs(exp):
+    """Whether an experiment's runs differ in the number of envs by design (Experiment.varies_num_envs)."""
+    return exp in BY_NAME and BY_NAME[exp].varies_num_envs
+
+
 def workload_key(row):
-    """What the header groups runs by: their workload; exp5's, which differ in the number of envs by design, by the
-    rest of it."""
+    """What the header groups runs by: their workload; those of an experiment whose runs differ in the number of envs
+    by design, by the rest of it."""
     work = row["config"].work
-    return ("exp5", ("", *work[1:])) if row["exp"] == "exp5" else ("", work)
+    return (row["exp"], ("", *work[1:])) if varies_num_envs(row["exp"]) else ("", work)
 
 
 def dqn_workload_lines(rows, env_order):
-    """exp8's workload in one line: its numbers of envs, and each workload of its runs: env steps (transitions),
-    iterations and replay memory (buffer), with the envs of each where they differ (a MinAtar env has its own); PPO's
-    per-iteration fields do not apply to DQN."""
+    """The DQN runs' workload in one line: their numbers of envs, and each workload of the runs: env steps
+    (transitions), iterations and replay memory (buffer), with the envs of each where they differ (a MinAtar env has
+    its own); PPO's per-iteration fields do not apply to DQN."""
     if not rows:
         return []
     counts = "/".join(map(str, sorted({num_envs(row) or 0 for row in rows})))
@@ -175,13 +96,13 @@ def dqn_workload_lines(rows, env_order):
 
 
 def workload_lines(sweep):
-    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart; exp5's in one line;
-    exp8's DQN runs in their own."""
+    """The per-iteration workloads and iteration counts of the runs, eager and compiled apart; those of an experiment
+    whose runs differ in the number of envs by design in one line; the DQN runs in their own."""
     lines = []
-    ppo_rows = [row for row in sweep.rows if not row["variant"].startswith("dqn_")]
+    ppo_rows = [row for row in sweep.rows if algorithm_of(row["label"]) != DQN]
     for (exp, work), rows in itertools.groupby(sorted(ppo_rows, key=workload_key), key=workload_key):
         rows = list(rows)
-        counts = lambda eager: sorted({row["num_iterations"] for row in rows if (row["compile_mode"] in EAGER_MODES) == eager})
+        counts = lambda eager: sorted({row["num_iterations"] for row in rows if is_eager(row["label"]) == eager})
         envs = ordered((row["env"] for row in rows), sweep.env_order)
         if exp:
             work = ("/".join(map(str, sorted({num_envs(row) or 0 for row in rows}))), *work[1:])
@@ -190,13 +111,14 @@ def workload_lines(sweep):
         lines.append(f"- **Workload{f' ({exp})' if exp else ''}:** {settings}; iterations "
                      f"{'/'.join(map(str, compiled)) or '–'}, eager iterations {'/'.join(map(str, eager)) or '–'}; "
                      f"{len(rows)} runs on {len(envs)} envs ({', '.join(envs)})")
-    lines += dqn_workload_lines([row for row in sweep.rows if row["variant"].startswith("dqn_")], sweep.env_order)
+    lines += dqn_workload_lines([row for row in sweep.rows if algorithm_of(row["label"]) == DQN], sweep.env_order)
     for folder, workload in sweep.workload_files:
         lines.append(f"- **workload.json** (`{folder.name}`): " + ", ".join(f"{k} {v}" for k, v in workload.items()))
-    exp5 = ("; exp5's runs, which differ in the number of envs by design, meet only in its cost model and its "
-            "comparisons at the same N") if rows_of(sweep.rows, "exp5") else ""
-    if len(lines) > 1 + len(sweep.workload_files) or exp5:
-        lines.append(f"- Runs of different workloads are never paired with each other{exp5}.")
+    varied = "".join(f"; {experiment.name}'s runs, which differ in the number of envs by design, meet only in its cost "
+                     "model and its comparisons at the same N" for experiment in ALL
+                     if experiment.varies_num_envs and rows_of(sweep.rows, experiment.name))
+    if len(lines) > 1 + len(sweep.workload_files) or varied:
+        lines.append(f"- Runs of different workloads are never paired with each other{varied}.")
     return lines + [""]
 
 
@@ -214,7 +136,8 @@ def machine_kind_lines(sweep):
 
 def absent_lines(sweep):
     """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all."""
-    absent = [f"{exp} ({topic})" for exp, topic in EXPERIMENT_TOPICS.items() if not rows_of(sweep.rows, exp)]
+    absent = [f"{experiment.name} ({experiment.topic})" for experiment in ALL
+              if not experiment.prepares and not rows_of(sweep.rows, experiment.name)]
     return [f"- **Not in this sweep:** {'; '.join(absent)}.", ""] if absent else []
 
 
@@ -239,12 +162,14 @@ def header_section(sweep):
 
 
 def definitions_section(sweep):
-    """How to read the numbers: speedup, windows, statistics, repeats (of exp6: groups of one variant and N agents)."""
+    """How to read the numbers: speedup, windows, statistics, repeats (of a grouped experiment: groups of one variant
+    and N agents)."""
     repeats = Counter((row["label"], row["config"], row["num_iterations"])
-                      for row in sweep.rows if row["exp"] != "exp6")
+                      for row in sweep.rows if not (row["exp"] in BY_NAME and BY_NAME[row["exp"]].grouped))
     repeats.update((group.label, group_cell_key(group), group.agents) for group in sweep.groups)
     counts = sorted(set(repeats.values()))
     steady = sweep.names["iter8_99_median_s"]
+    synchronised = listed([experiment.name for experiment in ALL if experiment.timing == "sync"])
     return [
         "## How to read this report",
         "",
@@ -255,8 +180,8 @@ def definitions_section(sweep):
         "- Windows of `time/iteration`: **iteration 0** (holds compilation), **iterations 1–7** (mean), "
         f"**{steady}** (median: the steady state). **Start-up** (`time/startup`: imports, device "
         "and model creation) precedes iteration 0. **Total** is `time/total` (iteration 0 to the end).",
-        "- exp1 runs asynchronously (the honest end-to-end time); exp2 and exp3 synchronise around rollout "
-        "and update to time them separately, which adds host syncs.",
+        f"- {UNFILED['async']} runs asynchronously (the honest end-to-end time); {synchronised} synchronise around "
+        "rollout and update to time them separately, which adds host syncs.",
         f"- Intervals over envs (each env once, its seeds averaged): with {MIN_ENVS_FOR_CI} or more envs a **95% CI** "
         "of a geometric mean (Student's t on the envs' mean log speedups) and, for a median, the distribution-free "
         "interval between two envs' values, labelled with its exact coverage (e.g. 96% CI at 12 envs); with fewer "

@@ -1,123 +1,27 @@
-"""The evidence that every variant learns: final returns and learning curves."""
+"""The evidence that every variant learns: final returns and learning curves, of each experiment as it says
+(sweep/experiments.py: learning, split, curves)."""
 
 import math
 
-import numpy as np
-
-from sweep.experiments import EXPERIMENTS, SIZES
-from report.charts import colors_for, empty_panel, new_figure, save_figure
-from report.settings import FINAL_RETURN_EPISODES, FINAL_RETURN_SPLITS, LABEL_COLORS
-from report.stats import mean_curve, metric_values, rows_of, scope, where
-from report.summary import ordered, ordered_configs, rank
+from sweep.experiments import ALL, BY_NAME, EXPERIMENTS, SIZES
+from report.curves import WALL_CLOCK_CAPTION, learning_curve_figure
+from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS
+from report.stats import metric_values, rows_of, scope, where
+from report.summary import ordered, rank
 from report.text import heading, image, markdown_table, mean_and_spread
 
 
-# How the report names the chart of return against wall-clock time (x from the start of iteration 0, compilation
-# included): where learning is compared, the time each variant takes to reach a return.
-WALL_CLOCK_CAPTION = "**Return against wall-clock time: the time to reach a return**"
-
-# Line styles for curves identical to an earlier one in the same panel, so that each stays visible.
-DUPLICATE_STYLES = ((0, (4, 3)), (0, (1, 2)), (0, (6, 2, 1, 2)), (0, (2, 4)))
-
-
-def curve_x(run, x_axis, process_agents=1):
-    """A run's x values for its returns: env steps, seconds of training after the end of iteration 0 ("time"), or
-    from its start, compilation included ("wall"); seconds divided by the agents its process trained (the agents of
-    one vmapped process share its clock)."""
-    if x_axis == "steps":
-        return run.return_steps
-    if x_axis == "wall":
-        return run.return_seconds / process_agents
-    return (run.return_seconds - np.nan_to_num(run.iteration_seconds[0])) / process_agents
-
-
-def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
-    """Draws each label's curve in one panel; returns notes on identical and missing curves for the report."""
-    notes, drawn = [], {}
-    for label in labels:
-        label_rows = sorted(where(panel_rows, label=label), key=lambda row: row["seed"])
-        runs = [row["run"] for row in label_rows]
-        if not runs:
-            continue
-        signature = tuple((run.seed, tuple(run.return_steps), tuple(run.returns)) for run in runs)
-        same_as = drawn.get(signature, []) if any(run.returns.size for run in runs) else []
-        style = DUPLICATE_STYLES[(len(same_as) - 1) % len(DUPLICATE_STYLES)] if same_as else "solid"
-        if same_as:
-            notes.append(f"{label} is identical to {same_as[0]} (drawn dashed on top of it)")
-        drawn.setdefault(signature, []).append(label)
-        curves = [(curve_x(row["run"], x_axis, row["process_agents"]), row["run"].returns) for row in label_rows
-                  if row["run"].returns.size]
-        curve = mean_curve([(x, y) for x, y in curves if len(y) > 1 and np.isfinite(x).all()])
-        if curve:
-            grid, mean, low, high = curve
-            ax.plot(grid, mean, color=colors[label], linewidth=2.2 if not same_as else 1.2, linestyle=style,
-                    label=label)
-            ax.fill_between(grid, low, high, color=colors[label], alpha=0.2, linewidth=0)
-        elif curves:  # too few returns for a line: each logged return as a point
-            x, y = np.concatenate([x for x, _ in curves]), np.concatenate([y for _, y in curves])
-            ax.scatter(x, y, color=colors[label], marker="o" if not same_as else "x", s=30, label=label, zorder=3)
-            notes.append(f"{label}: too few returns for a line, drawn as points")
-        else:
-            notes.append(f"{label}: no episode finished")
-    if not any(run_rows_returns(panel_rows)):
-        longest = max(row["num_iterations"] for row in panel_rows)
-        empty_panel(ax, f"no episode finished\nin these runs\n(at most {longest} iterations)")
-        notes = ["no episode finished in any run, so the panel is empty"]
-    return notes
-
-
-def run_rows_returns(rows):
-    """How many returns each row's run logged."""
-    return [row["run"].returns.size for row in rows]
-
-
-def spread_time_axis(ax):
-    """A symmetric-log time axis when the curves end more than 10× apart (eager runs take far longer), so that
-    the fast variants' curves are not squeezed against 0; linear below a tenth of the earliest end."""
-    ends = [float(np.max(line.get_xdata())) for line in ax.lines if len(line.get_xdata())]
-    ends = [end for end in ends if end > 0]
-    if len(ends) > 1 and max(ends) > 10 * min(ends):
-        ax.set_xscale("symlog", linthresh=min(ends) / 10)
-        ax.set_xlabel(ax.get_xlabel().removesuffix(" (s)") + f" (s, log above {min(ends) / 10:.2g} s)")
-
-
-def learning_curve_figure(rows, env_order, title, x_axis, out, name, time_label="training time after iteration 0"):
-    """One panel per (env, size): each variant/mode's mean episodic return with a min–max band across seeds.
-
-    Returns the file name and notes per panel (identical curves, runs without returns) for the report.
-    """
-    panels = ordered_configs(rows, env_order)
-    multiple_sizes = len({size for _, size in panels}) > 1
-    labels = ordered((row["label"] for row in rows), LABEL_COLORS)
-    colors = colors_for(labels)
-    # one panel alone (Doors) gets the width of two, so that its legend of many labels fits in two columns below it
-    figure, axes = new_figure(title, len(panels), ncols=min(len(panels), 4),
-                              panel_size=(4.2, 3.2) if len(panels) > 1 else (7.0, 3.6), fixed_margins=True)
-    notes = []
-    for ax, (env, size) in zip(axes, panels):
-        panel = f"{env} · {size}" if multiple_sizes else env
-        panel_notes = draw_panel_curves(ax, where(rows, env=env, size=size), labels, colors, x_axis)
-        notes += [f"{panel}: {note}" for note in panel_notes]
-        if any("identical" in note for note in panel_notes):
-            ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
-        ax.set(title=panel, ylabel="episodic return",
-               xlabel="env steps" if x_axis == "steps" else f"{time_label} (s)")
-        if x_axis != "steps":
-            spread_time_axis(ax)
-        ax.grid(alpha=0.3)
-    return save_figure(figure, out, name), notes
-
-
 def learning_rows(rows, exp):
-    """The rows of an experiment whose returns the learning evidence shows: exp5's and exp7's async runs (their sync
-    runs repeat their seeds), exp6's agents of usable groups; none of exp8's and exp9's (their sections give their
-    returns)."""
-    if exp in ("exp8", "exp9"):
+    """The rows of an experiment whose returns the learning evidence shows, as it says (Experiment.learning): all its
+    runs ("whole"), its async ones ("async": its sync runs repeat their seeds), the agents of usable groups
+    ("groups"), or none ("own": its section gives its returns)."""
+    learning = BY_NAME[exp].learning
+    if learning == "own":
         return []
     rows = rows_of(rows, exp)
-    if exp in ("exp5", "exp7"):
+    if learning == "async":
         return where(rows, timing="async")
-    return [row for row in rows if not math.isnan(row["agents"])] if exp == "exp6" else rows
+    return [row for row in rows if not math.isnan(row["agents"])] if learning == "groups" else rows
 
 
 def final_return_table(rows, env_order, split):
@@ -133,17 +37,19 @@ def final_return_table(rows, env_order, split):
 
 
 def section_final_returns(sweep):
-    """Heading of the learning evidence; the final return per variant/mode and env, and model size (exp5: number of
-    envs, async runs; exp6: number of agents, the agents of usable groups), for each PPO experiment; none in a sweep
-    of exp8 alone."""
-    if all(row["exp"] in ("exp8", "exp9") for row in sweep.rows):
+    """Heading of the learning evidence; the final return per variant/mode and env, and model size or what the
+    experiment varies instead (Experiment.split), for each experiment whose learning evidence is here; none in a sweep
+    of experiments that give their own alone."""
+    if all(row["exp"] in BY_NAME and BY_NAME[row["exp"]].learning == "own" for row in sweep.rows):
         return []
+    grouped = "; ".join(f"{experiment.name}: over the agents of the groups of N agents" for experiment in ALL
+                        if experiment.grouped)
     lines = [heading(sweep, "Learning: final returns and learning curves"), "",
              f"Final return: mean of a run's last {FINAL_RETURN_EPISODES} logged episodic returns; "
-             "mean ± sample standard deviation over seeds (exp6: over the agents of the groups of N agents).", ""]
+             f"mean ± sample standard deviation over seeds ({grouped}).", ""]
     for exp in EXPERIMENTS:
         rows = learning_rows(sweep.rows, exp)
-        split, name = FINAL_RETURN_SPLITS.get(exp, ("size", "model size"))
+        split, name = BY_NAME[exp].split
         labels, table = final_return_table(rows, sweep.env_order, split)
         if table:
             lines += [f"**{exp}**", ""] + markdown_table(["env", name] + labels, table)
@@ -151,13 +57,16 @@ def section_final_returns(sweep):
 
 
 def learning_curve_groups(sweep):
-    """(exp, size) of each learning-curve figure pair: exp1 per model size, exp2, exp3, exp4 and exp6 whole (size None).
+    """(exp, size) of each learning-curve figure set, as each experiment says (Experiment.curves): those drawn per
+    model size first, then those drawn whole (size None), each in run order.
 
-    exp5 has none: its runs of 12 iterations at numbers of envs 256 times apart are no repeats of one curve (its final
-    returns are per number of envs).
+    An experiment without curves has runs that are no repeats of one curve (e.g. a few iterations at numbers of envs
+    256 times apart: its final returns are per number of envs), or a section that draws its own.
     """
-    groups = [("exp1", size) for size in ordered((row["size"] for row in rows_of(sweep.rows, "exp1")), SIZES)]
-    return groups + [(exp, None) for exp in ("exp2", "exp3", "exp4", "exp6") if learning_rows(sweep.rows, exp)]
+    groups = [(exp, size) for exp in EXPERIMENTS if BY_NAME[exp].curves == "size"
+              for size in ordered((row["size"] for row in learning_rows(sweep.rows, exp)), SIZES)]
+    return groups + [(exp, None) for exp in EXPERIMENTS
+                     if BY_NAME[exp].curves == "whole" and learning_rows(sweep.rows, exp)]
 
 
 def section_learning_curves(sweep, out, exp, size):
@@ -168,7 +77,7 @@ def section_learning_curves(sweep, out, exp, size):
     rows = where(rows, size=size) if size else rows
     what = f"{exp}, {size}" if size else exp
     lines = [heading(sweep, f"Learning curves: {what}", "###"), ""]
-    shared = any(row["process_agents"] > 1 for row in rows)  # exp6's vmapped agents: one clock for N agents
+    shared = any(row["process_agents"] > 1 for row in rows)  # a group's vmapped agents: one clock for N agents
     per_agent = " per agent" * shared
     time_label = f"training time{per_agent} after iteration 0"
     wall_label = f"wall-clock time{per_agent} from the start of iteration 0"

@@ -1,10 +1,9 @@
 """Load: the event files and the sweep's own files (system.json, workload.json, env_timing.json, the records of
-benchmark.sh, exp6's group.json) into a Sweep."""
+benchmark.sh, a grouped experiment's group.json) into a Sweep."""
 
 import itertools
 import json
 import math
-import sys
 import time
 from collections import defaultdict
 from concurrent.futures import Executor, Future
@@ -14,21 +13,15 @@ import numpy as np
 from google.protobuf.message import DecodeError
 from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
 
-from sweep.experiments import EXPERIMENTS, GRID_ENVS
-from report.settings import (
-    Config, GROUP_FIELDS, Group, METRIC_NAMES, Run, SkippedRun, Sweep, SweepConditions, WINDOWS, WORK_FIELDS,
-)
+from sweep.experiments import ALL, BY_NAME, EXPERIMENTS, GRID_ENVS, UNFILED
+from report.machines import machine_kind
+from report.messages import fail, warn
+from report.settings import GROUP_FIELDS, METRIC_NAMES, WINDOWS, WORK_FIELDS
 from report.summary import row_sort_key, summary_row
+from report.types import Condition, Group, RunSeries, SkippedRun, Sweep, SweepConditions
 
-
-def warn(message):
-    """Prints one warning line on stderr."""
-    print(f"warning: {message}", file=sys.stderr, flush=True)
-
-
-def fail(message):
-    """Stops with one error line on stderr and exit status 1."""
-    sys.exit(f"plot.py: error: {message}")
+GROUPED = tuple(experiment.name for experiment in ALL if experiment.grouped)  # their runs: runs/<exp>/<group>/<agent>/
+PREPARES = tuple(experiment.name for experiment in ALL if experiment.prepares)  # their runs are never read
 
 
 class InProcess(Executor):
@@ -89,8 +82,9 @@ def by_iteration(pairs, num_iterations):
 
 
 def group_folder(path):
-    """The exp6 group folder of an agent's event file (runs/exp6/<group>/<agent>/events.*), else None."""
-    return path.parents[1] if len(path.parents) > 2 and path.parents[2].name == "exp6" else None
+    """The group folder of an agent's event file of a grouped experiment (runs/<exp>/<group>/<agent>/events.*), else
+    None."""
+    return path.parents[1] if len(path.parents) > 2 and path.parents[2].name in GROUPED else None
 
 
 def scalar_at_end(scalars, tag):
@@ -99,7 +93,7 @@ def scalar_at_end(scalars, tag):
 
 
 def load_run(path):
-    """Reads one event file into a Run; raises SkippedRun when it cannot be used."""
+    """Reads one event file into a RunSeries; raises SkippedRun when it cannot be used."""
     scalars, tables = read_event_file(path)
     if "time/total" not in scalars:
         raise SkippedRun("unfinished, or cut or corrupt before its end (no time/total)")
@@ -107,11 +101,11 @@ def load_run(path):
         hyperparameters, system = tables["hyperparameters"], tables["system"]
         timing = "sync" if hyperparameters["sync_timing"].lower() == "true" else "async"
         group = group_folder(path)
-        exp = "exp6" if group else path.parent.parent.name
+        exp = group.parent.name if group else path.parent.parent.name
         if exp not in EXPERIMENTS:
-            exp = "sync" if timing == "sync" else "exp1"
+            exp = UNFILED[timing]
         work = tuple(hyperparameters.get(name, "?") for name in WORK_FIELDS)
-        config = Config(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing, work,
+        config = Condition(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing, work,
                         group.name if group else "")
         variant, compile_mode = Path(system["script"]).stem, system["compile_mode"]
         seed = int(hyperparameters["seed"])
@@ -126,7 +120,7 @@ def load_run(path):
     iteration_end_steps = np.sort([step for step, _ in scalars["charts/SPS"]])
     cumulative_seconds = np.nancumsum(iteration_seconds) if iteration_end_steps.size else np.full(total_step, np.nan)
     return_iterations = np.searchsorted(iteration_end_steps, returns[:, 0]).clip(0, total_step - 1)
-    return Run(
+    return RunSeries(
         path=path,
         config=config,
         variant=variant,
@@ -149,7 +143,7 @@ def load_run(path):
 
 
 def load_runs(paths):
-    """The Run of each path, or the reason it was skipped as a string."""
+    """The RunSeries of each path, or the reason it was skipped as a string."""
     results = []
     for path in paths:
         try:
@@ -174,9 +168,11 @@ def read_json(path, consequence=None):
 
 
 def read_conditions(folder):
-    """The folder's SweepConditions, or None when benchmark.sh recorded neither file (older sweeps, other machines)."""
-    sweeps, loads = folder / "sweeps.txt", folder / "load.txt"
-    if not sweeps.is_file() and not loads.is_file():
+    """The folder's SweepConditions, or None when benchmark.sh recorded none of its files (older sweeps, other
+    machines). The load as each run ended: records.txt's ("<run_name> <verdict> <exit status> <ms> <load> <log>", "-"
+    where unknown), after load.txt's ("<run_name> <load>"), what benchmark.sh recorded before records.txt."""
+    sweeps, loads, records = folder / "sweeps.txt", folder / "load.txt", folder / "records.txt"
+    if not sweeps.is_file() and not loads.is_file() and not records.is_file():
         return None
     try:
         invocations = [line.split() for line in sweeps.read_text().splitlines() if line.strip()] \
@@ -185,6 +181,8 @@ def read_conditions(folder):
         commands = [" ".join(fields[4:]) for fields in invocations]
         load = [float(line.split()[1]) for line in loads.read_text().splitlines() if line.strip()] \
             if loads.is_file() else []
+        load += [float(fields[4]) for fields in map(str.split, records.read_text().splitlines())
+                 if fields and fields[4] != "-"] if records.is_file() else []
     except (IndexError, ValueError, OSError) as error:
         warn(f"ignoring the sweep's wall time and load records in {folder}: {error}")
         return None
@@ -225,11 +223,17 @@ def window_names(runs):
     return {metric: name.replace("iterations 8–99", held) for metric, name in METRIC_NAMES.items()}
 
 
+def shares_windows(exp):
+    """Whether an experiment's runs (or the unfiled runs: experiments.UNFILED) have the reference length, so that they
+    name the windows of the generic sections and make the memory chart (Experiment.shared_windows)."""
+    return exp not in BY_NAME or BY_NAME[exp].shared_windows
+
+
 def shared_window_runs(runs):
-    """The runs whose lengths name the windows of the sections of exp1 to exp4: all but exp5's to exp9's, which name
-    their own (exp5's runs, exp7's large ones and the DQN runs differ in length from the others), or all of them in a
-    sweep of those alone."""
-    return [run for run in runs if run.config.exp not in ("exp5", "exp6", "exp7", "exp8", "exp9")] or runs
+    """The runs whose lengths name the windows of the experiments of the reference length: all but those of the
+    experiments that name their own (their runs differ in length from the others), or all of them in a sweep of those
+    alone."""
+    return [run for run in runs if shares_windows(run.config.exp)] or runs
 
 
 def read_runs(folders, pool, chunks):
@@ -237,7 +241,8 @@ def read_runs(folders, pool, chunks):
     read in `chunks` calls in the pool (one per worker)."""
     folder_of = {}
     for folder in folders:
-        found = [path for path in sorted(folder.rglob("events.out.tfevents.*")) if path.parent.parent.name != "warmup"]
+        found = [path for path in sorted(folder.rglob("events.out.tfevents.*"))
+                 if path.parent.parent.name not in PREPARES]
         if not found:
             fail(f"no event files (events.out.tfevents.*, warm-up runs aside) under {folder}")
         folder_of.update(dict.fromkeys(found, folder))
@@ -248,7 +253,7 @@ def read_runs(folders, pool, chunks):
                        itertools.chain.from_iterable(in_parallel(pool, [(load_runs, chunk) for chunk in chunks]))))
     runs = []
     for path in paths:
-        if isinstance(results[path], Run):
+        if isinstance(results[path], RunSeries):
             runs.append(results[path])
         else:
             warn(f"skipping {path}: {results[path]}")
@@ -257,23 +262,10 @@ def read_runs(folders, pool, chunks):
     return runs, folder_of
 
 
-def gpu_model(system):
-    """The GPU's model name from a system.json, None without a GPU."""
-    gpu = system.get("gpu")
-    return gpu.get("name", "?") if isinstance(gpu, dict) else gpu or None
-
-
-def machine_kind(system):
-    """What runs must share to be ranked or paired: the CPU model and the GPU model, e.g. 'AMD EPYC, no GPU'."""
-    if system is None:
-        return "unknown machine (no system.json)"
-    return f"{system.get('cpu') or 'unknown CPU'}, {gpu_model(system) or 'no GPU'}"
-
-
 def group_of(path, rows):
     """The Group that the group.json at path describes, from it and its agents' rows; None where the file is
     unreadable (read_json warns), else a string saying why the group cannot be used."""
-    data = read_json(path, "its exp6 group is left out")
+    data = read_json(path, f"its {path.parent.parent.name} group is left out")
     if data is None:
         return None
     try:
@@ -295,26 +287,27 @@ def group_of(path, rows):
 
 
 def read_groups(folders, rows):
-    """The exp6 Groups under the folders (runs/exp6/<group>/group.json), each agent's row given its group's number of
-    agents; one warning for each group that cannot be used and each folder of exp6 runs without a group.json."""
+    """The Groups of the grouped experiments under the folders (runs/<exp>/<group>/group.json), each agent's row given
+    its group's number of agents; one warning for each group that cannot be used and each folder of a grouped
+    experiment's runs without a group.json."""
     agent_rows = defaultdict(list)
     for row in rows:
-        if row["exp"] == "exp6":
+        if row["exp"] in GROUPED:
             agent_rows[Path(row["path"]).parents[1]].append(row)
     files = sorted(path for folder in folders for path in folder.rglob("group.json")
-                   if path.parent.parent.name == "exp6")
+                   if path.parent.parent.name in GROUPED)
     groups = []
     for path in files:
         group = group_of(path, agent_rows.pop(path.parent, []))
         if isinstance(group, str):
-            warn(f"leaving out the exp6 group {path.parent}: {group}")
+            warn(f"leaving out the {path.parent.parent.name} group {path.parent}: {group}")
         elif group:
             groups.append(group)
     for group in groups:
         for row in group.rows:
             row["agents"], row["process_agents"] = group.agents, group.agents // group.processes
-    for folder in agent_rows:
-        warn(f"leaving out the exp6 runs in {folder}: no group.json beside them")
+    for folder, left in agent_rows.items():
+        warn(f"leaving out the {left[0]['exp']} runs in {folder}: no group.json beside them")
     return groups
 
 

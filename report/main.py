@@ -8,6 +8,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from sweep.experiments import ALL
 from report.agents import section_agents
 from report.compare import compare_machine_lines, section_compare
 from report.compile_modes import section_compile_modes
@@ -17,18 +18,19 @@ from report.details import (
     section_duration_vs_complexity, section_memory, section_overhead, section_pairwise_speedups, section_sync,
 )
 from report.env_backend import section_env_backend
-from report.header import (
-    QUICK_WARNING, definitions_section, env_section, header_section, is_quick, machine_summary,
-)
+from report.header import QUICK_WARNING, definitions_section, env_section, header_section, is_quick
 from report.learning import learning_curve_groups, section_final_returns, section_learning_curves
-from report.load import InProcess, fail, load_sweep
+from report.load import InProcess, load_sweep
+from report.machines import machine_summary
+from report.messages import fail
 from report.ranking import section_ranking
 from report.scaling import section_scaling
-from report.settings import ChartFolder, WORKERS
+from report.settings import WORKERS
 from report.sizes import section_sizes
 from report.stats import where
 from report.summary import write_summary_csv
 from report.text import Answer, heading_anchors
+from report.types import ChartFolder
 
 
 def parse_args(argv):
@@ -78,15 +80,15 @@ def machine_parts(sweep, folder):
 
 
 def detail_tasks(sweep, out):
-    """The sections after the answers, for one sweep (or the part of one machine kind), in report order."""
+    """The sections after the answers, for one sweep (or the part of one machine kind), in report order: the overhead
+    windows of each experiment that asks for them (Experiment.overhead), the synchronised rollout and update of each
+    synchronised one (Experiment.sync_by, the field that splits them)."""
     return [
         (section_duration_vs_complexity, sweep, out),
         (section_pairwise_speedups, sweep, out, "total_s", "speedups_total.png"),
-        (section_overhead, sweep, out, "exp1"),
-        (section_overhead, sweep, out, "exp3"),
+        *[(section_overhead, sweep, out, experiment.name) for experiment in ALL if experiment.overhead],
         (section_pairwise_speedups, sweep, out, "iter8_99_median_s", "speedups_steady_state.png"),
-        (section_sync, sweep, out, "exp2", "env"),
-        (section_sync, sweep, out, "exp3", "size"),
+        *[(section_sync, sweep, out, experiment.name, experiment.sync_by) for experiment in ALL if experiment.sync_by],
         (section_memory, sweep, out),
         (section_final_returns, sweep),
         *[(section_learning_curves, sweep, out, exp, size) for exp, size in learning_curve_groups(sweep)],
@@ -95,8 +97,8 @@ def detail_tasks(sweep, out):
 
 ANSWER_SECTIONS = (section_ranking, section_sizes, section_env_backend, section_compile_modes, section_scaling,
                    section_agents, section_dqn, section_doors)
-# whose chart heads the report, first to last: the ranking's, then the experiments that a sweep reads others beside
-# (exp8 with exp4's runs, exp6 with exp5's), then those others
+# whose chart heads the report, first to last: the ranking's, then the experiments whose sections read another's runs
+# beside their own (DQN beside PPO's env-backend designs, many agents beside the cost model), then those others
 HEADLINE_ORDER = (section_ranking, section_sizes, section_dqn, section_doors, section_agents, section_env_backend,
                   section_scaling, section_compile_modes)
 
@@ -117,7 +119,7 @@ def report_tasks(sweep, folder):
 
 
 def section_name(task):
-    """A report task's name for messages: 'overhead (exp3)', 'ranking (machine 2: …)'."""
+    """A report task's name for messages: 'overhead (<exp>)', 'ranking (machine 2: …)'."""
     function, sweep, *arguments = task
     details = [argument for argument in arguments if isinstance(argument, str)] + [sweep.machine] * bool(sweep.machine)
     return function.__name__.removeprefix("section_") + (f" ({', '.join(details)})" if details else "")
@@ -145,7 +147,7 @@ def run_sections(pool, tasks):
 
 def answer_block(top, answers, body, machine, warning=(), ranks=None):
     """'The answer': one bullet per finding of each answer section that has lines, each linking to its section's
-    heading in the body ('- [exp7 · small](#does-the-ranking-hold-at-every-model-size-exp7): …'), the headline chart
+    heading in the body ('- [<exp> · small](#does-the-ranking-hold-at-every-model-size-<exp>): …'), the headline chart
     (the first chart of the answer section of the lowest rank, its place in HEADLINE_ORDER; the first on a tie), and a
     line naming the machine and the date.
 

@@ -1,22 +1,26 @@
 """exp7: does the ranking hold at every model size; how each gap moves with the size, seeds beside envs, the rollout's
-share per size."""
+share per size (the ranking machinery is standings.py's)."""
 
 import math
 from collections import defaultdict
 
 import numpy as np
 
-from sweep.experiments import GRID_ENVS, SIZES
+from sweep.experiments import EXP7, GRID_ENVS, SIZES
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import window_names
-from report.ranking import ranking_bullets, ranking_lines, size_rankings
-from report.settings import KEEPS_UP, SIZE_LABELS, SYNC_METRICS
+from report.settings import KEEPS_UP, SYNC_METRICS
+from report.standings import ranking_bullets, ranking_lines, size_rankings
 from report.stats import by_env, geometric_mean, median, metric_values, paired_labels, rows_of, where
 from report.summary import ordered
 from report.text import (
     Answer, empty_window_lines, heading, image, listed, markdown_table, percent_text, relative_text, seconds_text,
     speedup_text,
 )
+
+# the labels it ranks at each model size, in the ranking's order: the fully compiled variants, then the others beside
+# them (a label beyond these is ranked after them, by name)
+SIZE_LABELS = EXP7.ranked
 
 
 def size_trend_chart(rankings, out):
@@ -47,9 +51,10 @@ def size_trend_chart(rankings, out):
 
 
 def section_sizes(sweep, out):
-    """exp7's answer: per model size, the fully compiled variants and torch env-jit ranked as exp1's are, how each
-    one's gap to the fastest moves with the size, the spread over seeds beside the spread over envs, and the rollout's
-    share of the iteration per size (the synchronised runs). Each size's windows are named from its own runs."""
+    """exp7's answer: per model size, its variants (SIZE_LABELS) ranked as the ranking ranks the fully compiled ones,
+    how each one's gap to the fastest moves with the size, the spread over seeds beside the spread over envs, and the
+    rollout's share of the iteration per size (the synchronised runs). Each size's windows are named from its own
+    runs."""
     rows = rows_of(sweep.rows, "exp7")
     if not rows:
         return Answer([], [])

@@ -8,20 +8,30 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import binom as binomial, t as student_t
 
-from sweep.experiments import SIZES
-from report.settings import (
-    CI_LEVEL, COMPILE_BASELINES, FULLY_COMPILED, LABEL_COLORS, LENGTH_METRICS, MIN_ENVS_FOR_CI, Pair,
-)
+from sweep.experiments import BY_NAME, SIZES, UNFILED
+from sweep.variants import BY_LABEL, PPO
+from report.settings import CI_LEVEL, COMPILE_BASELINES, FULLY_COMPILED, LABEL_COLORS, LENGTH_METRICS, MIN_ENVS_FOR_CI
 from report.summary import ordered, rank
+from report.types import Pair
 
 
 def rows_of(rows, exp):
-    """Rows of one experiment; runs found outside runs/<exp>/ are exp1 if async, exp2 (small) and exp3 if sync."""
-    if exp == "exp2":
-        return [row for row in rows if row["exp"] == "exp2" or (row["exp"] == "sync" and row["size"] == "small")]
-    if exp == "exp3":
-        return [row for row in rows if row["exp"] in ("exp3", "sync")]
-    return [row for row in rows if row["exp"] == exp]
+    """Rows of one experiment, with the runs found outside runs/<exp>/ that it reads as its own (experiments.UNFILED
+    names what they are taken for, the experiment's `unfiled` which of them it takes)."""
+    unfiled = {UNFILED[key]: sizes for key, sizes in BY_NAME[exp].unfiled.items()} if exp in BY_NAME else {}
+    return [row for row in rows if row["exp"] == exp
+            or (row["exp"] in unfiled and (unfiled[row["exp"]] is None or row["size"] in unfiled[row["exp"]]))]
+
+
+def algorithm_of(label):
+    """The algorithm of a variant label, 'ppo' or 'dqn', as the registry (sweep/variants.py) has it; PPO for a label
+    the registry lacks."""
+    return BY_LABEL[label].algorithm if label in BY_LABEL else PPO
+
+
+def is_eager(label):
+    """Whether a variant label runs op by op (the registry's Variant.eager; False for a label the registry lacks)."""
+    return label in BY_LABEL and BY_LABEL[label].eager
 
 
 def where(rows, **fields):
@@ -239,7 +249,8 @@ def named_cells(items, key, env_order):
 
 
 def per_env_workload(row):
-    """exp5's cell key of a row: env, model size and the workload but the number of envs, which exp5 varies."""
+    """The cell key of a row of an experiment that varies the number of envs: env, model size and the workload but
+    the number of envs."""
     return row["env"], row["size"], row["config"].work[1:]
 
 

@@ -18,7 +18,7 @@ def window_seconds(seconds, window):
 
 
 def summary_row(run, machine=""):
-    """The run's summary.csv row (plus its label, machine kind and the Run itself for the charts)."""
+    """The run's summary.csv row (plus its label, machine kind and the RunSeries itself for the charts)."""
     return {
         "exp": run.config.exp,
         "variant": run.variant,
@@ -39,10 +39,10 @@ def summary_row(run, machine=""):
         "final_return": float(np.mean(run.returns[-FINAL_RETURN_EPISODES:])) if run.returns.size else math.nan,
         "peak_memory_bytes": run.peak_memory,
         "peak_rss_bytes": run.peak_rss,
-        "env_steps": run.env_steps,  # the run's env steps (exp8: transitions), for its whole-run SPS
-        "buffer_size": run.buffer_size,  # exp8: the run's replay memory, for the header's workload line
-        "agents": math.nan,  # exp6: its group's number of agents, set with the groups
-        "process_agents": 1,  # exp6: the agents its process trained (a vmapped group's N), set with the groups
+        "env_steps": run.env_steps,  # the run's env steps (a DQN run's: transitions), for its whole-run SPS
+        "buffer_size": run.buffer_size,  # a DQN run's replay memory, for the header's workload line
+        "agents": math.nan,  # an agent of a group: its group's number of agents, set with the groups
+        "process_agents": 1,  # an agent of a group: the agents its process trained (a vmapped group's N)
         "path": str(run.path),
         "label": run.label,
         "machine": machine,

@@ -13,7 +13,7 @@ from report.stats import distinguishable, geometric_mean, interval, inverted, me
 
 class Answer(NamedTuple):
     """What an answer section returns: its markdown lines, and the short bullets that summarise it under 'The answer'
-    at the top of the report, each (label, text): the label names the experiment and the part (e.g. 'exp7 · small'),
+    at the top of the report, each (label, text): the label names the experiment and the part (e.g. '<exp> · small'),
     the text the finding with its numbers written by the same helpers as the section's own tables and conclusions.
     main.py links each bullet to the section's heading (its first line)."""
 
@@ -23,7 +23,7 @@ class Answer(NamedTuple):
 
 def slug(title):
     """GitHub's anchor for a heading's text: lower case, every character but letters, digits, marks, '_', '-' and
-    spaces dropped, spaces turned to '-' ('Which variant is fastest? (exp1)' -> 'which-variant-is-fastest-exp1')."""
+    spaces dropped, spaces turned to '-' ('Which variant is fastest? (linen)' -> 'which-variant-is-fastest-linen')."""
     kept = [char for char in title.strip().lower()
             if char in " -" or unicodedata.category(char)[0] in "LMN" or unicodedata.category(char) == "Pc"]
     return "".join(kept).replace(" ", "-")

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 import plot
 import report.main
-from report import charts, compile_modes, env_backend, header, learning, load, ranking, settings, stats, text
+from report import charts, compile_modes, curves, env_backend, header, load, settings, standings, stats, text, types
 from events import ALL_PAIRS, SIZES, write_json, write_run, write_sweep
 
 PLOT = Path(__file__).resolve().parents[1] / "plot.py"
@@ -735,8 +735,8 @@ def test_every_variant_has_its_own_colour_and_comparisons_carry_both_variants_co
 
 def pairs_over_envs(count):
     """One pair per env with speedups 1, 2, …, count."""
-    config = lambda env: settings.Config("exp1", env, "small", "async", ())
-    return [settings.Pair(config(f"env{i}"), 1.0, float(i + 1)) for i in range(count)]
+    config = lambda env: types.Condition("exp1", env, "small", "async", ())
+    return [types.Pair(config(f"env{i}"), 1.0, float(i + 1)) for i in range(count)]
 
 
 def test_an_interval_is_a_confidence_interval_only_from_the_minimum_number_of_envs():
@@ -753,9 +753,9 @@ def test_an_interval_is_a_confidence_interval_only_from_the_minimum_number_of_en
 def simulated_pairs(rng, envs, seeds, true_log_speedup):
     """Pairs of `seeds` seeds on each of `envs` envs: each env's log speedup normal around the true one (sd 0.3), its
     seeds' normal around the env's (sd 0.1)."""
-    config = lambda env: settings.Config("exp1", env, "small", "async", ())
+    config = lambda env: types.Condition("exp1", env, "small", "async", ())
     env_logs = rng.normal(true_log_speedup, 0.3, envs)
-    return [settings.Pair(config(f"env{i}"), 1.0, math.exp(rng.normal(env_log, 0.1)))
+    return [types.Pair(config(f"env{i}"), 1.0, math.exp(rng.normal(env_log, 0.1)))
             for i, env_log in enumerate(env_logs) for _ in range(seeds)]
 
 
@@ -781,15 +781,15 @@ def test_the_median_interval_covers_the_true_median_at_least_as_often_as_its_lab
 
 def test_the_time_axis_of_learning_curves_starts_at_the_end_of_iteration_0(tmp_path):
     run = load.load_run(next(write_run(tmp_path / "run", KNOWN_SECONDS).iterdir()))
-    assert learning.curve_x(run, "time")[:2].tolist() == [0.0, 0.5]  # returns after iterations 0 and 1
-    assert learning.curve_x(run, "steps")[0] == 32 * 256
+    assert curves.curve_x(run, "time")[:2].tolist() == [0.0, 0.5]  # returns after iterations 0 and 1
+    assert curves.curve_x(run, "steps")[0] == 32 * 256
 
 
 def test_a_faster_steady_state_that_is_not_repaid_or_needs_no_repaying():
-    standing = lambda iter0, steady: ranking.Standing("x", 1, (1.0, ()), (1.0, ()), iter0, steady)
-    assert ranking.break_even(standing(10.0, 1.0), standing(1.0, 1.0)) is None  # not faster: never repaid
-    assert ranking.break_even(standing(1.0, 0.5), standing(2.0, 1.0)) == 0  # faster from the start
-    assert ranking.break_even(standing(11.0, 0.5), standing(1.0, 1.0)) == 21.0
+    standing = lambda iter0, steady: standings.Standing("x", 1, (1.0, ()), (1.0, ()), iter0, steady)
+    assert standings.break_even(standing(10.0, 1.0), standing(1.0, 1.0)) is None  # not faster: never repaid
+    assert standings.break_even(standing(1.0, 0.5), standing(2.0, 1.0)) == 0  # faster from the start
+    assert standings.break_even(standing(11.0, 0.5), standing(1.0, 1.0)) == 21.0
 
 
 @pytest.mark.parametrize("args", [["--compare", "A"], ["A", "--compare", "A", "A"]], ids=["one-side", "both-modes"])
@@ -805,11 +805,11 @@ def ranked(total, steady, steady_vs_linen):
     times (mean, interval) are total and steady; steady_vs_linen is nnx_cached's steady state over linen's."""
     itself = (1.0, (1.0, 1.0, "range"))
     envs = 1 if math.isnan(total[1][0]) else 2  # one env: no interval
-    linen = ranking.Standing("linen (jit)", envs, itself, (1 / steady[0], (1 / steady[1][1], 1 / steady[1][0], "range")),
+    linen = standings.Standing("linen (jit)", envs, itself, (1 / steady[0], (1 / steady[1][1], 1 / steady[1][0], "range")),
                           4.0, 1.0, itself)
-    nnx = ranking.Standing("nnx_cached (cached)", envs, total, itself, 14.0, steady_vs_linen[0], steady_vs_linen)
-    conclusion = ranking.ranking_conclusion("small", 100, [linen, nnx], linen.label, nnx.label, "iterations 8–99")
-    return conclusion, ranking.break_even_text(nnx, linen, nnx.steady_vs_total)
+    nnx = standings.Standing("nnx_cached (cached)", envs, total, itself, 14.0, steady_vs_linen[0], steady_vs_linen)
+    conclusion = standings.ranking_conclusion("small", 100, [linen, nnx], linen.label, nnx.label, "iterations 8–99")
+    return conclusion, standings.break_even_text(nnx, linen, nnx.steady_vs_total)
 
 
 def test_a_ranking_names_a_winner_and_a_break_even_only_where_the_interval_excludes_one():
@@ -848,23 +848,23 @@ def ranking_rows(cells, envs, seeds):
     """Summary rows of exp1 at size small: for each (label, iteration 0 s, steady s) of cells, one per env and seed."""
     return [{"label": label, "env": env, "seed": seed, "size": "small", "num_iterations": 100, "iter0_s": iter0,
              "iter8_99_median_s": steady, "total_s": iter0 + 99 * steady,
-             "config": settings.Config("exp1", env, "small", "async", ())}
+             "config": types.Condition("exp1", env, "small", "async", ())}
             for label, iter0, steady in cells for env in envs for seed in seeds]
 
 
 def test_the_ranking_answer_is_the_steady_iteration_then_when_a_faster_one_repays_its_slower_start():
     cells = [("linen (jit)", 10.0, 1.0), ("torch (env-jit)", 2.0, 3.0), ("torch_compile (compile)", 42.0, 2.0)]
     rows = ranking_rows(cells, ("CartPole-v1", "Acrobot-v1"), (1, 2))
-    [sized] = ranking.size_rankings(rows, settings.LABEL_COLORS, "iterations 8–99")
-    assert ranking.ranking_bullets([sized], "exp1") == [
+    [sized] = standings.size_rankings(rows, settings.LABEL_COLORS, "iterations 8–99")
+    assert standings.ranking_bullets([sized], "exp1") == [
         ("exp1 · small", "steady iteration: linen (jit) shortest (1 s); torch at best 2.00× [range 2.00–2.00] "
                          "(torch_compile (compile))"),
         # 1 + (10 − 2) / (3 − 1) = 5 for linen, 1 + (42 − 2) / (3 − 2) = 41 for torch_compile
         ("exp1 · small · start", "torch (env-jit) starts quickest (iteration 0: 2 s); a faster steady iteration repays "
                                  "its slower start after 5–41 iterations (last: torch_compile (compile))")]
     # one seed per env: the bullet says there is no run-to-run spread; one env: no interval either
-    [single] = ranking.size_rankings(ranking_rows(cells, ("CartPole-v1",), (1,)), settings.LABEL_COLORS, "it. 8–99")
-    assert ranking.ranking_bullet(single) == ("steady iteration: linen (jit) shortest (1 s; one env: no interval); "
+    [single] = standings.size_rankings(ranking_rows(cells, ("CartPole-v1",), (1,)), settings.LABEL_COLORS, "it. 8–99")
+    assert standings.ranking_bullet(single) == ("steady iteration: linen (jit) shortest (1 s; one env: no interval); "
                                               "torch at best 2.00× (torch_compile (compile)); one run per cell")
 
 
@@ -873,8 +873,8 @@ def test_a_ranking_answer_names_the_variants_level_with_the_shortest_steady_iter
     for row in rows:  # equinox faster on one env, slower on the other: the range holds 1×
         row["iter8_99_median_s"] *= {("equinox (jit)", "CartPole-v1"): 0.9, ("equinox (jit)", "Acrobot-v1"): 1.05}.get(
             (row["label"], row["env"]), 1.0)
-    [sized] = ranking.size_rankings(rows, settings.LABEL_COLORS, "iterations 8–99")
-    assert ranking.ranking_bullet(sized).startswith("steady iteration: equinox (jit) shortest (0.972 s), level with "
+    [sized] = standings.size_rankings(rows, settings.LABEL_COLORS, "iterations 8–99")
+    assert standings.ranking_bullet(sized).startswith("steady iteration: equinox (jit) shortest (0.972 s), level with "
                                                     "linen (jit); JAX within 1.03× [range 0.95–1.11] (linen (jit))")
 
 

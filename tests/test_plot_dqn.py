@@ -186,7 +186,7 @@ def test_on_breakout_the_answer_gives_the_gymnax_variants_spread_and_says_why_th
 
 
 def test_a_missing_design_other_than_the_gymnasium_pair_is_named_without_the_gymnasium_reason():
-    variant = lambda name: dqn.Variant(name, [], (1.0, (math.nan, math.nan, "")))
+    variant = lambda name: dqn.DesignRuns(name, [], (1.0, (math.nan, math.nan, "")))
     single = [variant(name) for name in ("dqn_torch_gymnasium (eager)", "dqn_linen_gymnasium (jit)", "dqn_linen (jit)",
                                          "dqn_nnx (tree)")]
     assert dqn.ppo_comparison_lines("CartPole-v1", single, [], "iterations 8–11") == [
@@ -351,7 +351,7 @@ def test_two_spreads_are_told_apart_only_where_their_intervals_do_not_overlap():
 
 def one_env(seconds_by_name):
     """One env's Variants, fastest first, from {name: steady seconds of seeds 1, 2, …}."""
-    found = [dqn.Variant(name, [{"seed": seed, dqn.STEADY: value} for seed, value in enumerate(seconds, 1)],
+    found = [dqn.DesignRuns(name, [{"seed": seed, dqn.STEADY: value} for seed, value in enumerate(seconds, 1)],
                          dqn.over_seeds(seconds)) for name, seconds in seconds_by_name.items()]
     return sorted(found, key=lambda variant: variant.steady[0])
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sweep.experiments import EXPERIMENTS
-from report import scaling, settings, text
+from report import cost_model, scaling, text
 from events import write_exp5_runs, write_run
 from test_plot import capture_figures, check_answer, run_plot, wordy_lines
 from test_plot_short_runs import section
@@ -39,7 +39,7 @@ def exp5_alone(tmp_path_factory):
 
 def test_the_cost_fit_recovers_a_and_b_from_exact_timings():
     ns = np.array([8, 32, 128, 512, 2048])
-    fit = scaling.fit_cost(ns, 0.004 + 3e-5 * ns)
+    fit = cost_model.fit_cost(ns, 0.004 + 3e-5 * ns)
     assert fit.a == pytest.approx(0.004, rel=1e-9) and fit.b == pytest.approx(3e-5, rel=1e-9)
     assert np.abs(fit.residuals).max() < 1e-9
     assert fit.a_bounds == pytest.approx((0.004, 0.004), rel=1e-6)
@@ -48,7 +48,7 @@ def test_the_cost_fit_recovers_a_and_b_from_exact_timings():
 def test_the_cost_fit_minimises_the_relative_error_and_its_intervals_hold_the_truth():
     ns = np.array([8, 32, 128, 512, 2048])
     times = (0.004 + 3e-5 * ns) * (1 + np.array([0.03, -0.02, 0.01, -0.03, 0.02]))
-    fit = scaling.fit_cost(ns, times)
+    fit = cost_model.fit_cost(ns, times)
     relative_error = lambda a, b: np.sum(((a + b * ns - times) / times) ** 2)
     for a, b in ((fit.a * 1.01, fit.b), (fit.a * 0.99, fit.b), (fit.a, fit.b * 1.01), (fit.a, fit.b * 0.99)):
         assert relative_error(a, b) > relative_error(fit.a, fit.b)
@@ -59,10 +59,10 @@ def test_the_cost_fit_minimises_the_relative_error_and_its_intervals_hold_the_tr
 
 
 def test_the_cost_fit_has_no_interval_through_two_n_and_no_fit_from_one():
-    fit = scaling.fit_cost([8, 2048, 2048], [1.0, 3.0, 3.0])  # three runs, two N: a line, residuals 0, no spread
+    fit = cost_model.fit_cost([8, 2048, 2048], [1.0, 3.0, 3.0])  # three runs, two N: a line, residuals 0, no spread
     assert (fit.a, fit.b) == pytest.approx((1 - 8 * 2 / 2040, 2 / 2040))
-    assert np.isnan(scaling.fit_cost([8, 2048], [1.0, 3.0]).a_bounds[0])
-    assert scaling.fit_cost([32, 32], [1.0, 1.1]) is None
+    assert np.isnan(cost_model.fit_cost([8, 2048], [1.0, 3.0]).a_bounds[0])
+    assert cost_model.fit_cost([32, 32], [1.0, 1.1]) is None
 
 
 def test_within_the_fastest_is_interpolated_log_log_between_measured_n_and_never_beyond():
@@ -78,7 +78,7 @@ def test_a_conclusion_names_who_is_fastest_at_each_end_and_where_the_other_stays
     seconds = {("linen (jit)", 8): 1.0, ("linen (jit)", 2048): 10.0, ("torch (env-jit)", 8): 4.0,
                ("torch (env-jit)", 2048): 5.0}
     rows = [{"label": label, "num_envs": str(n), "iter8_99_median_s": t} for (label, n), t in seconds.items()]
-    table = scaling.scalings(rows)
+    table = cost_model.scalings(rows)
     assert ("**CartPole-v1** (2 variants, 8–2,048 envs): linen (jit) has the shortest time per iteration at 8 envs "
             "(1,000 ms), torch (env-jit) at 2,048 envs (5,000 ms); one seed: no interval.") == \
         scaling.scaling_conclusion("CartPole-v1", table)
@@ -92,8 +92,8 @@ def test_a_conclusion_names_who_is_fastest_at_each_end_and_where_the_other_stays
 
 
 def seeded_scalings(seconds):
-    """scaling.scalings of rows from {(label, N): [seconds of each seed]}."""
-    return scaling.scalings([{"label": label, "num_envs": str(n), "iter8_99_median_s": t}
+    """cost_model.scalings of rows from {(label, N): [seconds of each seed]}."""
+    return cost_model.scalings([{"label": label, "num_envs": str(n), "iter8_99_median_s": t}
                              for (label, n), by_seed in seconds.items() for t in by_seed])
 
 
@@ -137,9 +137,9 @@ def test_one_variant_gets_no_relative_chart_and_each_fitted_line_states_its_larg
             "compared with itself.") in (tmp_path / "REPORT.md").read_text()
     (ax,) = figures["scaling_sps.png"].axes
     ns = (8, 128, 512, 2048)
-    fit = scaling.fit_cost(ns, [(1e-3 + 1e-5 * n) * (3 if n == 512 else 1) for n in ns])
+    fit = cost_model.fit_cost(ns, [(1e-3 + 1e-5 * n) * (3 if n == 512 else 1) for n in ns])
     (written,) = [label.get_text() for label in ax.texts]
-    assert written == f"fit's largest relative residual\nlinen (jit): {text.percent_text(scaling.max_residual(fit), '')}"
+    assert written == f"fit's largest relative residual\nlinen (jit): {text.percent_text(cost_model.max_residual(fit), '')}"
 
 
 def test_the_cost_model_table_gives_a_and_b_and_where_each_variant_comes_within_the_fastest(exp5_alone):

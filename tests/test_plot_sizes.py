@@ -3,7 +3,7 @@ beside the spread over envs, the rollout's share per size; the large runs' short
 
 import pytest
 
-from report import settings, sizes
+from report import sizes, standings, types
 from events import write_run
 from test_plot import capture_figures, check_answer, lines_by_label, run_plot, wordy_lines
 from test_plot_short_runs import section
@@ -161,10 +161,10 @@ def test_each_sizes_answer_names_a_fastest_alone_only_where_its_interval_is_apar
     steady = lambda size, label, env: factor.get((size, label, env), 1.0)
     rows = [{"label": label, "env": env, "seed": 1, "size": size, "num_iterations": 100, "iter0_s": 4.0,
              "iter8_99_median_s": steady(size, label, env), "total_s": 4.0 + 99 * steady(size, label, env),
-             "config": settings.Config("exp7", env, size, "async", ())}
+             "config": types.Condition("exp7", env, size, "async", ())}
             for size, other in (("small", "equinox (jit)"), ("large", "torch (env-jit)"))
             for label in ("linen (jit)", other) for env in ("CartPole-v1", "Acrobot-v1")]
-    bullets = dict(sizes.ranking_bullets(sizes.size_rankings(rows, settings.SIZE_LABELS, "iterations 8–99"), "exp7"))
+    bullets = dict(standings.ranking_bullets(standings.size_rankings(rows, sizes.SIZE_LABELS, "iterations 8–99"), "exp7"))
     assert bullets["exp7 · small"].startswith("steady iteration: equinox (jit) shortest (0.972 s), level with linen "
                                               "(jit)")
     assert bullets["exp7 · large"].startswith("steady iteration: linen (jit) shortest (1 s); torch at best 1.20×")

@@ -17,7 +17,7 @@ import regenerate_reports
 from helpers import ROOT
 from report import doors
 from report.charts import category_axis, chart_problems, log_axis, new_figure, save_figure
-from report.settings import ChartFolder
+from report.types import ChartFolder
 
 
 def drawn(figure):
