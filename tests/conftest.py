@@ -3,8 +3,8 @@
 Budget, on 2 idle cores: `python -m pytest` (the full suite, CI's command) at most 15 minutes on an Intel Xeon,
 25 on the slower AMD EPYC; `python -m pytest -m "not slow"` at most 3 minutes (AMD EPYC: 4), and it still runs every
 script at least once.
-A new variant (one more ppo_*.py in the registry of tests/helpers.py) may add at most ~90 s to the
-full suite and ~15 s to the fast subset. What a script costs, roughly: a TINY run of a JAX script
+A new variant (one more script in the registry, sweep/variants.py, which tests/helpers.py reads) may add at most
+~90 s to the full suite and ~15 s to the fast subset. What a script costs, roughly: a TINY run of a JAX script
 a few seconds; a cold torch.compile run ~45 s (the script disables every compile cache on purpose);
 an eager (--no-jit) run ~35 s, almost all of it JAX compiling each primitive once; a learning run
 (default config, LEARNING_ITERATIONS) from ~25 s (JAX) to minutes (torch, torch.compile).

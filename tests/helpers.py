@@ -14,6 +14,8 @@ from typing import NamedTuple
 import numpy as np
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
+from sweep import variants
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the smallest config that still runs every part of the loop: 2 minibatches, 2 epochs
 TINY = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
@@ -32,50 +34,63 @@ def profiled(script: str) -> tuple:
     return ("--profile",) if script in FUSED_SCRIPTS else SYNC_PROFILED
 
 
+# What a script is comes from the registry of variants (sweep/variants.py): its rows' flags, framework, env backend,
+# algorithm and num_seeds; a script's default mode is its row without flags.
+def default_row(script: str) -> variants.Variant:
+    """The registry row of the script's (a file name's) default mode: the one without flags."""
+    return next(row for row in variants.of_script(script[: -len(".py")]) if not row.flags)
+
+
+def registry_scripts(algorithm: str, **fields) -> list:
+    """The files of the algorithm's scripts (the registry's order) whose default row has the fields given."""
+    rows = [default_row(f"{script}.py") for script in variants.SCRIPTS]
+    return [row.file for row in rows if row.algorithm == algorithm
+            and all(getattr(row, name) == value for name, value in fields.items())]
+
+
+# the eager flags of the modes a script has but no sweep runs (no registry row): tested all the same
+UNSWEPT_EAGER_FLAG = {variants.LINEN_GYMNASIUM.file: "--no-jit"}
+
+
+def eager_flag(script: str) -> str | None:
+    """The flag of the script's eager mode ("none"), from its registry row or UNSWEPT_EAGER_FLAG; None if it has none."""
+    rows = [row for row in variants.of_script(script[: -len(".py")]) if row.eager]
+    assert all(len(row.flags) == 1 for row in rows), rows
+    return rows[0].flags[0] if rows else UNSWEPT_EAGER_FLAG.get(script)
+
+
 # every variant and the flag that turns its compilation off (None: the script always compiles, or never does)
-EAGER_FLAG = {
-    "ppo_linen.py": "--no-jit",
-    "ppo_nnx.py": "--no-jit",
-    "ppo_nnx_cached.py": None,
-    "ppo_nnx_tree.py": None,
-    "ppo_equinox.py": "--no-jit",
-    "ppo_torch.py": "--no-jit-env",
-    "ppo_torch_compile.py": None,
-    "ppo_torch_gymnasium.py": None,
-    "ppo_linen_gymnasium.py": "--no-jit",
-    "ppo_linen_scan.py": None,
-    "ppo_torch_native.py": None,
-}
+EAGER_FLAG = {script: eager_flag(script) for script in registry_scripts(variants.PPO)}
 SCRIPTS = list(EAGER_FLAG)
 # the compile mode each script's system text names in its default mode (its eager flag's mode is "none")
-COMPILE_MODE = {
-    "ppo_linen.py": "jit", "ppo_nnx.py": "jit", "ppo_nnx_cached.py": "cached", "ppo_nnx_tree.py": "tree",
-    "ppo_equinox.py": "jit", "ppo_torch.py": "env-jit", "ppo_torch_compile.py": "compile",
-    "ppo_torch_gymnasium.py": "eager", "ppo_linen_gymnasium.py": "jit", "ppo_linen_scan.py": "scan",
-    "ppo_torch_native.py": "eager",
-}
+COMPILE_MODE = {script: default_row(script).mode for script in SCRIPTS}
 # the scripts that compile the whole training (lax.scan over iterations): no host fetch per iteration in main(), one
 # compiled call per chunk of iterations, no --sync-timing (rollout and update are one call); they train --num-seeds
 # agents in one process, each in its own run folder ({run_name}__seed{s} when there are several)
-FUSED_SCRIPTS = ["ppo_linen_scan.py"]
+FUSED_SCRIPTS = registry_scripts(variants.PPO, num_seeds=True)
 # a fused script's learning run: LEARNING_AGENTS agents (seeds 1 onwards) over the default 100 iterations. Each agent
 # leaves ppo_linen.py's trajectory of its seed at float32 rounding (from iteration 8 on, seed 1), so its final return is
 # another sample: at 80 iterations seed 1's agent ended at 378 (ppo_linen.py's at 497), at 100 every agent above 420
 LEARNING_AGENTS, FUSED_LEARNING_ITERATIONS = 4, 100
 # the scripts on Gymnasium (NumPy, CPU) envs: CartPole-v1, Acrobot-v1 and MountainCar-v0 only
-GYMNASIUM_SCRIPTS = ["ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py"]
+GYMNASIUM_SCRIPTS = registry_scripts(variants.PPO, backend=variants.GYMNASIUM)
 # the scripts on envs written in torch (no JAX in the process): the same three envs
-NATIVE_SCRIPTS = ["ppo_torch_native.py"]
+NATIVE_SCRIPTS = registry_scripts(variants.PPO, backend=variants.TORCH_ENV)
+# the DQN scripts (CleanRL's CartPole-v1 DQN: its four designs, then every other framework and compile mode) and the
+# compile mode each names by default
+DQN_COMPILE_MODE = {script: default_row(script).mode for script in registry_scripts(variants.DQN)}
+DQN_SCRIPTS = list(DQN_COMPILE_MODE)
+DQN_GYMNASIUM_SCRIPTS = registry_scripts(variants.DQN, backend=variants.GYMNASIUM)  # on Gymnasium (NumPy, CPU) envs
+DQN_GYMNAX_SCRIPTS = [script for script in DQN_SCRIPTS if script not in DQN_GYMNASIUM_SCRIPTS]
+DQN_TORCH_GYMNAX_SCRIPTS = registry_scripts(variants.DQN, framework="torch", backend=variants.GYMNAX)  # torch agents
 # what a script on three envs only says of another env id
 ENV_REFUSALS = {**dict.fromkeys(GYMNASIUM_SCRIPTS, "not one of the gymnax envs with a Gymnasium counterpart"),
                 **dict.fromkeys(NATIVE_SCRIPTS, "not one of the envs written in torch here"),
-                **dict.fromkeys(["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py"],
-                                "not one of the gymnax envs with a Gymnasium counterpart")}
+                **dict.fromkeys(DQN_GYMNASIUM_SCRIPTS, "not one of the gymnax envs with a Gymnasium counterpart")}
 # the scripts that take --env-id module:EnvId (all but those on envs written in torch)
 MODULE_ENV_SCRIPTS = [script for script in SCRIPTS if script not in NATIVE_SCRIPTS]
 # the scripts that never import torch
-JAX_SCRIPTS = ["ppo_linen.py", "ppo_nnx.py", "ppo_nnx_cached.py", "ppo_nnx_tree.py", "ppo_equinox.py",
-               "ppo_linen_gymnasium.py", "ppo_linen_scan.py"]
+JAX_SCRIPTS = [script for script in SCRIPTS if default_row(script).framework != "torch"]
 JAX_EAGER_SCRIPTS = [script for script in JAX_SCRIPTS if EAGER_FLAG[script]]
 EAGER_SCRIPTS = [script for script in SCRIPTS if EAGER_FLAG[script]]
 # the scripts of a family share their env code (make_envs, env_reset, env_step, flatten_obs, unpack_step) line for
@@ -86,16 +101,6 @@ FAMILIES = {
     "gymnasium": GYMNASIUM_SCRIPTS,
     "native": NATIVE_SCRIPTS,
 }
-# the DQN scripts (CleanRL's CartPole-v1 DQN: its four designs, then every other framework and compile mode) and the
-# compile mode each names by default
-DQN_COMPILE_MODE = {
-    "dqn_torch_gymnasium.py": "eager", "dqn_linen_gymnasium.py": "jit", "dqn_torch.py": "env-jit", "dqn_linen.py": "jit",
-    "dqn_torch_compile.py": "compile", "dqn_nnx.py": "tree", "dqn_equinox.py": "jit",
-}
-DQN_SCRIPTS = list(DQN_COMPILE_MODE)
-DQN_GYMNASIUM_SCRIPTS = ["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py"]  # on Gymnasium (NumPy, CPU) envs
-DQN_GYMNAX_SCRIPTS = [script for script in DQN_SCRIPTS if script not in DQN_GYMNASIUM_SCRIPTS]
-DQN_TORCH_GYMNAX_SCRIPTS = ["dqn_torch.py", "dqn_torch_compile.py"]  # torch agents on gymnax envs
 # the smallest DQN config that runs every part of the loop: 4 iterations of 500 transitions, gradient steps from
 # transition 601 (none in iteration 0), target syncs every 100, epsilon down to its end over the first 1,000
 DQN_TINY = [
@@ -155,7 +160,7 @@ DQN_BAD_COMMAND_LINES = {
     "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
     "cudagraphs on a cpu": (
         ["--cudagraphs", "--device", "cpu", "--log-dir", "{log_dir}"], "--cudagraphs needs a CUDA GPU",
-        ["dqn_torch_compile.py"],
+        [variants.DQN_TORCH_COMPILE_CUDAGRAPHS.file],
     ),
 }
 # the DQN learning run: the default config (epsilon's decay over half of it) in fewer transitions, seed 1; the mean of
@@ -214,15 +219,17 @@ BAD_COMMAND_LINES = {
     "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
     "cudagraphs on a cpu": (
         ["--cudagraphs", "--device", "cpu", "--log-dir", "{log_dir}"], "--cudagraphs needs a CUDA GPU",
-        ["ppo_torch_compile.py"],
+        [variants.TORCH_COMPILE_CUDAGRAPHS.file],
     ),
 }
 # what the Gymnasium scripts name for a gymnax env id without a Gymnasium counterpart
-NO_GYMNASIUM_ENV = ENV_REFUSALS["ppo_torch_gymnasium.py"]
+NO_GYMNASIUM_ENV = ENV_REFUSALS[GYMNASIUM_SCRIPTS[0]]
 # the bad command lines that are bad only on a machine without a GPU: not run where there is one
 SKIPPED_ON_A_GPU = {"no gpu"}
-# the NNX scripts and the mode each pins: graph mode with graph updates, or tree mode
-PINNED_MODE = {"ppo_nnx.py": True, "ppo_nnx_cached.py": True, "ppo_nnx_tree.py": False, "dqn_nnx.py": False}
+# the NNX scripts and the mode each pins: graph mode with graph updates (True), or tree mode (False: the scripts whose
+# default mode is "tree")
+PINNED_MODE = {script: default_row(script).mode != "tree" for script in SCRIPTS + DQN_SCRIPTS
+               if default_row(script).framework == "nnx"}
 # the learning run: the default config in fewer iterations (the LR still anneals to 0 over them), seed 1, and the mean
 # of its last 5 episodic returns must reach LEARNED_RETURN (a random policy gets ~22). Measured on an Intel Xeon, seeds
 # 1-5 of every script (45 runs): at 80 iterations min 374, 10th percentile 432, median 496; at 100 min 381. Another
@@ -442,11 +449,10 @@ class CliProbe(NamedTuple):
 
 def frameworks(script: str) -> str:
     """What the script runs on the device: JAX alone, torch alone (on Gymnasium envs or its own) or both (on gymnax)."""
-    if script in DQN_SCRIPTS:
-        return "torch" if script == "dqn_torch_gymnasium.py" else "torch+jax" if "torch" in script else "jax"
-    if script in JAX_SCRIPTS:
+    row = default_row(script)
+    if row.framework != "torch":
         return "jax"
-    return "torch" if script in GYMNASIUM_SCRIPTS + NATIVE_SCRIPTS else "torch+jax"
+    return "torch+jax" if row.backend == variants.GYMNAX else "torch"
 
 
 def bad_values(script: str) -> list:

@@ -10,6 +10,7 @@ import pytest
 
 import ease_of_use as eou
 from helpers import ROOT
+from sweep import variants
 
 TOOL = os.path.join(ROOT, "tools", "ease_of_use.py")
 PAGE = os.path.join(ROOT, "docs", "ease-of-use.md")
@@ -79,6 +80,9 @@ def test_every_top_level_ppo_and_dqn_script_has_a_row_and_a_sibling_of_its_famil
     assert len(rows) == sum(len(script.modes) for script in eou.SCRIPTS.values())
     for name, script in eou.SCRIPTS.items():
         assert script.sibling is None or script.sibling[:4] == name[:4], name
+    for row in eou.NOTES:  # the rows are the registry's, their siblings its own
+        assert variants.variant(row.script, row.mode) is row
+        assert eou.SCRIPTS[row.file].sibling == (f"{row.sibling}.py" if row.sibling else None), row.label
     assert sorted(name for name, script in eou.SCRIPTS.items() if script.sibling is None) == ["dqn_linen.py",
                                                                                               "ppo_linen.py"]
 

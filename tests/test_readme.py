@@ -11,10 +11,10 @@ import sys
 import pytest
 
 import answer_table
-from report import ranking, stats
+from report import standings, stats
 
 from helpers import COMPILE_MODE, DQN_COMPILE_MODE, EAGER_FLAG
-from sweep.experiments import MODE_FLAGS
+from sweep.variants import VARIANTS
 from test_benchmark import REPO
 
 README = (REPO / "README.md").read_text()
@@ -82,14 +82,14 @@ def test_the_answer_table_tool_stops_on_a_missing_or_empty_sweep_with_one_line(t
 
 
 def test_the_answer_tables_rule_is_the_reports_own():
-    """The table's ratio of torch at small is the one the model-size report prints for it (report/ranking.py's rule)."""
+    """The table's ratio of torch at small is the one the model-size report prints for it (report/standings.py's rule)."""
     report = (REPO / "results" / "cpu-2core-exp7" / "REPORT.md").read_text()
     cells, _ = answer_table.column_cells(REPO / "results", answer_table.COLUMNS[0])
     row = next(line for line in report.splitlines() if re.match(r"\| small \| torch \(env-jit\) \|", line))
     assert cells["PyTorch, JAX env"].rstrip("†") in row.split("|")[5]
     # the rule is imported, not copied: the tool's fastest, ratio and geometric mean are the report's own functions
     assert (answer_table.fastest_label, answer_table.relative_to, answer_table.geometric_mean) == (
-        ranking.fastest_label, ranking.relative_to, stats.geometric_mean)
+        standings.fastest_label, standings.relative_to, stats.geometric_mean)
 
 
 @pytest.mark.parametrize("bullet", [line for line in ANSWER.splitlines() if line.startswith("- ")],
@@ -204,8 +204,9 @@ def test_the_variants_table_of_method_md_lists_every_script_once_with_the_modes_
         assert f"`{mode}`" in cells[script][0], (script, mode)
     for script, flag in EAGER_FLAG.items():
         assert not flag or f"`none` (`{flag}`)" in cells[script][0], (script, flag)
-    for (variant, mode), flags in MODE_FLAGS.items():
-        assert f"`{mode}` (`{' '.join(flags)}`" in cells[f"{variant}.py"][0], (variant, mode)
+    for variant in VARIANTS:
+        if variant.flags and not variant.eager:
+            assert f"`{variant.mode}` (`{' '.join(variant.flags)}`" in cells[variant.file][0], variant.label
 
 
 def test_every_committed_sitting_has_a_row_in_the_results_index_saying_whether_it_is_current():

@@ -3,7 +3,7 @@
 Each column is one question measured in one committed sweep (its summary.csv, written by plot.py): a model size, a
 number of envs, DQN, a GPU. A cell is the design's steady iteration (summary.csv's iter8_99_median_s: the median of
 iterations 8 on) relative to the fastest design of the same sweep and selection, by the report's rule
-(report/ranking.py's fastest_label and relative_to, imported): the fastest is the smallest geometric mean over the
+(report/standings.py's fastest_label and relative_to, imported): the fastest is the smallest geometric mean over the
 (env, seed) pairs every design ran, and a design's ratio is the geometric mean of its ratios to the fastest, paired by
 env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
 of that sitting.
@@ -21,9 +21,11 @@ from typing import NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
 
-from report.ranking import fastest_label, relative_to  # noqa: E402 (after the path)
-from report.settings import Config  # noqa: E402
+from report.standings import fastest_label, relative_to  # noqa: E402 (after the path)
+from report.types import Condition  # noqa: E402
 from report.stats import geometric_mean, metric_values, where  # noqa: E402
+from sweep import variants  # noqa: E402
+from sweep.variants import Variant  # noqa: E402
 
 STEADY = "iter8_99_median_s"  # summary.csv's steady iteration: the median of iterations 8 on
 
@@ -32,7 +34,7 @@ class Column(NamedTuple):
     """One question: the sweep that measured it and the runs of that sweep that answer it."""
     title: str
     sweep: str  # a folder under results/
-    family: str  # "ppo" or "dqn": which script of a design the column reads
+    family: str  # "ppo" or "dqn" (the registry's algorithm): which variant of a design the column reads
     exp: str
     size: str
     envs: tuple  # env ids; empty: every env of the selection
@@ -41,10 +43,10 @@ class Column(NamedTuple):
 
 
 class Design(NamedTuple):
-    """One way to write the agent: its PPO and its DQN script, each as (variant, compile mode), or None."""
+    """One way to write the agent (the registry's `design`): its PPO and its DQN variant (sweep/variants.py), or None."""
     name: str
-    ppo: tuple
-    dqn: tuple
+    ppo: Variant | None
+    dqn: Variant | None
 
 
 COLUMNS = (
@@ -59,20 +61,21 @@ COLUMNS = (
     Column("large model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "large", ("CartPole-v1",), 32),
 )
 
-DESIGNS = (
-    Design("Flax Linen", ("ppo_linen", "jit"), ("dqn_linen", "jit")),
-    Design("Flax NNX, `cached_partial`", ("ppo_nnx_cached", "cached"), None),
-    Design("Flax NNX, tree mode", ("ppo_nnx_tree", "tree"), ("dqn_nnx", "tree")),
-    Design("Equinox", ("ppo_equinox", "jit"), ("dqn_equinox", "jit")),
-    Design("Flax Linen, training in one `lax.scan`", ("ppo_linen_scan", "scan"), None),
-    Design("PyTorch, JAX env", ("ppo_torch", "env-jit"), ("dqn_torch", "env-jit")),
-    Design("torch.compile, JAX env", ("ppo_torch_compile", "compile"), ("dqn_torch_compile", "compile")),
-    Design("torch.compile + CUDA graphs, JAX env", ("ppo_torch_compile", "compile+cudagraphs"), None),
-    Design("PyTorch, env in torch", ("ppo_torch_native", "eager"), None),
-    Design("torch.compile, env in torch", ("ppo_torch_native", "compile"), None),
-    Design("PyTorch, NumPy env", ("ppo_torch_gymnasium", "eager-vector"), ("dqn_torch_gymnasium", "eager")),
-    Design("Flax Linen, NumPy env", ("ppo_linen_gymnasium", "jit-vector"), ("dqn_linen_gymnasium", "jit")),
-)
+# the table's rows in this order (each named by one of its variants; the registry's designs not named here follow, in
+# the registry's order): the JAX designs, the torch ones on the JAX env, on envs in torch, then on NumPy envs
+ORDER = (variants.LINEN, variants.NNX_CACHED, variants.NNX_TREE, variants.EQUINOX, variants.LINEN_SCAN, variants.TORCH,
+         variants.TORCH_COMPILE, variants.TORCH_COMPILE_CUDAGRAPHS, variants.TORCH_NATIVE, variants.TORCH_NATIVE_COMPILE,
+         variants.TORCH_GYMNASIUM_VECTOR, variants.LINEN_GYMNASIUM_VECTOR)
+
+
+def designs() -> tuple:
+    """One Design per design name of the registry: its PPO and DQN rows (at most one each), in ORDER's order."""
+    names = dict.fromkeys([row.design for row in ORDER] + [row.design for row in variants.VARIANTS if row.design])
+    rows = {(row.design, row.algorithm): row for row in variants.VARIANTS if row.design}
+    return tuple(Design(name, rows.get((name, variants.PPO)), rows.get((name, variants.DQN))) for name in names)
+
+
+DESIGNS = designs()
 
 
 def fail(message):
@@ -104,12 +107,12 @@ def selection(rows, column):
         if (column.envs and row["env"] not in column.envs) or math.isnan(row[STEADY]):
             continue
         selected.append({"label": (row["variant"], row["compile_mode"]), "env": row["env"], "seed": row["seed"],
-                         "config": Config(column.exp, row["env"], column.size, "async", ()), STEADY: row[STEADY]})
+                         "config": Condition(column.exp, row["env"], column.size, "async", ()), STEADY: row[STEADY]})
     return selected
 
 
 def relatives(rows):
-    """({(variant, mode): ratio to the fastest}, the fastest's geometric-mean seconds), by report/ranking.py's rule."""
+    """({(variant, mode): ratio to the fastest}, the fastest's geometric-mean seconds), by report/standings.py's rule."""
     labels = list(dict.fromkeys(row["label"] for row in rows))
     fastest = fastest_label(rows, labels, STEADY)
     ratios = {label: relative_to(rows, fastest, label, STEADY)[0] for label in labels}
@@ -124,7 +127,8 @@ def ratio_text(ratio, marked):
 
 def column_cells(results, column):
     """{design name: cell text} and the fastest's seconds, for one column."""
-    keys = {design.name: design.ppo if column.family == "ppo" else design.dqn for design in DESIGNS}
+    chosen = {design.name: design.ppo if column.family == variants.PPO else design.dqn for design in DESIGNS}
+    keys = {name: (row.script, row.mode) for name, row in chosen.items() if row}
     wanted = set(keys.values())
     main = [row for row in selection(read_rows(results, column.sweep), column) if row["label"] in wanted]
     if not main:
@@ -146,7 +150,7 @@ def table_lines(results):
     for design in DESIGNS:
         row = [cells.get(design.name, "–") for cells, _ in columns]
         if any(cell != "–" for cell in row):
-            scripts = " / ".join(f"`{key[0]}.py`" for key in (design.ppo, design.dqn) if key)
+            scripts = " / ".join(f"`{variant.file}`" for variant in (design.ppo, design.dqn) if variant)
             lines.append("| " + " | ".join([f"{design.name} ({scripts})", *row]) + " |")
     seconds = [f"{fastest_s:.3g} s" for _, fastest_s in columns]
     lines.append("| " + " | ".join(["*the fastest's steady iteration*", *seconds]) + " |")

@@ -10,10 +10,14 @@ import sys
 from typing import NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the registry's package, when run as tools/ease_of_use.py
+
+from sweep import variants  # noqa: E402 (after the path)
+
 PROG = "ease_of_use.py"
 PAGE = os.path.join("docs", "ease-of-use.md")
 BANNER = "# BENCHMARK HARNESS"
-FAMILIES = {"PPO": "ppo_", "DQN": "dqn_"}
+FAMILIES = {"PPO": variants.PPO, "DQN": variants.DQN}  # page section: the registry's algorithm
 
 
 class InputError(Exception):
@@ -47,78 +51,100 @@ SWEEPS = {
 }
 
 
-class Mode(NamedTuple):
-    mode: str  # compile_mode in summary.csv
+class Note(NamedTuple):
     sweep: str | None  # a key of SWEEPS; None where no committed sweep measured it
     note: str  # what the framework made the code do (from docs/variants.md)
     untimed: str = ""  # where sweep is None: why the row has no timings
 
 
+class Mode(NamedTuple):
+    mode: str  # compile_mode in summary.csv (the registry row's mode)
+    sweep: str | None
+    note: str
+    untimed: str = ""
+
+
 class Script(NamedTuple):
-    sibling: str | None  # the script it is written beside (docs/variants.md); None for the family's reference
+    sibling: str | None  # the file it is written beside (the registry's sibling); None for the family's reference
     modes: tuple
+    algorithm: str  # the registry's: "ppo" or "dqn"
 
 
-# one row per measured mode, in the order of the page; the first script of each family is its reference
-SCRIPTS = {
-    "ppo_linen.py": Script(None, (Mode(
-        "jit", "exp7", "Rollout (`lax.scan` over the steps), GAE and update: three `jax.jit` functions on a parameter "
-        "tree applied by `apply`; carries donated."),)),
-    "ppo_nnx.py": Script("ppo_linen.py", (Mode(
-        "jit", None, "Stateful `nnx.Module` and `nnx.Optimizer` updated in place; graph-mode `nnx.jit` walks the "
+# one row per measured mode (a row of sweep/variants.py), in the order of the page; the first script of each family is
+# its reference
+NOTES = {
+    variants.LINEN: Note(
+        "exp7", "Rollout (`lax.scan` over the steps), GAE and update: three `jax.jit` functions on a parameter "
+        "tree applied by `apply`; carries donated."),
+    variants.NNX: Note(
+        None, "Stateful `nnx.Module` and `nnx.Optimizer` updated in place; graph-mode `nnx.jit` walks the "
         "objects on the host at every call (rollout call 1.7–5.8 ms, Linen's 0.4).",
-        "no sweep (only the smoke test `results/cpu-quick`)"),)),
-    "ppo_nnx_cached.py": Script("ppo_nnx.py", (Mode(
-        "cached", "exp7", "The objects bound once by `nnx.cached_partial` (graph mode, pinned at import); rollout call "
-        "0.8–1.0 ms of host time."),)),
-    "ppo_nnx_tree.py": Script("ppo_nnx.py", (Mode(
-        "tree", "exp7", "NNX tree mode (objects as plain pytrees, pinned at import), bound once by `nnx.jit_partial`: "
-        "rollout call 0.34 ms of host time."),)),
-    "ppo_equinox.py": Script("ppo_linen.py", (Mode(
-        "jit", "exp7", "The agent an `eqx.Module` of arrays, `vmap`ped over the batch; plain `jax.jit`, since "
-        "`eqx.filter_jit` waits for its computation."),)),
-    "ppo_linen_scan.py": Script("ppo_linen.py", (Mode(
-        "scan", "exp7", "Chunks of iterations in one `lax.scan`, agents under `vmap`; metrics reach the host by an "
-        "ordered `io_callback`, the chunks in a thread."),)),
-    "ppo_linen_gymnasium.py": Script("ppo_linen.py", (Mode(
-        "jit", "exp4-native", "The env in NumPy cannot sit in `lax.scan`: a Python rollout loop, one jitted call and "
-        "one host round trip per env step."),)),
-    "ppo_torch.py": Script("ppo_linen.py", (Mode(
-        "env-jit", "exp7", "Eager torch model, fused Adam; the gymnax env one jitted JAX call per step, the action a "
-        "NumPy view, the step back by DLPack."),)),
-    "ppo_torch_compile.py": Script("ppo_torch.py", (Mode(
-        "compile", "exp7", "Only the minibatch update compiled, one graph: `torch.func` gradients and Adam written "
-        "out, since `backward()` and `optimizer.step()` break it."),)),
-    "ppo_torch_gymnasium.py": Script("ppo_torch.py", (Mode(
-        "eager", "exp4-native", "No JAX: a Gymnasium env in NumPy on the CPU; each step the actions cross to NumPy "
-        "and the packed step to torch."),)),
-    "ppo_torch_native.py": Script("ppo_torch.py", (
-        Mode("eager", "exp4-native", "The envs rewritten in torch (gymnax's dynamics, checked against gymnax by a "
-             "test); eager, one env step is some 40 small ops."),
-        Mode("compile", "exp5-native", "The whole rollout step (policy, env, reset, episode tracking) one "
-             "`torch.compile` graph; the update `ppo_torch_compile.py`'s functional graph."))),
-    "dqn_linen.py": Script(None, (Mode(
-        "jit", "exp8-family", "Each 10,000-transition iteration one compiled call: `lax.scan` over env steps, the "
-        "gradient steps due in `lax.fori_loop`, replay in the donated carry."),)),
-    "dqn_nnx.py": Script("dqn_linen.py", (Mode(
-        "tree", "exp8-family", "NNX tree mode: objects bound by `nnx.jit_partial`, never returned (no aliasing); "
-        "`nnx.scan`, `nnx.fori_loop` inside; the target network built, not cloned."),)),
-    "dqn_equinox.py": Script("dqn_linen.py", (Mode(
-        "jit", "exp8-family", "The Q-network an `eqx.Module` in the carry of a plain `jax.jit`; "
-        "`eqx.filter_value_and_grad`, optax on `eqx.filter`, a NamedTuple train state."),)),
-    "dqn_torch.py": Script("dqn_linen.py", (Mode(
-        "env-jit", "exp8-family", "A Python loop per env step: the gymnax step jitted, handed over by DLPack; ε-coins "
-        "drawn per iteration in JAX; replay in torch tensors."),)),
-    "dqn_torch_compile.py": Script("dqn_torch.py", (Mode(
-        "compile", "exp8-family", "The gradient step one graph with Adam written out (`torch.func`); acting eager; it "
-        "compiles in iteration 1, the first gradient step, not 0."),)),
-    "dqn_torch_gymnasium.py": Script("dqn_torch.py", (Mode(
-        "eager", "exp8-family", "CleanRL `dqn.py`'s design: a Python loop over a Gymnasium env, NumPy ε-coins and "
-        "replay, the torch Q-network on the CPU; no JAX."),)),
-    "dqn_linen_gymnasium.py": Script("dqn_torch_gymnasium.py", (Mode(
-        "jit", "exp8-family", "CleanRL `dqn_jax.py`'s design: `dqn_torch_gymnasium.py`'s loop, the greedy action and "
-        "the gradient step each one `jax.jit` call."),)),
+        "no sweep (only the smoke test `results/cpu-quick`)"),
+    variants.NNX_CACHED: Note(
+        "exp7", "The objects bound once by `nnx.cached_partial` (graph mode, pinned at import); rollout call "
+        "0.8–1.0 ms of host time."),
+    variants.NNX_TREE: Note(
+        "exp7", "NNX tree mode (objects as plain pytrees, pinned at import), bound once by `nnx.jit_partial`: "
+        "rollout call 0.34 ms of host time."),
+    variants.EQUINOX: Note(
+        "exp7", "The agent an `eqx.Module` of arrays, `vmap`ped over the batch; plain `jax.jit`, since "
+        "`eqx.filter_jit` waits for its computation."),
+    variants.LINEN_SCAN: Note(
+        "exp7", "Chunks of iterations in one `lax.scan`, agents under `vmap`; metrics reach the host by an "
+        "ordered `io_callback`, the chunks in a thread."),
+    variants.LINEN_GYMNASIUM: Note(
+        "exp4-native", "The env in NumPy cannot sit in `lax.scan`: a Python rollout loop, one jitted call and "
+        "one host round trip per env step."),
+    variants.TORCH: Note(
+        "exp7", "Eager torch model, fused Adam; the gymnax env one jitted JAX call per step, the action a "
+        "NumPy view, the step back by DLPack."),
+    variants.TORCH_COMPILE: Note(
+        "exp7", "Only the minibatch update compiled, one graph: `torch.func` gradients and Adam written "
+        "out, since `backward()` and `optimizer.step()` break it."),
+    variants.TORCH_GYMNASIUM: Note(
+        "exp4-native", "No JAX: a Gymnasium env in NumPy on the CPU; each step the actions cross to NumPy "
+        "and the packed step to torch."),
+    variants.TORCH_NATIVE: Note(
+        "exp4-native", "The envs rewritten in torch (gymnax's dynamics, checked against gymnax by a "
+        "test); eager, one env step is some 40 small ops."),
+    variants.TORCH_NATIVE_COMPILE: Note(
+        "exp5-native", "The whole rollout step (policy, env, reset, episode tracking) one "
+        "`torch.compile` graph; the update `ppo_torch_compile.py`'s functional graph."),
+    variants.DQN_LINEN: Note(
+        "exp8-family", "Each 10,000-transition iteration one compiled call: `lax.scan` over env steps, the "
+        "gradient steps due in `lax.fori_loop`, replay in the donated carry."),
+    variants.DQN_NNX: Note(
+        "exp8-family", "NNX tree mode: objects bound by `nnx.jit_partial`, never returned (no aliasing); "
+        "`nnx.scan`, `nnx.fori_loop` inside; the target network built, not cloned."),
+    variants.DQN_EQUINOX: Note(
+        "exp8-family", "The Q-network an `eqx.Module` in the carry of a plain `jax.jit`; "
+        "`eqx.filter_value_and_grad`, optax on `eqx.filter`, a NamedTuple train state."),
+    variants.DQN_TORCH: Note(
+        "exp8-family", "A Python loop per env step: the gymnax step jitted, handed over by DLPack; ε-coins "
+        "drawn per iteration in JAX; replay in torch tensors."),
+    variants.DQN_TORCH_COMPILE: Note(
+        "exp8-family", "The gradient step one graph with Adam written out (`torch.func`); acting eager; it "
+        "compiles in iteration 1, the first gradient step, not 0."),
+    variants.DQN_TORCH_GYMNASIUM: Note(
+        "exp8-family", "CleanRL `dqn.py`'s design: a Python loop over a Gymnasium env, NumPy ε-coins and "
+        "replay, the torch Q-network on the CPU; no JAX."),
+    variants.DQN_LINEN_GYMNASIUM: Note(
+        "exp8-family", "CleanRL `dqn_jax.py`'s design: `dqn_torch_gymnasium.py`'s loop, the greedy action and "
+        "the gradient step each one `jax.jit` call."),
 }
+
+
+def scripts_of(notes: dict) -> dict:
+    """{file: Script}: each noted row's script (in the order of notes), its sibling from the registry and its modes."""
+    scripts = {}
+    for row, note in notes.items():
+        sibling = f"{row.sibling}.py" if row.sibling else None
+        script = scripts.get(row.file, Script(sibling, (), row.algorithm))
+        scripts[row.file] = script._replace(modes=script.modes + (Mode(row.mode, *note),))
+    return scripts
+
+
+SCRIPTS = scripts_of(NOTES)
 
 
 # SCRIPTS: lines and diffs
@@ -147,13 +173,14 @@ def diff_counts(old: list[str], new: list[str]) -> tuple[int, int]:
 
 def check_scripts(root: str, scripts: dict):
     """Every ppo_*.py and dqn_*.py at the top of root has an entry in scripts, and every entry a file."""
-    found = {os.path.basename(path) for prefix in FAMILIES.values()
-             for path in glob.glob(os.path.join(root, prefix + "*.py"))}
+    found = {os.path.basename(path) for algorithm in FAMILIES.values()
+             for path in glob.glob(os.path.join(root, f"{algorithm}_*.py"))}
     unlisted, missing = sorted(found - set(scripts)), sorted(set(scripts) - found)
     if unlisted:
-        raise InputError(f"{', '.join(unlisted)}: no entry in the tool's SCRIPTS (sibling, modes, note)")
+        raise InputError(f"{', '.join(unlisted)}: no entry in the tool's NOTES (a row of sweep/variants.py, its note "
+                         "and sweep)")
     if missing:
-        raise InputError(f"{', '.join(missing)}, in the tool's SCRIPTS: not found in {root}")
+        raise InputError(f"{', '.join(missing)}, in the tool's NOTES: not found in {root}")
 
 
 # SWEEPS: timings from summary.csv
@@ -222,8 +249,8 @@ def collect(root: str, scripts: dict) -> tuple[dict, dict]:
     sweeps = {label: read_sweep(root, SWEEPS[label]) for label in
               sorted({mode.sweep for script in scripts.values() for mode in script.modes if mode.sweep})}
     families = {}
-    for family, prefix in FAMILIES.items():
-        names = [name for name in scripts if name.startswith(prefix)]
+    for family, algorithm in FAMILIES.items():
+        names = [name for name in scripts if scripts[name].algorithm == algorithm]
         reference = next(name for name in names if scripts[name].sibling is None)
         families[family] = [row for name in names for row in script_rows(root, name, scripts, reference, sweeps)]
     return families, sweeps
@@ -314,6 +341,7 @@ def page(root: str, scripts: dict) -> str:
     families, sweeps = collect(root, scripts)
     found = sittings([row for rows in families.values() for row in rows])
     facts = [line for family, rows in families.items() for line in observations(family, rows)]
+    references = ", ".join(f"`{next(row.script for row in rows if row.sibling is None)}`" for rows in families.values())
     return "\n\n".join([
         "# Ease of use: the evidence, script by script",
         "What each framework asked of the code, for the reader to weigh: per PPO and DQN script, how many lines its "
@@ -334,8 +362,8 @@ def page(root: str, scripts: dict) -> str:
         "- **iteration 0** holds tracing and compilation (and, for DQN, the 10,000 learning-starts transitions); "
         "**steady iteration** is a run's median of iterations 8 to its last; each is the median over the sitting's "
         "seeds. A DQN iteration is 10,000 transitions; a PPO iteration one rollout of every env and its update.\n"
-        "- **steady ÷ reference's, same sitting**: the steady iteration over the family reference's (`ppo_linen.py`, "
-        "`dqn_linen.py`) in the same sweep: the column to compare across sittings.\n"
+        f"- **steady ÷ reference's, same sitting**: the steady iteration over the family reference's ({references}) "
+        "in the same sweep: the column to compare across sittings.\n"
         "- **mode**: the `compile_mode` of the runs; a script with several measured modes has a row for each. Modes "
         "that change the env rather than the framework (the Gymnasium scripts' `-async`, `-vector`) are left out.",
         "## PPO\n\n" + table(families["PPO"]),

@@ -27,15 +27,20 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# label: (script, the entry points it compiles through, as "module:attribute"); a script not in the repository is
-# skipped. For the bound variants, the binding is outermost: its calls are timed, not the nnx.jit inside. The NNX
-# scripts compile GAE (arrays only) with jax.jit; Equinox compiles its all-array modules with jax.jit.
+sys.path.insert(0, ROOT)  # the registry's package, when run as tools/host_time_jax.py
+
+from sweep import variants  # noqa: E402 (after the path)
+
+# label: (the registry's row, whose script runs with its flags; the entry points it compiles through, as
+# "module:attribute"); a script not in the repository is skipped. For the bound variants, the binding is outermost:
+# its calls are timed, not the nnx.jit inside. The NNX scripts compile GAE (arrays only) with jax.jit; Equinox
+# compiles its all-array modules with jax.jit.
 VARIANTS = {
-    "Linen jax.jit": ("ppo_linen.py", ["jax:jit"]),
-    "nnx.jit": ("ppo_nnx.py", ["flax.nnx:jit", "jax:jit"]),
-    "nnx.cached_partial(nnx.jit)": ("ppo_nnx_cached.py", ["flax.nnx:cached_partial", "flax.nnx:jit", "jax:jit"]),
-    "nnx.jit_partial (tree)": ("ppo_nnx_tree.py", ["flax.nnx:jit_partial", "jax:jit"]),
-    "Equinox jax.jit": ("ppo_equinox.py", ["jax:jit"]),
+    "Linen jax.jit": (variants.LINEN, ["jax:jit"]),
+    "nnx.jit": (variants.NNX, ["flax.nnx:jit", "jax:jit"]),
+    "nnx.cached_partial(nnx.jit)": (variants.NNX_CACHED, ["flax.nnx:cached_partial", "flax.nnx:jit", "jax:jit"]),
+    "nnx.jit_partial (tree)": (variants.NNX_TREE, ["flax.nnx:jit_partial", "jax:jit"]),
+    "Equinox jax.jit": (variants.EQUINOX, ["jax:jit"]),
 }
 CALLS = ("rollout", "compute_gae", "update")
 TINY = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
@@ -171,22 +176,23 @@ def main():
     args = parser.parse_args()
     if args.rounds < 1 or args.num_iterations < 2:
         sys.exit("error: --rounds must be at least 1 and --num-iterations at least 2")
-    variants = [label for label in args.variants if os.path.exists(os.path.join(ROOT, VARIANTS[label][0]))]
-    for label in sorted(set(args.variants) - set(variants)):
-        print(f"skipped {label}: {VARIANTS[label][0]} is not in this repository", file=sys.stderr)
+    labels = [label for label in args.variants if os.path.exists(os.path.join(ROOT, VARIANTS[label][0].file))]
+    for label in sorted(set(args.variants) - set(labels)):
+        print(f"skipped {label}: {VARIANTS[label][0].file} is not in this repository", file=sys.stderr)
     script_args = [
         "--model-size", args.model_size, "--env-id", args.env_id, "--num-iterations", str(args.num_iterations),
         "--device", args.device, *(TINY if args.tiny else []),
     ]
-    results = {label: [] for label in variants}
+    results = {label: [] for label in labels}
     with tempfile.TemporaryDirectory() as log_dir:
         for round_index in range(args.rounds):
-            order = variants if round_index % 2 == 0 else variants[::-1]
+            order = labels if round_index % 2 == 0 else labels[::-1]
             for label in order:
-                script, entry_points = VARIANTS[label]
-                run_name = f"{script[: -len('.py')]}__{round_index}"
-                results[label].append(run_variant(script, entry_points, script_args, log_dir, run_name))
-                print(f"round {round_index + 1}/{args.rounds}: {label} ({script}) done", file=sys.stderr, flush=True)
+                row, entry_points = VARIANTS[label]
+                run_name = f"{row.script}__{round_index}"
+                results[label].append(run_variant(row.file, entry_points, [*row.flags, *script_args], log_dir,
+                                                  run_name))
+                print(f"round {round_index + 1}/{args.rounds}: {label} ({row.file}) done", file=sys.stderr, flush=True)
     print(report(results, args.num_iterations))
 
 

@@ -28,6 +28,10 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the registry's package, when run as tools/torch_compile_floor.py
+
+from sweep import variants  # noqa: E402 (after the path)
+
 OBS_DIM, ACTIONS = 4, 2  # CartPole-v1
 NUM_ENVS, NUM_STEPS, MINIBATCH, MINIBATCHES = 32, 256, 1024, 80  # the default workload: 10 epochs x 8 minibatches
 # calls per timed block: one iteration's worth, except the large update (over a second per call on 2 CPU cores)
@@ -52,7 +56,7 @@ def block_seconds(call, count):
 
 def measure(size: str, blocks: int) -> dict:
     """One fresh process: eager and compiled blocks of each function, alternating."""
-    eager_m, m = load_script("ppo_torch"), load_script("ppo_torch_compile")
+    eager_m, m = load_script(variants.TORCH.script), load_script(variants.TORCH_COMPILE.script)
     torch = m.torch
     torch.compiler.config.force_disable_caches = True
     torch.set_float32_matmul_precision("highest")

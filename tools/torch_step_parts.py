@@ -34,6 +34,10 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the registry's package, when run as tools/torch_step_parts.py
+
+from sweep import variants  # noqa: E402 (after the path)
+
 
 
 def load_script(name: str):
@@ -46,6 +50,7 @@ def load_script(name: str):
 class Steps:
     """ppo_torch.py's rollout pieces on the CPU, built as its main() builds them, and the state they carry."""
 
+    VARIANT = variants.TORCH  # whose step
     PARTS = {  # label: the method that times it
         "`policy_step` (actor forward, Gumbel-max sampling)": "policy",
         "the action as a NumPy view": "action_view",
@@ -55,7 +60,7 @@ class Steps:
     EXTRA = {}  # rows timed beside the whole step, not parts of it
 
     def __init__(self, env_id: str, model_size: str, num_envs: int, calls: int):
-        self.m = m = load_script("ppo_torch")
+        self.m = m = load_script(self.VARIANT.script)
         jax, jnp, torch = m.jax, m.jnp, m.torch
         device, torch_device = m.select_device("cpu")
         jax.config.update("jax_default_device", device)
@@ -104,6 +109,8 @@ class Steps:
 class NativeSteps:
     """ppo_torch_native.py's rollout pieces on the CPU, built as its main() builds them, and the state they carry."""
 
+    VARIANT = variants.TORCH_NATIVE
+    ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")  # the envs written in torch
     PARTS = {
         "`policy_step` (actor forward, Gumbel-max sampling)": "policy",
         "the env's dynamics (`env.step`)": "dynamics",
@@ -114,7 +121,7 @@ class NativeSteps:
     EXTRA = {"the whole step compiled (`rollout_step` under torch.compile)": "compiled_step"}
 
     def __init__(self, env_id: str, model_size: str, num_envs: int, calls: int):
-        self.m = m = load_script("ppo_torch_native")
+        self.m = m = load_script(self.VARIANT.script)
         torch = m.torch
         torch.set_float32_matmul_precision("highest")
         torch.manual_seed(1)
@@ -159,7 +166,7 @@ class NativeSteps:
         self.obs = self.m.unpack_step(step)[0]
 
 
-SCRIPTS = {"ppo_torch": Steps, "ppo_torch_native": NativeSteps}
+SCRIPTS = {steps.VARIANT.script: steps for steps in (Steps, NativeSteps)}  # --script: the first the default
 WHOLE = "the whole step, the same calls in one loop"
 
 
@@ -204,7 +211,8 @@ def table(times: dict, steps) -> list:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--script", default="ppo_torch", choices=list(SCRIPTS), help="whose step (default ppo_torch)")
+    default = next(iter(SCRIPTS))
+    parser.add_argument("--script", default=default, choices=list(SCRIPTS), help=f"whose step (default {default})")
     parser.add_argument("--env-id", default="CartPole-v1", help="a gymnax env with discrete actions (default CartPole-v1)")
     parser.add_argument("--model-size", default="small", choices=["small", "medium", "large"])
     parser.add_argument("--num-envs", type=int, default=32, help="envs stepped per call (default 32)")
@@ -214,9 +222,11 @@ def main(argv=None) -> int:
     if min(args.num_envs, args.calls, args.rounds) < 1:
         print("error: --num-envs, --calls and --rounds must be at least 1", file=sys.stderr)
         return 2
-    if args.script == "ppo_torch_native":
-        if args.env_id not in ("CartPole-v1", "Acrobot-v1", "MountainCar-v0"):
-            print(f"error: --env-id {args.env_id}: ppo_torch_native.py has CartPole-v1, Acrobot-v1 and MountainCar-v0",
+    steps_class = SCRIPTS[args.script]
+    if steps_class is NativeSteps:
+        if args.env_id not in NativeSteps.ENVS:
+            *others, last = NativeSteps.ENVS
+            print(f"error: --env-id {args.env_id}: {NativeSteps.VARIANT.file} has {', '.join(others)} and {last}",
                   file=sys.stderr)
             return 2
     else:
@@ -227,7 +237,7 @@ def main(argv=None) -> int:
             return 2
     with open("/proc/loadavg") if os.path.exists("/proc/loadavg") else open(os.devnull) as f:
         print(f"load average before: {f.read().strip() or 'unknown'}", flush=True)
-    steps = SCRIPTS[args.script](args.env_id, args.model_size, args.num_envs, args.calls)
+    steps = steps_class(args.env_id, args.model_size, args.num_envs, args.calls)
     times = measure(steps, args.rounds, args.calls)
     print(f"\n{args.script}.py, {args.env_id}, {args.num_envs} envs, {args.model_size}, {args.rounds} rounds of "
           f"{args.calls} calls\n")
