@@ -31,8 +31,7 @@ class Args:
     seed: int = 1
     """seed of parameters, environments, actions and minibatch order"""
     env_id: str = "CartPole-v1"
-    """a gymnax env id with a Gymnasium counterpart of the same dynamics (CartPole-v1, Acrobot-v1, MountainCar-v0),
-    or module:EnvId, a Gymnasium env the module registers"""
+    """CartPole-v1, Acrobot-v1 or MountainCar-v0 (the gymnax MDPs), or module:EnvId (a Gymnasium env it registers)"""
     model_size: Literal["small", "medium", "large"] = "small"
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     jit: bool = True
@@ -42,8 +41,7 @@ class Args:
     profile: bool = False
     """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
     vectorization: Literal["sync", "async", "vector"] = "sync"
-    """sync: a Python loop over env copies (SyncVectorEnv); async: one process per env copy (AsyncVectorEnv); vector:
-    one NumPy-vectorised env for all (Gymnasium's CartPole-v1, or a module:EnvId's vector_entry_point)"""
+    """sync: env copies in a loop; async: a process per copy; vector: one NumPy env (CartPole-v1's, or a module's)"""
     device: Literal["auto", "cpu", "gpu"] = "auto"
     """where the agent runs: auto (GPU if present), cpu or gpu; the env always runs on the CPU"""
     log_dir: str = "runs"
@@ -89,20 +87,14 @@ class Args:
 
 
 # ENV HELPERS: the env runs in NumPy on the CPU; what the agent needs crosses to the device as one array
-# gymnax env id -> the Gymnasium env with the same dynamics, observations, rewards and time limit
 GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "MountainCar-v0": "MountainCar-v0"}
 
 
-def gymnasium_id(env_id: str) -> str:
-    """The Gymnasium env of the same MDP: the gymnax env's counterpart, or `module:EnvId` as given (an env the
-    project or the user ships; gymnasium.make imports the module, which registers it)."""
-    return env_id if ":" in env_id else GYMNASIUM_ENVS[env_id]
-
-
 def make_envs(env_id: str, num_envs: int, vectorization: str):
-    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset: a truncated episode's
-    final obs is at hand, as in gymnax). sync: copies stepped in turn; async: copies stepped in processes of their
-    own; vector: one NumPy env for all (CartPole's made same-step here; a module's own must be same-step)."""
+    """`num_envs` envs of the gymnax env's MDP, or of `module:EnvId` (gymnasium.make imports the module, which
+    registers it), each reset within the step that ends its episode (same-step autoreset: a truncated episode's final
+    obs is at hand, as in gymnax). sync: copies stepped in turn; async: in processes of their own; vector: one NumPy
+    env for all (CartPole's made same-step here; a module's own must be same-step)."""
     if vectorization == "vector" and env_id == "CartPole-v1":
         return SameStepCartPole(num_envs)
     if vectorization == "vector":
@@ -110,14 +102,13 @@ def make_envs(env_id: str, num_envs: int, vectorization: str):
     vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
     if vectorization == "async":  # fresh workers: a fork of a process whose threads run (JAX's, torch's) can deadlock
         vector_kwargs["context"] = "spawn"
-    return gym.make_vec(gymnasium_id(env_id), num_envs=num_envs, vectorization_mode=vectorization,
-                        vector_kwargs=vector_kwargs)
+    return gym.make_vec(env_id if ":" in env_id else GYMNASIUM_ENVS[env_id], num_envs=num_envs,
+                        vectorization_mode=vectorization, vector_kwargs=vector_kwargs)
 
 
 class SameStepCartPole:
-    """Gymnasium's NumPy-vectorised CartPole-v1, which resets an ended episode in the next step (ignoring its action,
-    reward 0), made to reset it within the step that ends it, env i from its own generator seeded seed + i, drawn as
-    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env."""
+    """Gymnasium's NumPy-vectorised CartPole-v1 resetting an ended episode within the step that ends it (not the next),
+    env i drawn as CartPoleEnv.reset draws, from a generator seeded seed + i: the sync env's transitions."""
 
     def __init__(self, num_envs: int):
         self.envs = gym.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
@@ -159,8 +150,8 @@ def env_reset(envs: gym.vector.VectorEnv, seed: int) -> np.ndarray:
 
 
 def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
-    """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy, see unpack_step).
-    An env whose episode ended is already reset, its final obs in info["final_obs"]; any other's is its next obs."""
+    """Step every env, its part back as one float32 array (one copy to the device, unpack_step); an env whose episode
+    ended is already reset, its final obs in info["final_obs"], any other's final obs its next obs."""
     obs, reward, terminated, truncated, info = envs.step(action)
     final_obs = obs.copy()
     if "_final_obs" in info:
@@ -311,11 +302,9 @@ def start_rollout(params: Any, carry: RolloutCarry, agent: Agent):
 def act_step(params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent, bootstrap_truncated: bool):
     """One compiled call per env step: record the step just taken, then sample the next actions from its next obs."""
     obs, reward, terminated, truncated, final_obs = unpack_step(step)
-    # static: off, V(final obs) is never computed (GAE then ignores final_values)
     final_value = agent.apply(params, final_obs, method=Agent.value) if bootstrap_truncated else jnp.zeros_like(reward)
     stats = track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
-    key, action, logprob, value = policy_step(params, obs, key, agent)
-    return obs, final_value, stats, key, action, logprob, value
+    return obs, final_value, stats, *policy_step(params, obs, key, agent)  # then key, action, logprob, value
 
 
 def stack_transitions(first_obs: jax.Array, transitions: list) -> Storage:
@@ -332,8 +321,7 @@ def rollout(params: Any, carry: RolloutCarry, start_fn, env_step_fn, act_fn, sta
     obs, key, stats = carry
     transitions = []
     for _ in range(num_steps):
-        # one exchange each way: the action to the host (NumPy), the packed step to the default device (uncommitted
-        # like every other array: no recompilation); the env steps in NumPy between two compiled calls
+        # one exchange each way: the action to NumPy, the step to the default device (uncommitted: no recompilation)
         step = jax.device_put(env_step_fn(jax.device_get(action)))
         taken = (action, logprob, value)
         obs, final_value, stats, key, action, logprob, value = act_fn(params, stats, key, step)

@@ -386,25 +386,14 @@ def train_iteration(state: tuple, agent: Agent, env: Any, env_params: Any, args:
 
 
 def train_chunk(state: tuple, length: int, iteration_fn, report):
-    """`length` iterations of every agent (state leaves: a leading agent axis); an ordered io_callback (which cannot be
-    vmapped) hands `report` each iteration's metrics of every agent as it ends."""
+    """`length` iterations of every agent (state leaves: a leading agent axis), each one's metrics sent to `report`."""
 
     def step(state, _):
         state, metrics = jax.vmap(iteration_fn)(state)
-        io_callback(report, None, metrics, ordered=True)
+        io_callback(report, None, metrics, ordered=True)  # as each iteration ends; outside the vmap (it cannot be in)
         return state, None
 
     return jax.lax.scan(step, state, length=length)[0]
-
-
-def run_chunk(executable, state: tuple, host_metrics: queue.Queue):
-    """One compiled chunk, in the device thread; returns the state the next one starts from. An error reaches
-    `host_metrics` too: the host, waiting for the chunk's metrics there, never waits in vain."""
-    try:
-        return executable(state)
-    except Exception as error:
-        host_metrics.put(error)
-        raise
 
 
 # TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
@@ -439,7 +428,9 @@ def main(args: Args, run: "AgentRuns"):
                 executables = run.compile(lambda: {n: train_fn.lower(state, n).compile() for n in set(lengths)})
             if iteration % chunk == 0:  # the next chunk starts from the state the last one returned
                 state = call.result() if call else state
-                call = device_thread.submit(run_chunk, executables[lengths[iteration // chunk]], state, host_metrics)
+                call = device_thread.submit(executables[lengths[iteration // chunk]], state)
+                # an error goes to host_metrics too: the host, waiting there for the metrics, never waits in vain
+                call.add_done_callback(lambda done: done.exception() and host_metrics.put(done.exception()))
             global_step += args.num_envs * args.num_steps
 
             # LOGGING: the iteration's metrics of every agent, as the host receives them

@@ -83,20 +83,14 @@ class Args:
 
 
 # ENV HELPERS: the env runs in NumPy on the CPU; what the agent needs crosses to the device as one array
-# gymnax env id -> the Gymnasium env with the same dynamics, observations, rewards and time limit
 GYMNASIUM_ENVS = {"CartPole-v1": "CartPole-v1", "Acrobot-v1": "Acrobot-v1", "MountainCar-v0": "MountainCar-v0"}
 
 
-def gymnasium_id(env_id: str) -> str:
-    """The Gymnasium env of the same MDP: the gymnax env's counterpart, or `module:EnvId` as given (an env the
-    project or the user ships; gymnasium.make imports the module, which registers it)."""
-    return env_id if ":" in env_id else GYMNASIUM_ENVS[env_id]
-
-
 def make_envs(env_id: str, num_envs: int, vectorization: str):
-    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset: a truncated episode's
-    final obs is at hand, as in gymnax). sync: copies stepped in turn; async: copies stepped in processes of their
-    own; vector: one NumPy env for all (CartPole's made same-step here; a module's own must be same-step)."""
+    """`num_envs` envs of the gymnax env's MDP, or of `module:EnvId` (gymnasium.make imports the module, which
+    registers it), each reset within the step that ends its episode (same-step autoreset: a truncated episode's final
+    obs is at hand, as in gymnax). sync: copies stepped in turn; async: in processes of their own; vector: one NumPy
+    env for all (CartPole's made same-step here; a module's own must be same-step)."""
     if vectorization == "vector" and env_id == "CartPole-v1":
         return SameStepCartPole(num_envs)
     if vectorization == "vector":
@@ -104,14 +98,13 @@ def make_envs(env_id: str, num_envs: int, vectorization: str):
     vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
     if vectorization == "async":  # fresh workers: a fork of a process whose threads run (JAX's, torch's) can deadlock
         vector_kwargs["context"] = "spawn"
-    return gym.make_vec(gymnasium_id(env_id), num_envs=num_envs, vectorization_mode=vectorization,
-                        vector_kwargs=vector_kwargs)
+    return gym.make_vec(env_id if ":" in env_id else GYMNASIUM_ENVS[env_id], num_envs=num_envs,
+                        vectorization_mode=vectorization, vector_kwargs=vector_kwargs)
 
 
 class SameStepCartPole:
-    """Gymnasium's NumPy-vectorised CartPole-v1, which resets an ended episode in the next step (ignoring its action,
-    reward 0), made to reset it within the step that ends it, env i from its own generator seeded seed + i, drawn as
-    CartPoleEnv.reset draws: for the same seed and actions, the same transitions as the sync vector env."""
+    """Gymnasium's NumPy-vectorised CartPole-v1 resetting an ended episode within the step that ends it (not the next),
+    env i drawn as CartPoleEnv.reset draws, from a generator seeded seed + i: the sync env's transitions."""
 
     def __init__(self, num_envs: int):
         self.envs = gym.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
@@ -153,8 +146,8 @@ def env_reset(envs: gym.vector.VectorEnv, seed: int) -> np.ndarray:
 
 
 def env_step(action: np.ndarray, envs: gym.vector.VectorEnv) -> np.ndarray:
-    """Step every env; what the agent needs comes back as one float32 array (one host-to-device copy, see unpack_step).
-    An env whose episode ended is already reset, its final obs in info["final_obs"]; any other's is its next obs."""
+    """Step every env, its part back as one float32 array (one copy to the device, unpack_step); an env whose episode
+    ended is already reset, its final obs in info["final_obs"], any other's final obs its next obs."""
     obs, reward, terminated, truncated, info = envs.step(action)
     final_obs = obs.copy()
     if "_final_obs" in info:
