@@ -56,7 +56,7 @@ def steady_pairs(sweep_a, sweep_b, labels_timings):
     for label, timing in labels_timings:
         rows = [where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)]
         for pair in paired(*rows, "iter8_99_median_s"):
-            steady.setdefault((pair.config.size, pair.config.env, timing), {}).setdefault(label, []).append(pair)
+            steady.setdefault((pair.condition.size, pair.condition.env, timing), {}).setdefault(label, []).append(pair)
     return dict(sorted(steady.items(), key=lambda item: (SIZES.index(item[0][0]), item[0][1], item[0][2])))
 
 
@@ -92,8 +92,8 @@ def total_lines(sweep_a, sweep_b, labels_timings):
     table = []
     for label, timing in labels_timings:
         pairs = paired(*(where(sweep.rows, label=label, timing=timing) for sweep in (sweep_a, sweep_b)), "total_s")
-        for size in ordered((pair.config.size for pair in pairs), SIZES):
-            sized = [pair for pair in pairs if pair.config.size == size]
+        for size in ordered((pair.condition.size for pair in pairs), SIZES):
+            sized = [pair for pair in pairs if pair.condition.size == size]
             a_over_b = geometric_mean([pair.speedup for pair in sized]), interval(sized)
             table.append([label, timing, size, len(sized), seconds_text(median([pair.time_a for pair in sized])),
                           seconds_text(median([pair.time_b for pair in sized])), speedup_text(*inverted(a_over_b))])

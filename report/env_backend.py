@@ -33,15 +33,15 @@ def backend_effects(rows, metric):
     for row in rows:
         if not math.isnan(row[metric]):
             length = row["num_iterations"] if metric in LENGTH_METRICS else None
-            values[row["config"], length, row["seed"]][row["label"]] = row[metric]
+            values[row["condition"], length, row["seed"]][row["label"]] = row[metric]
     effects = defaultdict(list)
-    for (config, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
+    for (condition, _, _), cell in sorted(values.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])):
         if not all(BACKEND_CELLS[key] in cell for key in EFFECT_CELLS):
             continue
         t = {key: cell[BACKEND_CELLS[key]] for key in EFFECT_CELLS}
         framework = math.sqrt(t["torch", "gymnax"] / t["linen", "gymnax"] * t["torch", "Gymnasium"] / t["linen", "Gymnasium"])
         backend = math.sqrt(t["torch", "Gymnasium"] / t["torch", "gymnax"] * t["linen", "Gymnasium"] / t["linen", "gymnax"])
-        effects[config.env, config.size].append((framework, backend))
+        effects[condition.env, condition.size].append((framework, backend))
     return effects
 
 

@@ -68,7 +68,7 @@ def varies_num_envs(exp):
 def workload_key(row):
     """What the header groups runs by: their workload; those of an experiment whose runs differ in the number of envs
     by design, by the rest of it."""
-    work = row["config"].work
+    work = row["condition"].work
     return (row["exp"], ("", *work[1:])) if varies_num_envs(row["exp"]) else ("", work)
 
 
@@ -164,7 +164,7 @@ def header_section(sweep):
 def definitions_section(sweep):
     """How to read the numbers: speedup, windows, statistics, repeats (of a grouped experiment: groups of one variant
     and N agents)."""
-    repeats = Counter((row["label"], row["config"], row["num_iterations"])
+    repeats = Counter((row["label"], row["condition"], row["num_iterations"])
                       for row in sweep.rows if not (row["exp"] in BY_NAME and BY_NAME[row["exp"]].grouped))
     repeats.update((group.label, group_cell_key(group), group.agents) for group in sweep.groups)
     counts = sorted(set(repeats.values()))

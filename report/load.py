@@ -105,8 +105,8 @@ def load_run(path):
         if exp not in EXPERIMENTS:
             exp = UNFILED[timing]
         work = tuple(hyperparameters.get(name, "?") for name in WORK_FIELDS)
-        config = Condition(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing, work,
-                        group.name if group else "")
+        condition = Condition(exp, hyperparameters["env_id"], hyperparameters["model_size"], timing, work,
+                              group.name if group else "")
         variant, compile_mode = Path(system["script"]).stem, system["compile_mode"]
         seed = int(hyperparameters["seed"])
     except (KeyError, ValueError) as error:
@@ -122,7 +122,7 @@ def load_run(path):
     return_iterations = np.searchsorted(iteration_end_steps, returns[:, 0]).clip(0, total_step - 1)
     return RunSeries(
         path=path,
-        config=config,
+        condition=condition,
         variant=variant,
         compile_mode=compile_mode,
         seed=seed,
@@ -191,10 +191,10 @@ def read_conditions(folder):
 
 
 def drop_duplicate_runs(runs, machine_of):
-    """Keeps the newest file of runs that repeat the same variant, mode, config, length and seed on one machine kind."""
+    """Keeps the newest file of runs that repeat the same variant, mode, condition, length and seed on one machine kind."""
     newest = {}
     for run in sorted(runs, key=lambda run: run.path.stat().st_mtime):
-        key = (run.label, run.config, run.num_iterations, run.seed, machine_of[run.path])
+        key = (run.label, run.condition, run.num_iterations, run.seed, machine_of[run.path])
         if key in newest:
             warn(f"{run.path} repeats {newest[key].path}: using the newer file")
         newest[key] = run
@@ -233,7 +233,7 @@ def shared_window_runs(runs):
     """The runs whose lengths name the windows of the experiments of the reference length: all but those of the
     experiments that name their own (their runs differ in length from the others), or all of them in a sweep of those
     alone."""
-    return [run for run in runs if shares_windows(run.config.exp)] or runs
+    return [run for run in runs if shares_windows(run.condition.exp)] or runs
 
 
 def read_runs(folders, pool, chunks):
@@ -279,11 +279,12 @@ def group_of(path, rows):
         return "group.json's agents, processes and parallel must be at least 1 and wall_seconds positive"
     if len(rows) != agents:
         return f"{len(rows)} of its {agents} agents' runs finished, so its wall time does not train {agents} agents"
-    identities = {(row["label"], row["env"], row["config"], row["num_iterations"]) for row in rows}
+    identities = {(row["label"], row["env"], row["condition"], row["num_iterations"]) for row in rows}
     if len(identities) > 1 or rows[0]["label"] != label or rows[0]["env"] != env:
         return f"its agents' runs are not all {label} on {env} with one workload and length"
-    return Group(path=path.parent, label=label, config=rows[0]["config"], num_iterations=rows[0]["num_iterations"],
-                 agents=agents, processes=processes, parallel=parallel, wall=wall, rows=rows)
+    return Group(path=path.parent, label=label, condition=rows[0]["condition"],
+                 num_iterations=rows[0]["num_iterations"], agents=agents, processes=processes, parallel=parallel,
+                 wall=wall, rows=rows)
 
 
 def read_groups(folders, rows):
@@ -330,7 +331,7 @@ def load_sweep(folders, pool, workers=1):
     if not any(env_timings):
         warn(f"{timing_files[0]} not found: no duration_vs_complexity.png; envs keep the grid's order")
     env_relative = merged_env_timing([timing for timing in env_timings if timing])
-    envs = {run.config.env for run in runs}
+    envs = {run.condition.env for run in runs}
     env_order = sorted(envs, key=lambda env: env_relative.get(env, math.inf)) if env_relative else list(GRID_ENVS)
     rows = [summary_row(run, machine_of[run.path]) for run in runs]
     rows.sort(key=lambda row: row_sort_key(row, env_order))

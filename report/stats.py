@@ -51,7 +51,7 @@ def scope(rows):
 
 
 def paired(rows_a, rows_b, metric):
-    """Pairs of A's and B's metric for every config and seed both ran; for LENGTH_METRICS also the same length.
+    """Pairs of A's and B's metric for every condition and seed both ran; for LENGTH_METRICS also the same length.
 
     Runs of different workloads have different configs and are never paired; neither are different seeds.
     """
@@ -61,7 +61,7 @@ def paired(rows_a, rows_b, metric):
         for row in rows:
             if not math.isnan(row[metric]):
                 length = row["num_iterations"] if metric in LENGTH_METRICS else None
-                values[row["config"], length, row["seed"]] = row[metric]
+                values[row["condition"], length, row["seed"]] = row[metric]
         by_key.append(values)
     values_a, values_b = by_key
     return [Pair(key[0], values_a[key], values_b[key])
@@ -108,7 +108,7 @@ def by_env(pairs):
     """The pairs' speedups grouped by env: [[speedups of one env], ...]."""
     groups = defaultdict(list)
     for pair in pairs:
-        groups[pair.config.env].append(pair.speedup)
+        groups[pair.condition.env].append(pair.speedup)
     return list(groups.values())
 
 
@@ -251,7 +251,7 @@ def named_cells(items, key, env_order):
 def per_env_workload(row):
     """The cell key of a row of an experiment that varies the number of envs: env, model size and the workload but
     the number of envs."""
-    return row["env"], row["size"], row["config"].work[1:]
+    return row["env"], row["size"], row["condition"].work[1:]
 
 
 def speedups_by_category(rows, category_field, categories, comparisons, metric):

@@ -20,15 +20,15 @@ def window_seconds(seconds, window):
 def summary_row(run, machine=""):
     """The run's summary.csv row (plus its label, machine kind and the RunSeries itself for the charts)."""
     return {
-        "exp": run.config.exp,
+        "exp": run.condition.exp,
         "variant": run.variant,
         "compile_mode": run.compile_mode,
-        "env": run.config.env,
-        "size": run.config.size,
-        "timing": run.config.timing,
+        "env": run.condition.env,
+        "size": run.condition.size,
+        "timing": run.condition.timing,
         "seed": run.seed,
         "num_iterations": run.num_iterations,
-        **dict(zip(WORK_FIELDS, run.config.work)),
+        **dict(zip(WORK_FIELDS, run.condition.work)),
         "startup_s": run.startup,
         "iter0_s": window_seconds(run.iteration_seconds, "iteration 0"),
         "iter1_7_mean_s": window_seconds(run.iteration_seconds, "iterations 1–7"),
@@ -46,7 +46,7 @@ def summary_row(run, machine=""):
         "path": str(run.path),
         "label": run.label,
         "machine": machine,
-        "config": run.config,
+        "condition": run.condition,
         "run": run,
     }
 

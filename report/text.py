@@ -118,7 +118,7 @@ def speedup_table(groups):
     lines = []
     for group, label_a, label_b, pairs in groups:
         speedups = [pair.speedup for pair in pairs]
-        envs = len({pair.config.env for pair in pairs})
+        envs = len({pair.condition.env for pair in pairs})
         lines.append([
             group, f"{label_a} over {label_b}", len(pairs), envs,
             speedup_text(geometric_mean(speedups), interval(pairs)),

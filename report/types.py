@@ -31,7 +31,7 @@ class RunSeries:
     """One finished run: its condition and the series the charts use."""
 
     path: Path
-    config: Condition
+    condition: Condition
     variant: str
     compile_mode: str
     seed: int
@@ -79,7 +79,7 @@ class Group:
 
     path: Path
     label: str
-    config: Condition  # its agents' (the same for all)
+    condition: Condition  # its agents' (the same for all)
     num_iterations: int
     agents: int
     processes: int
@@ -90,7 +90,7 @@ class Group:
 
 def group_cell_key(group):
     """The cell of a group: env, model size, and the agents' workload and length."""
-    return group.config.env, group.config.size, (*group.config.work, group.num_iterations)
+    return group.condition.env, group.condition.size, (*group.condition.work, group.num_iterations)
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class SweepConditions:
 class Pair:
     """Two matched measurements of one condition: A's and B's time for one seed."""
 
-    config: Condition
+    condition: Condition
     time_a: float
     time_b: float
 

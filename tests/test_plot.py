@@ -848,7 +848,7 @@ def ranking_rows(cells, envs, seeds):
     """Summary rows of exp1 at size small: for each (label, iteration 0 s, steady s) of cells, one per env and seed."""
     return [{"label": label, "env": env, "seed": seed, "size": "small", "num_iterations": 100, "iter0_s": iter0,
              "iter8_99_median_s": steady, "total_s": iter0 + 99 * steady,
-             "config": types.Condition("exp1", env, "small", "async", ())}
+             "condition": types.Condition("exp1", env, "small", "async", ())}
             for label, iter0, steady in cells for env in envs for seed in seeds]
 
 

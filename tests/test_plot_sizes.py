@@ -161,7 +161,7 @@ def test_each_sizes_answer_names_a_fastest_alone_only_where_its_interval_is_apar
     steady = lambda size, label, env: factor.get((size, label, env), 1.0)
     rows = [{"label": label, "env": env, "seed": 1, "size": size, "num_iterations": 100, "iter0_s": 4.0,
              "iter8_99_median_s": steady(size, label, env), "total_s": 4.0 + 99 * steady(size, label, env),
-             "config": types.Condition("exp7", env, size, "async", ())}
+             "condition": types.Condition("exp7", env, size, "async", ())}
             for size, other in (("small", "equinox (jit)"), ("large", "torch (env-jit)"))
             for label in ("linen (jit)", other) for env in ("CartPole-v1", "Acrobot-v1")]
     bullets = dict(standings.ranking_bullets(standings.size_rankings(rows, sizes.SIZE_LABELS, "iterations 8–99"), "exp7"))

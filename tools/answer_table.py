@@ -98,7 +98,7 @@ def read_rows(results, sweep):
 
 def selection(rows, column):
     """The column's runs (asynchronous timing only) as the report's rows: the (variant, mode) as their label, env,
-    seed, config (what pairs two runs: one per env here) and steady iteration; runs without one left out."""
+    seed, condition (what pairs two runs: one per env here) and steady iteration; runs without one left out."""
     selected = []
     for row in rows:
         if (row["exp"], row["size"], row["timing"], int(row["num_envs"])) != (column.exp, column.size, "async",
@@ -107,7 +107,7 @@ def selection(rows, column):
         if (column.envs and row["env"] not in column.envs) or math.isnan(row[STEADY]):
             continue
         selected.append({"label": (row["variant"], row["compile_mode"]), "env": row["env"], "seed": row["seed"],
-                         "config": Condition(column.exp, row["env"], column.size, "async", ()), STEADY: row[STEADY]})
+                         "condition": Condition(column.exp, row["env"], column.size, "async", ()), STEADY: row[STEADY]})
     return selected
 
 
