@@ -27,8 +27,7 @@ class Args:
     seed: int = 1
     """seed of parameters, environments, actions and minibatch order"""
     env_id: str = "CartPole-v1"
-    """a gymnax env id with a Gymnasium counterpart of the same dynamics (CartPole-v1, Acrobot-v1, MountainCar-v0),
-    or module:EnvId, a Gymnasium env the module registers"""
+    """CartPole-v1, Acrobot-v1 or MountainCar-v0 (the gymnax MDPs), or module:EnvId (a Gymnasium env it registers)"""
     model_size: Literal["small", "medium", "large"] = "small"
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     sync_timing: bool = False
@@ -36,8 +35,7 @@ class Args:
     profile: bool = False
     """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
     vectorization: Literal["sync", "async", "vector"] = "sync"
-    """sync: a Python loop over env copies (SyncVectorEnv); async: one process per env copy (AsyncVectorEnv); vector:
-    one NumPy-vectorised env for all (Gymnasium's CartPole-v1, or a module:EnvId's vector_entry_point)"""
+    """sync: env copies in a loop; async: a process per copy; vector: one NumPy env (CartPole-v1's, or a module's)"""
     device: Literal["auto", "cpu", "gpu"] = "auto"
     """where the agent runs: auto (GPU if present), cpu or gpu; the env always runs on the CPU"""
     log_dir: str = "runs"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sweep import estimate, experiments, records, variants
+from sweep import estimate, experiments, variants
 from sweep.runs import describe
 from sweep.plan import Plan
 
@@ -1689,6 +1689,15 @@ def test_the_loop_evaluates_no_words_reads_no_json_and_calls_the_planner_only_be
     assert not [line for line in code if re.search(r"\beval\b|json", line)]
     calls = [call for line in code for call in re.findall(r"\bplanner (\w+)", line)]
     assert sorted(set(calls)) == ["done", "plan", "record", "start"]
+
+
+def test_the_loops_durations_read_as_the_planners():
+    """The loop writes its ETA and --max-minutes lines itself: its duration_text is the planner's, word for word."""
+    function = re.search(r"^duration_text\(\) \{.*?^\}$", (REPO / "benchmark.sh").read_text(), re.S | re.M)[0]
+    seconds = [0, 59, 60, 89, 90, 3599, 3600, 3661, 172799, 172800, 400000]
+    script = function + "".join(f'\nduration_text {s}; echo "$REPLY"' for s in seconds)
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines() == [estimate.duration_text(s) for s in seconds]
 
 
 def test_the_report_reads_the_load_as_each_run_ended_from_the_records_after_the_earlier_versions_load_txt(tmp_path):
