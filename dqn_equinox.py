@@ -516,7 +516,7 @@ class Run:
         for name, value in losses.items():
             add_scalar(f"losses/{name}", value, global_step)
         add_scalar("time/iteration", now - self.last_fetch, iteration)
-        mean_return = finished_return_sum / max(finished_count, 1)
+        mean_return = finished_return_sum / finished_count if finished_count else math.nan  # nan: no episode ended
         print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
               f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
         self.last_fetch = now

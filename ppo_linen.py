@@ -585,7 +585,7 @@ class Run:
         if self.args.sync_timing:
             add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
             add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
-        mean_return = finished_return_sum / max(finished_count, 1)
+        mean_return = finished_return_sum / finished_count if finished_count else math.nan  # nan: no episode ended
         print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
               f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
         self.last_fetch = now
