@@ -15,8 +15,9 @@ from helpers import ROOT
 
 # the project's own modules and packages, imported by name from the repository root, tests/ and tools/ (pytest.ini's
 # pythonpath)
-FOLDERS = ("", "tests", "tools", "sweep", "report")
-LOCAL = {path.stem for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")} | {"sweep", "report"}
+FOLDERS = ("", "tests", "tools", "sweep", "report", "search")
+LOCAL = {path.stem for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")} | {"sweep", "report", "search"}
+REQUIREMENTS = ("requirements.txt", "requirements-mlflow.txt")  # the second: tune.py --mlflow's optional extra
 
 
 def imported_top_level_names(path: Path) -> set:
@@ -31,8 +32,8 @@ def imported_top_level_names(path: Path) -> set:
 
 
 def pinned() -> dict:
-    """{normalised distribution name: version} of requirements.txt's `name==version` lines."""
-    lines = Path(ROOT, "requirements.txt").read_text().splitlines()
+    """{normalised distribution name: version} of the requirements files' `name==version` lines."""
+    lines = [line for name in REQUIREMENTS for line in Path(ROOT, name).read_text().splitlines()]
     return {re.sub(r"[-_.]+", "-", name).lower(): version
             for name, version in (line.split("==") for line in lines if line.strip() and not line.startswith("#"))}
 

@@ -1,0 +1,120 @@
+"""The search space: the SPEC's default for the script's algorithm, or a JSON file; checked against the script's Args.
+
+A space maps an `Args` field to its range: {"type": "float" | "int", "low": L, "high": H, "log": true | false} or
+{"type": "categorical", "choices": [...]}."""
+import ast
+import json
+import math
+
+import optuna
+
+from search import Refused
+
+DEFAULT_SPACES = {
+    "dqn": {
+        "learning_rate": {"type": "float", "low": 1e-4, "high": 1e-2, "log": True},
+        "buffer_size": {"type": "int", "low": 1000, "high": 50000, "log": True},
+        "batch_size": {"type": "categorical", "choices": [32, 64, 128, 256]},
+        "train_frequency": {"type": "int", "low": 1, "high": 16, "log": True},
+        "target_network_frequency": {"type": "int", "low": 100, "high": 5000, "log": True},
+        "gamma": {"type": "float", "low": 0.9, "high": 0.999},
+        "exploration_fraction": {"type": "float", "low": 0.05, "high": 0.5},
+        "end_e": {"type": "float", "low": 0.01, "high": 0.2},
+    },
+    "ppo": {
+        "learning_rate": {"type": "float", "low": 1e-4, "high": 3e-3, "log": True},
+        "ent_coef": {"type": "float", "low": 1e-4, "high": 0.1, "log": True},
+        "clip_coef": {"type": "float", "low": 0.1, "high": 0.3},
+        "gamma": {"type": "float", "low": 0.95, "high": 0.999},
+        "gae_lambda": {"type": "float", "low": 0.8, "high": 0.99},
+        "vf_coef": {"type": "float", "low": 0.25, "high": 1.0},
+        "max_grad_norm": {"type": "float", "low": 0.3, "high": 1.0},
+        "num_minibatches": {"type": "categorical", "choices": [4, 8, 16]},
+        "update_epochs": {"type": "categorical", "choices": [4, 10]},
+    },
+}
+SET_BY_TUNE = ("seed", "log_dir", "run_name")  # each trial's own
+KEYS = {"float": {"type", "low", "high", "log"}, "int": {"type", "low", "high", "log"}, "categorical": {"type", "choices"}}
+
+
+def script_fields(script: str) -> dict:
+    """The fields of the script's `Args` dataclass, {name: annotation source}, read with ast (nothing imported)."""
+    with open(script) as f:
+        tree = ast.parse(f.read(), script)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Args":
+            return {item.target.id: ast.unparse(item.annotation) for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
+    raise Refused(f"{script} has no Args dataclass: not a benchmark script")
+
+
+def load_space(path: str, algorithm: str) -> dict:
+    """The space of --space FILE, or the algorithm's default."""
+    if not path:
+        return DEFAULT_SPACES[algorithm]
+    try:
+        with open(path) as f:
+            space = json.load(f)
+    except OSError as error:
+        raise Refused(f"--space {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise Refused(f"--space {path}: not JSON ({error})") from None
+    if not isinstance(space, dict) or not space:
+        raise Refused(f"--space {path}: want a JSON object mapping Args fields to ranges")
+    for name, entry in space.items():
+        problem = entry_problem(entry)
+        if problem:
+            raise Refused(f"--space {path}: {name}: {problem}")
+    return space
+
+
+def entry_problem(entry) -> str | None:
+    """What is wrong with one range, or None."""
+    if not isinstance(entry, dict) or entry.get("type") not in KEYS:
+        return 'want {"type": "float" | "int" | "categorical", ...}'
+    kind, unknown = entry["type"], set(entry) - KEYS[entry["type"]]
+    if unknown:
+        return f"unknown key(s) {', '.join(sorted(unknown))} for type {kind}"
+    if kind == "categorical":
+        choices = entry.get("choices")
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, (int, float, str, bool)) for c in choices):
+            return "want a non-empty list of numbers or strings under choices"
+        return None
+    number = int if kind == "int" else (int, float)
+    low, high = entry.get("low"), entry.get("high")
+    if not all(isinstance(v, number) and not isinstance(v, bool) and math.isfinite(v) for v in (low, high)):
+        return f"want {kind} numbers low and high"
+    if low > high:
+        return f"low {low} is above high {high}"
+    if not isinstance(entry.get("log", False), bool) or (entry.get("log") and low <= 0):
+        return "log wants true or false, and a positive low"
+    return None
+
+
+def check_space(space: dict, fields: dict, script: str, fixed: set):
+    """Every searched name is a field of the script's Args, not one tune.py sets or a script flag fixes."""
+    for name in space:
+        if name not in fields:
+            raise Refused(f"the space names {name}, which {script} has no flag for (its Args lacks the field)")
+        if name in SET_BY_TUNE:
+            raise Refused(f"the space names {name}: tune.py sets each trial's {name.replace('_', '-')} itself")
+        if name in fixed:
+            raise Refused(f"--{name.replace('_', '-')} is both a script flag and searched: drop one")
+
+
+def suggest(trial: optuna.Trial, space: dict) -> dict:
+    """The trial's values, one per field (an enqueued trial gets its own: a retried configuration)."""
+    values = {}
+    for name, entry in space.items():
+        if entry["type"] == "categorical":
+            values[name] = trial.suggest_categorical(name, entry["choices"])
+        elif entry["type"] == "int":
+            values[name] = trial.suggest_int(name, entry["low"], entry["high"], log=entry.get("log", False))
+        else:
+            values[name] = trial.suggest_float(name, entry["low"], entry["high"], log=entry.get("log", False))
+    return values
+
+
+def flags(params: dict) -> list:
+    """The script flags that set the values: --learning-rate 0.001 ..."""
+    return [word for name, value in params.items() for word in (f"--{name.replace('_', '-')}", str(value))]

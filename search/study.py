@@ -1,0 +1,311 @@
+"""The study folder: its settings (study.json), its Optuna storage (a journal file there by default), the sampler
+and the pruner; the workers' trial loop, their heartbeats and the retry of a lost worker's trial; the re-evaluation.
+
+A folder's layout: study.json, journal.log (the default storage), runs/trial_NNNN and runs/eval_K (each a
+TensorBoard run), logs/ (each process's output), trials.csv, evaluation.json, REPORT.md and charts/."""
+import fcntl
+import json
+import os
+import socket
+import statistics
+import threading
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+
+import optuna
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from search import Refused, trial as trial_process
+from search.space import flags, suggest
+from sweep.estimate import duration_text
+
+HEARTBEAT_SECONDS = float(os.environ.get("BENCHBACK_TUNE_HEARTBEAT", 10))
+LOST_AFTER = 6  # heartbeats missed before a trial of a worker on another machine counts as lost
+EVAL_SEED = 100_000  # the re-evaluation's seeds start here: no trial's seed (the study's --seed + its number) is one
+SETTINGS_FILE, JOURNAL_FILE = "study.json", "journal.log"
+STORAGE_ATTEMPTS = 3
+# what makes a study: a rerun that changes any of it is refused (the trial count, workers and the rest may change)
+IDENTITY = ("script", "script_flags", "space", "sampler", "pruner", "seed", "storage")
+
+
+@dataclass
+class Settings:
+    """What study.json holds."""
+    script: str
+    script_flags: list
+    algorithm: str
+    space: dict
+    sampler: str
+    pruner: str
+    seed: int
+    storage: str = ""
+    study_name: str = ""
+    trials: int = 0
+    eval_seeds: int = 0
+    workers: int = 1
+    extra: dict = field(default_factory=dict)
+
+
+def settings_path(study_dir: str) -> str:
+    return os.path.join(study_dir, SETTINGS_FILE)
+
+
+def read_settings(study_dir: str) -> Settings:
+    path = settings_path(study_dir)
+    try:
+        with open(path) as f:
+            return Settings(**json.load(f))
+    except OSError:
+        raise Refused(f"{study_dir} holds no study ({SETTINGS_FILE} is missing)") from None
+    except (json.JSONDecodeError, TypeError) as error:
+        raise Refused(f"{path} is not a study's settings: {error}") from None
+
+
+def save_settings(study_dir: str, settings: Settings):
+    """Writes study.json; a folder holding another study (another script, flags, space, sampler...) is refused."""
+    path = settings_path(study_dir)
+    if os.path.exists(path):
+        previous = asdict(read_settings(study_dir))
+        changed = [name for name in IDENTITY if previous[name] != asdict(settings)[name]]
+        if changed:
+            raise Refused(f"{study_dir} holds another study (its {', '.join(changed)} differ; see {path}): rerun "
+                          "that command to resume it, or give another --out")
+    os.makedirs(study_dir, exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(asdict(settings), f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def open_storage(study_dir: str, url: str):
+    """The study's storage: the journal file in the folder, or the Optuna storage at url."""
+    if not url:
+        return JournalStorage(JournalFileBackend(os.path.join(study_dir, JOURNAL_FILE)))
+    for attempt in range(STORAGE_ATTEMPTS):  # workers started together race to create a database's tables
+        try:
+            return optuna.storages.get_storage(url)
+        except Exception as error:  # every backend has its own errors: each says what went wrong
+            if attempt + 1 == STORAGE_ATTEMPTS:
+                message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise Refused(f"--storage {url}: cannot open it: {message}") from None
+            time.sleep(0.5 * (attempt + 1))
+
+
+def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
+    return optuna.samplers.TPESampler(seed=seed) if name == "tpe" else TrialSeededRandomSampler(seed)
+
+
+class TrialSeededRandomSampler(optuna.samplers.RandomSampler):
+    """Optuna's random sampler, trial n's values drawn from (seed, n, name): the same trial numbers get the same
+    configurations whatever the workers' order, in every study of that seed and space (exp10's designs)."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed=seed)
+        self.seed = seed
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        rng = optuna.samplers.RandomSampler(seed=zlib.crc32(f"{self.seed}/{trial.number}/{param_name}".encode()))
+        return rng.sample_independent(study, trial, param_name, param_distribution)
+
+
+def make_pruner(name: str) -> optuna.pruners.BasePruner:
+    """Hyperband counts its resources in iterations (max: the longest trial seen), reduction factor 3."""
+    if name == "hyperband":
+        return optuna.pruners.HyperbandPruner(min_resource=1, max_resource="auto", reduction_factor=3)
+    return optuna.pruners.MedianPruner() if name == "median" else optuna.pruners.NopPruner()
+
+
+def load(study_dir: str, sampler_seed: int | None = None) -> tuple[Settings, optuna.Study]:
+    """The folder's settings and its study, from its storage."""
+    settings = read_settings(study_dir)
+    storage = open_storage(study_dir, settings.storage)
+    seed = settings.seed if sampler_seed is None else sampler_seed
+    try:
+        study = optuna.load_study(study_name=settings.study_name, storage=storage,
+                                  sampler=make_sampler(settings.sampler, seed), pruner=make_pruner(settings.pruner))
+    except KeyError:
+        raise Refused(f"the storage of {study_dir} holds no study named {settings.study_name}") from None
+    return settings, study
+
+
+def create(study_dir: str, settings: Settings, sampler_seed: int) -> optuna.Study:
+    storage = open_storage(study_dir, settings.storage)
+    try:
+        return optuna.create_study(storage=storage, study_name=settings.study_name, direction="maximize",
+                                   sampler=make_sampler(settings.sampler, sampler_seed),
+                                   pruner=make_pruner(settings.pruner), load_if_exists=True)
+    except Exception as error:
+        raise Refused(f"the study's storage does not answer: {str(error).strip().splitlines()[0]}") from None
+
+
+# TRIALS: who runs what, and when a worker is lost
+def process_start(pid: int) -> str | None:
+    """The start time of a live process (/proc), which tells it from a later one of the same pid; None if none."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def lost(frozen: optuna.trial.FrozenTrial, now: float) -> str | None:
+    """Why a running trial's worker is gone (its process ended, on this machine, or its heartbeat stopped), or None.
+    Called under the folder's lock, which a worker holds from asking for a trial to naming itself its worker: a
+    running trial without a worker lost it in between."""
+    worker, heartbeat = frozen.system_attrs.get("worker"), frozen.system_attrs.get("heartbeat")
+    if not worker:
+        return "its worker ended as it started the trial"
+    if worker and worker["host"] == socket.gethostname() and process_start(worker["pid"]) != worker["start"]:
+        return f"its worker (pid {worker['pid']}) is gone"
+    last = heartbeat or (frozen.datetime_start.timestamp() if frozen.datetime_start else now)
+    if now - last > LOST_AFTER * HEARTBEAT_SECONDS:
+        return f"its worker's heartbeat stopped {now - last:.0f} s ago"
+    return None
+
+
+def fail_lost_trials(study: optuna.Study) -> list:
+    """Marks the trials of lost workers failed, with the reason, and enqueues their configurations again."""
+    retried = []
+    for frozen in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        why = lost(frozen, time.time())
+        if not why:
+            continue
+        try:  # two workers may find the same lost trial: only the first one's change of state goes through
+            study._storage.set_trial_user_attr(frozen._trial_id, "reason", f"lost: {why}; retried")
+            study._storage.set_trial_system_attr(frozen._trial_id, "retried", True)
+            study._storage.set_trial_state_values(frozen._trial_id, TrialState.FAIL)
+        except (RuntimeError, optuna.exceptions.UpdateFinishedTrialError):
+            continue
+        study.enqueue_trial(frozen.params, user_attrs={"retry_of": frozen.number}, skip_if_exists=False)
+        retried.append(frozen.number)
+    return retried
+
+
+def counted(study: optuna.Study) -> int:
+    """Trials toward --trials: all but the failed ones that were retried (their retry counts instead)."""
+    return sum(not frozen.system_attrs.get("retried") for frozen in study.get_trials(deepcopy=False))
+
+
+def finished(study: optuna.Study) -> list:
+    return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))
+
+
+class Search:
+    """The workers of one tune.py process: threads that each run one trial process at a time until the study holds
+    its --trials, sharing one sampler; their heartbeat; their stop on SIGINT or SIGTERM."""
+
+    def __init__(self, study_dir: str, settings: Settings, study: optuna.Study, trials: int):
+        self.study_dir, self.settings, self.study, self.trials = study_dir, settings, study, trials
+        self.runs_dir, self.logs_dir = os.path.join(study_dir, "runs"), os.path.join(study_dir, "logs")
+        self.lock = threading.Lock()  # the sampler and the count, in this process
+        self.stopping = threading.Event()
+        self.running = {}  # trial id -> its process
+        self.durations = [t.duration.total_seconds() for t in finished(study) if t.duration]
+        self.started_at = time.time()
+        os.makedirs(self.logs_dir, exist_ok=True)
+        if not os.path.isdir(self.runs_dir):
+            os.makedirs(self.runs_dir)
+            trial_process.write_experiment(self.runs_dir, settings.space)
+
+    def ask(self) -> optuna.Trial | None:
+        """The next trial, or None when the study holds its --trials; across processes under the folder's lock."""
+        with self.lock, open(os.path.join(self.study_dir, ".ask.lock"), "w") as lock_file:
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+            retried = fail_lost_trials(self.study)
+            if retried:
+                print(f"trial(s) {', '.join(map(str, retried))} lost their worker: failed, and retried", flush=True)
+            if self.stopping.is_set() or counted(self.study) >= self.trials:
+                return None
+            trial = self.study.ask()
+            suggest(trial, self.settings.space)
+            trial.storage.set_trial_system_attr(trial._trial_id, "worker", {
+                "host": socket.gethostname(), "pid": os.getpid(), "start": process_start(os.getpid())})
+            trial.storage.set_trial_system_attr(trial._trial_id, "heartbeat", time.time())
+            return trial
+
+    def work(self):
+        while not self.stopping.is_set():
+            trial = self.ask()
+            if trial is None:
+                return
+            self.run_trial(trial)
+
+    def run_trial(self, trial: optuna.Trial):
+        run_name = f"trial_{trial.number:04d}"
+        argv = trial_process.command(self.settings.script, self.settings.script_flags, flags(trial.params),
+                                     self.settings.seed + trial.number, self.runs_dir, run_name)
+        log_path = os.path.join(self.logs_dir, f"{run_name}.log")
+        start, reported = time.time(), [0]
+
+        def report(iteration: int, value: float) -> bool:
+            trial.report(value, iteration)
+            reported[0] = iteration
+            return trial.should_prune()
+
+        ended = trial_process.run(argv, log_path, report, lambda process: self.running.__setitem__(trial._trial_id,
+                                                                                                    process))
+        self.running.pop(trial._trial_id, None)
+        run_dir = os.path.join(self.runs_dir, run_name)
+        if self.stopping.is_set() and not ended.pruned and ended.status != 0:
+            self.give_back(trial, "stopped: tune.py was interrupted; retried at the next start")
+            return
+        if ended.pruned:
+            state, value, reason = TrialState.PRUNED, None, f"pruned after iteration {reported[0]}"
+        elif ended.status != 0:
+            state, value, reason = TrialState.FAIL, None, trial_process.failure_reason(ended, log_path)
+        else:
+            value, reason = trial_process.objective(run_dir)
+            state = TrialState.COMPLETE if value is not None else TrialState.FAIL
+        trial.set_user_attr("reason", reason)
+        trial_process.write_session(run_dir, trial.params, value, state == TrialState.COMPLETE, start, time.time())
+        self.study.tell(trial, value, state=state)
+        self.durations.append(time.time() - start)
+        self.progress(trial.number, state, value, reason)
+
+    def give_back(self, trial: optuna.Trial, reason: str):
+        """A trial cut short by tune.py's own stop: failed, with its configuration enqueued for the next start."""
+        trial.set_user_attr("reason", reason)
+        trial.storage.set_trial_system_attr(trial._trial_id, "retried", True)
+        self.study.tell(trial, state=TrialState.FAIL)
+        self.study.enqueue_trial(trial.params, user_attrs={"retry_of": trial.number}, skip_if_exists=False)
+
+    def progress(self, number: int, state: TrialState, value: float | None, reason: str):
+        """One line per trial: how it ended, the study's count, the best so far and the time left."""
+        done = len(finished(self.study)) - sum(bool(t.system_attrs.get("retried")) for t in finished(self.study))
+        outcome = f"{value:.4g}" if value is not None else reason
+        try:
+            best = f"best {self.study.best_value:.4g} (trial {self.study.best_trial.number})"
+        except ValueError:
+            best = "no trial completed yet"
+        left = max(self.trials - done, 0)
+        eta = statistics.median(self.durations) * left / max(self.settings.workers, 1) if self.durations else 0
+        print(f"trial {number} {state.name.lower()}: {outcome}; {done}/{self.trials} trials, {best}"
+              + (f", about {duration_text(round(eta))} left" if left else ""), flush=True)
+
+    def heartbeat(self):
+        """Every HEARTBEAT_SECONDS, each running trial of this process says it is alive."""
+        while not self.stopping.wait(HEARTBEAT_SECONDS):
+            for trial_id in [key for key in list(self.running) if isinstance(key, int)]:  # not the re-evaluation
+                try:
+                    self.study._storage.set_trial_system_attr(trial_id, "heartbeat", time.time())
+                except (RuntimeError, optuna.exceptions.UpdateFinishedTrialError):
+                    pass  # it ended meanwhile
+
+    def run(self, workers: int):
+        threads = [threading.Thread(target=self.work, name=f"worker-{k}") for k in range(workers)]
+        beat = threading.Thread(target=self.heartbeat, daemon=True)
+        beat.start()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # the main thread stays free for the signal handlers
+
+    def stop(self):
+        """SIGINT or SIGTERM to tune.py: no new trial; the running ones get SIGTERM (they end as the scripts do)."""
+        self.stopping.set()
+        for process in list(self.running.values()):
+            if process.poll() is None:
+                process.terminate()

@@ -1,0 +1,282 @@
+"""tune.py: bad input, a study's records (trials.csv, HParams, re-evaluation), pruning, failures, faults (SIGKILL, SIGTERM,
+two workers on one storage), tiny studies of each algorithm with the real scripts, and exp10's command set.
+
+Most studies run tests/dqn_standin.py, which follows the scripts' contract (iteration lines, event file, exit 3 on a
+NaN loss, SIGTERM) in a fraction of a second per trial; the real scripts run in the end-to-end studies."""
+import csv
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import optuna
+import pytest
+from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
+from tensorboard.plugins.hparams import metadata
+
+import tune
+from search import Refused
+from search.space import DEFAULT_SPACES
+from search.study import Settings, load, read_settings, save_settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STANDIN = os.path.join(ROOT, "tests", "dqn_standin.py")
+TUNE = [sys.executable, os.path.join(ROOT, "tune.py")]
+SLOW_ITERATIONS = ["--iteration-seconds", "0.15"]  # 5 iterations of 0.15 s: long enough to be cut mid-trial
+
+
+def tune_run(*args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*TUNE, *args], capture_output=True, text=True, timeout=300, **kwargs)
+
+
+def trials_csv(study_dir) -> list:
+    with open(os.path.join(study_dir, "trials.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+# BAD INPUT: one error line, exit 2, no study folder written
+@pytest.mark.parametrize("args, expected", [
+    (["--trials", "3", "nothing.py"], "unknown script nothing.py"),
+    (["--trials", "3", "README.md"], "no SCRIPT"),
+    (["--trials", "3", "plot.py"], "unknown script plot.py: want a ppo_"),
+    (["--trials", "0", "dqn_linen.py"], "--trials and --workers want at least 1"),
+    (["--tirals", "3", "dqn_linen.py"], "bad option in '--out .* --tirals 3': see python tune.py --help"),
+    (["dqn_linen.py", "--learning-rat", "0.1"], "dqn_linen.py has no flag --learning-rat"),
+    (["dqn_linen.py", "--seed", "3"], "--seed: tune.py sets each trial's own"),
+    (["dqn_linen.py", "--learning-rate", "0.1"], "--learning-rate is both a script flag and searched"),
+    (["ppo_linen.py", "--space", "x"], "ppo_linen.py has no flag --space"),
+])
+def test_bad_arguments_are_refused_in_one_line(args, expected, tmp_path):
+    with pytest.raises(Refused, match=expected.replace("(", r"\(")):
+        tune.main(["--out", str(tmp_path / "study"), *args])
+    assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.parametrize("space, expected", [
+    ("{not json", "not JSON"),
+    ('["learning_rate"]', "want a JSON object"),
+    ('{"learning_rate": {"type": "float", "low": 0.1}}', "learning_rate: want float numbers low and high"),
+    ('{"learning_rate": {"type": "float", "low": 0.1, "high": 0.01}}', "low 0.1 is above high 0.01"),
+    ('{"learning_rate": {"type": "float", "low": 0, "high": 1, "log": true}}', "a positive low"),
+    ('{"batch_size": {"type": "categorical", "choices": []}}', "non-empty list"),
+    ('{"batch_size": {"type": "int", "low": 1, "high": 4, "step": 2}}', "unknown key(s) step"),
+    ('{"num_steps": {"type": "int", "low": 1, "high": 4}}', "names num_steps, which .*dqn_linen.py has no flag for"),
+    ('{"seed": {"type": "int", "low": 1, "high": 4}}', "tune.py sets each trial's seed itself"),
+])
+def test_a_malformed_space_or_one_naming_a_flag_the_script_lacks_is_refused(space, expected, tmp_path):
+    path = tmp_path / "space.json"
+    path.write_text(space)
+    with pytest.raises(Refused, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        tune.main(["--out", str(tmp_path / "study"), "--space", str(path), os.path.join(ROOT, "dqn_linen.py")])
+
+
+def test_a_missing_space_file_and_an_unreachable_storage_get_one_error_line_and_exit_2(tmp_path):
+    missing = tune_run("--space", str(tmp_path / "none.json"), "--out", str(tmp_path / "a"), "dqn_linen.py", cwd=ROOT)
+    unreachable = tune_run("--storage", "sqlite:////proc/no/such/dir/study.db", "--out", str(tmp_path / "b"),
+                           "dqn_linen.py", cwd=ROOT)
+    for result, expected in ((missing, "none.json: No such file"), (unreachable, "study.db: cannot open it")):
+        assert result.returncode == 2 and result.stdout == "" and not os.path.exists(tmp_path / "b")
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ") and expected in result.stderr
+
+
+def test_a_folder_holding_another_study_is_refused_and_kept(tmp_path):
+    study_dir = str(tmp_path / "study")
+    save_settings(study_dir, Settings("dqn_linen.py", [], "dqn", {}, "tpe", "hyperband", 1))
+    with pytest.raises(Refused, match="holds another study .its script, space differ"):
+        tune.main(["--out", study_dir, os.path.join(ROOT, "dqn_torch.py")])
+    assert read_settings(study_dir).script == "dqn_linen.py"
+
+
+# A STUDY OF THE STAND-IN: 8 trials, 2 workers, Hyperband, a NaN failure, the best re-evaluated on 2 seeds
+@pytest.fixture(scope="module")
+def standin_study(tmp_path_factory):
+    study_dir = str(tmp_path_factory.mktemp("tune") / "standin")
+    result = tune_run("--trials", "8", "--workers", "2", "--sampler", "random", "--eval-seeds", "2", "--out",
+                      study_dir, STANDIN, *SLOW_ITERATIONS, "--nan-above", "0.004")
+    assert result.returncode == 0, result.stderr
+    return study_dir, result
+
+
+@pytest.mark.slow
+def test_a_study_records_every_trial_in_trials_csv_with_its_state_values_and_reason(standin_study):
+    study_dir, result = standin_study
+    rows = trials_csv(study_dir)
+    assert [row["number"] for row in rows] == [str(n) for n in range(8)]
+    assert list(rows[0]) == ["number", "state", "learning_rate", "buffer_size", "batch_size", "train_frequency",
+                             "target_network_frequency", "gamma", "exploration_fraction", "end_e", "value", "start",
+                             "end", "duration_s", "reason"]
+    states = {row["state"] for row in rows}
+    assert {"complete", "pruned", "fail"} <= states, states
+    for row in rows:
+        assert (row["value"] == "") == (row["state"] == "fail") and float(row["duration_s"]) > 0  # pruned: its last
+        if row["state"] == "fail":  # the stand-in diverges above a learning rate of 0.004: exit 3, its error line
+            assert float(row["learning_rate"]) > 0.004
+            assert row["reason"].startswith("exit 3: error: loss is NaN at iteration 1"), row["reason"]
+    assert "trial 7" in result.stdout or "8/8 trials" in result.stdout
+
+
+@pytest.mark.slow
+def test_pruning_ends_the_trials_process_with_sigterm_keeping_its_event_file(standin_study):
+    study_dir, _ = standin_study
+    pruned = [row for row in trials_csv(study_dir) if row["state"] == "pruned"]
+    assert pruned
+    for row in pruned:
+        log = open(os.path.join(study_dir, "logs", f"trial_{int(row['number']):04d}.log")).read()
+        assert "interrupted by SIGTERM" in log and "iteration 5/5" not in log, log
+        assert row["reason"].startswith("pruned after iteration ")
+        assert os.listdir(os.path.join(study_dir, "runs", f"trial_{int(row['number']):04d}"))
+
+
+@pytest.mark.slow
+def test_the_objective_is_the_mean_return_of_the_last_tenth_of_the_steps_and_the_best_is_reevaluated(standin_study):
+    study_dir, _ = standin_study
+    _, study = load(study_dir)
+    best = study.best_trial
+    quality = max(0.0, 1 - abs(math.log10(best.params["learning_rate"]) + 3) / 2)
+    seed = 1 + best.number  # the stand-in's last iteration returns 100 * quality + seed % 7
+    assert best.value == pytest.approx(100 * quality + seed % 7, rel=1e-5)
+    evaluation = json.load(open(os.path.join(study_dir, "evaluation.json")))
+    assert evaluation["trial"] == best.number and evaluation["params"] == best.params
+    assert [run["seed"] for run in evaluation["runs"]] == [100_001, 100_002]
+    assert [run["value"] for run in evaluation["runs"]] == pytest.approx(
+        [100 * quality + seed % 7 for seed in (100_001, 100_002)], rel=1e-5)
+    assert os.path.isfile(os.path.join(study_dir, "REPORT.md"))
+
+
+@pytest.mark.slow
+def test_each_trial_run_carries_hparams_summaries_that_tensorboard_reads(standin_study):
+    study_dir, _ = standin_study
+    _, study = load(study_dir)
+    complete = next(trial for trial in study.trials if trial.state == optuna.trial.TrialState.COMPLETE)
+    run_dir = os.path.join(study_dir, "runs", f"trial_{complete.number:04d}")
+    tags, start, objective = set(), None, None
+    for name in os.listdir(run_dir):
+        for event in LegacyEventFileLoader(os.path.join(run_dir, name)).Load():
+            for value in event.summary.value:
+                tags.add(value.tag)
+                if value.tag == metadata.SESSION_START_INFO_TAG:
+                    start = metadata.parse_session_start_info_plugin_data(value.metadata.plugin_data.content)
+                if value.tag == "tune/objective":
+                    objective = value.simple_value
+    assert {metadata.SESSION_START_INFO_TAG, metadata.SESSION_END_INFO_TAG, "charts/episodic_return"} <= tags
+    assert start.hparams["learning_rate"].number_value == pytest.approx(complete.params["learning_rate"])
+    assert objective == pytest.approx(complete.value)
+    root_tags = {value.tag for name in os.listdir(os.path.join(study_dir, "runs")) if name.startswith("events")
+                 for event in LegacyEventFileLoader(os.path.join(study_dir, "runs", name)).Load()
+                 for value in event.summary.value}
+    assert metadata.EXPERIMENT_TAG in root_tags
+
+
+# FAULTS
+def start_study(study_dir, *args):
+    return subprocess.Popen([*TUNE, "--trials", "3", "--sampler", "random", "--pruner", "none", "--eval-seeds", "0",
+                             "--out", study_dir, *args, STANDIN, *SLOW_ITERATIONS], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_trial(study_dir, deadline=30):
+    """Until the study's first trial has printed an iteration."""
+    log = os.path.join(study_dir, "logs", "trial_0000.log")
+    end = time.time() + deadline
+    while time.time() < end and not (os.path.exists(log) and "iteration 1/" in open(log).read()):
+        time.sleep(0.05)
+
+
+def standin_processes(study_dir) -> list:
+    found = subprocess.run(["pgrep", "-f", f"--log-dir {study_dir}/runs"], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_trial_leaves_no_process_and_its_trial_is_failed_and_retried_at_the_next_start(tmp_path):
+    study_dir = str(tmp_path / "killed")
+    worker = start_study(study_dir)
+    wait_for_trial(study_dir)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    time.sleep(0.5)
+    assert standin_processes(study_dir) == []  # the trial's process died with its worker
+    resumed = tune_run("--trials", "3", "--sampler", "random", "--pruner", "none", "--eval-seeds", "0", "--out",
+                       study_dir, STANDIN, *SLOW_ITERATIONS)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "trial(s) 0 lost their worker: failed, and retried" in resumed.stdout
+    rows = trials_csv(study_dir)
+    assert [row["state"] for row in rows] == ["fail", "complete", "complete", "complete"]
+    assert rows[0]["reason"].startswith("lost: its worker (pid ") and rows[1]["learning_rate"] == rows[0]["learning_rate"]
+
+
+@pytest.mark.slow
+def test_sigterm_to_tune_ends_its_trials_and_a_rerun_resumes_the_study(tmp_path):
+    study_dir = str(tmp_path / "stopped")
+    worker = start_study(study_dir, "--workers", "2")
+    wait_for_trial(study_dir)
+    worker.send_signal(signal.SIGTERM)
+    _, stderr = worker.communicate(timeout=30)
+    assert worker.returncode == 128 + signal.SIGTERM and "SIGTERM: ending the running trials" in stderr
+    assert standin_processes(study_dir) == []
+    stopped = trials_csv(study_dir)
+    assert {row["reason"] for row in stopped if row["state"] == "fail"} == {
+        "stopped: tune.py was interrupted; retried at the next start"}
+    resumed = tune_run("--trials", "3", "--workers", "2", "--sampler", "random", "--pruner", "none", "--eval-seeds",
+                       "0", "--out", study_dir, STANDIN, *SLOW_ITERATIONS)
+    assert resumed.returncode == 0, resumed.stderr
+    rows = trials_csv(study_dir)
+    assert sum(row["state"] == "complete" for row in rows) == 3
+    retried = {row["learning_rate"] for row in stopped if row["state"] == "fail"}
+    assert retried <= {row["learning_rate"] for row in rows if row["state"] == "complete"}
+
+
+@pytest.mark.slow
+def test_two_workers_on_one_storage_share_the_study_and_never_run_one_trial_twice(tmp_path):
+    study_dir = str(tmp_path / "shared")
+    args = ["--trials", "6", "--sampler", "random", "--pruner", "none", "--eval-seeds", "0", "--out", study_dir,
+            "--storage", f"sqlite:///{tmp_path}/study.db", STANDIN, *SLOW_ITERATIONS]
+    workers = [subprocess.Popen([*TUNE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(2)]
+    outputs = [worker.communicate(timeout=120) for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0], outputs
+    _, study = load(study_dir)
+    assert [trial.state for trial in study.trials] == [optuna.trial.TrialState.COMPLETE] * 6
+    pids = [trial.system_attrs["worker"]["pid"] for trial in study.trials]
+    assert set(pids) == {worker.pid for worker in workers}
+    ran = [line.split()[1] for out, _ in outputs for line in out.splitlines() if line.startswith("trial ")]
+    assert sorted(ran, key=int) == [str(n) for n in range(6)]  # each trial reported by one worker, once
+
+
+# END TO END, WITH THE REAL SCRIPTS
+@pytest.mark.slow
+@pytest.mark.parametrize("script, workload", [
+    ("dqn_torch_gymnasium.py", ["--total-timesteps", "1000", "--iteration-steps", "500", "--learning-starts", "200"]),
+    ("ppo_torch_gymnasium.py", ["--num-iterations", "2", "--num-envs", "4", "--num-steps", "64"]),
+])
+def test_a_tiny_study_of_each_algorithm_runs_its_default_space_end_to_end(script, workload, tmp_path):
+    study_dir = str(tmp_path / "study")
+    result = tune_run("--trials", "3", "--eval-seeds", "1", "--out", study_dir, script, *workload, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    rows = trials_csv(study_dir)
+    assert len(rows) == 3 and all(row["state"] in ("complete", "pruned") for row in rows), rows
+    algorithm = script.split("_")[0]
+    assert set(json.load(open(os.path.join(study_dir, "study.json")))["space"]) == set(DEFAULT_SPACES[algorithm])
+    evaluation = json.load(open(os.path.join(study_dir, "evaluation.json")))
+    assert evaluation["runs"][0]["value"] is not None
+    report = open(os.path.join(study_dir, "REPORT.md")).read()
+    assert f"trial {evaluation['trial']}, value **" in report
+
+
+@pytest.mark.slow
+def test_exp10s_command_set_runs_every_study_and_writes_its_report_at_a_tiny_size(tmp_path):
+    out = str(tmp_path / "exp10")
+    result = subprocess.run([os.path.join(ROOT, "tools", "exp10.sh"), out, "--tiny", "--trials", "1"],
+                            capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHON": sys.executable})
+    assert result.returncode == 0, result.stderr[-2000:]
+    plan = json.load(open(os.path.join(out, "exp10.json")))
+    folders = [study["folder"] for study in plan["studies"]]
+    assert folders[:6] == ["a-torch-gymnasium", "a-linen-gymnasium", "a-torch", "a-linen", "a-linen-16envs",
+                           "a-linen-16envs-workers2"]
+    assert "b-torch-gymnasium" in folders[6:] and len(folders) in (7, 8)  # and part (a)'s fastest, if another
+    for folder in folders:
+        assert len(trials_csv(os.path.join(out, folder))) == 1
+    assert os.path.isfile(os.path.join(out, "REPORT.md"))

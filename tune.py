@@ -1,0 +1,191 @@
+"""Hyperparameter search over any ppo_*.py or dqn_*.py script with Optuna: each trial a fresh process of the script."""
+import importlib.util
+import os
+import shlex
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+import tyro
+
+from search import Refused
+from search.space import SET_BY_TUNE, check_space, load_space, script_fields
+
+USAGE = "python tune.py [options] SCRIPT [script flags]"
+DESCRIPTION = f"""{USAGE}
+
+Searches the hyperparameters of SCRIPT (any ppo_*.py or dqn_*.py) with Optuna. Each trial is a fresh process of
+SCRIPT with the script flags, the trial's values, its own --seed (the study's + the trial's number) and its own run
+folder (OUT/runs/trial_NNNN). The objective, maximised: the mean episodic return over the last 10 % of the trial's env
+steps. Each iteration's mean return goes to the pruner as the trial runs; a pruned trial gets SIGTERM. A rerun of
+the same command resumes the study up to --trials; a trial whose worker was killed is failed and its configuration
+retried. At the end: trials.csv, the best configuration rerun on --eval-seeds fresh seeds, and OUT/REPORT.md with its
+charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` shows the trials' HParams table."""
+
+
+@dataclass
+class TuneArgs:
+    trials: int = 40
+    """the study's number of trials; a rerun resumes up to it (a retried trial counts once)"""
+    out: str = ""
+    """the study folder (default: studies/{script name})"""
+    space: str = ""
+    """a JSON search space: {"field": {"type": "float"|"int", "low": L, "high": H, "log": bool} or {"type":
+    "categorical", "choices": [...]}}; default: the algorithm's space (docs/tuning.md)"""
+    sampler: Literal["tpe", "random"] = "tpe"
+    """TPE, or random (trial n's values drawn from --seed and n: the same configurations in every study)"""
+    pruner: Literal["hyperband", "median", "none"] = "hyperband"
+    """Hyperband (reduction factor 3, resources in iterations), median, or none"""
+    seed: int = 1
+    """the sampler's seed; trial n runs the script with --seed seed + n"""
+    workers: int = 1
+    """trials at once on this machine"""
+    storage: str = ""
+    """an Optuna storage URL (sqlite:///..., postgresql://...); default: a journal file in the study folder"""
+    eval_seeds: int = 5
+    """the best configuration rerun on this many fresh seeds at the end (0: none)"""
+    slurm: int = 0
+    """submit this many workers as a SLURM job array sharing the study folder, and a job that finishes the study"""
+    sbatch_options: str = ""
+    """with --slurm: words for sbatch (quoted as one argument), e.g. "--time 02:00:00 --partition cpu" """
+    mlflow: str = ""
+    """an MLflow tracking URI: the study logged as a parent run, each trial a nested run (pip install -r
+    requirements-mlflow.txt)"""
+    trials_only: bool = False
+    """run trials only: leave the re-evaluation, trials.csv and the report to a later run (SLURM workers)"""
+    worker_index: int = 0
+    """this worker's index among several processes (set by --slurm): the TPE sampler's seed is --seed + index"""
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+def split_argv(argv: list) -> tuple[list, str | None, list]:
+    """tune.py's options, SCRIPT (the first argument ending in .py) and the script's flags."""
+    for index, word in enumerate(argv):
+        if word.endswith(".py") and not word.startswith("-"):
+            return argv[:index], word, argv[index + 1:]
+    return argv, None, []
+
+
+def parse(argv: list) -> tuple[TuneArgs, str, list]:
+    words, script, script_flags = split_argv(argv)
+    if "-h" in words or "--help" in words:
+        tyro.cli(TuneArgs, args=words, prog="tune.py", description=DESCRIPTION)
+    if script is None:
+        raise Refused(f"no SCRIPT: {USAGE}")
+    try:
+        options = tyro.cli(TuneArgs, args=words, prog="tune.py", console_outputs=False)
+    except SystemExit:
+        raise Refused(f"bad option in '{shlex.join(words)}': see python tune.py --help") from None
+    return options, script, script_flags
+
+
+def check_options(options: TuneArgs):
+    if options.trials < 1 or options.workers < 1 or options.eval_seeds < 0 or options.slurm < 0:
+        raise Refused("--trials and --workers want at least 1, --eval-seeds and --slurm at least 0")
+    if options.slurm and options.workers != 1:
+        raise Refused("--slurm runs one trial per array task: drop --workers")
+    if options.mlflow and importlib.util.find_spec("mlflow") is None:
+        raise Refused("--mlflow needs MLflow: pip install -r requirements-mlflow.txt")
+
+
+def check_script(script: str, script_flags: list) -> tuple[str, dict]:
+    """SCRIPT is a ppo_*.py or dqn_*.py file; each of its flags is a field of its Args that tune.py does not set."""
+    name = os.path.basename(script)
+    algorithm = name.split("_", 1)[0]
+    if algorithm not in ("ppo", "dqn") or not os.path.isfile(script):
+        raise Refused(f"unknown script {script}: want a ppo_*.py or dqn_*.py file")
+    fields = script_fields(script)
+    for word in script_flags:
+        if not word.startswith("--"):
+            continue
+        field = word[2:].split("=", 1)[0].replace("-", "_")
+        field = field[3:] if field.startswith("no_") and field[3:] in fields else field
+        if field not in fields:
+            raise Refused(f"{name} has no flag {word.split('=', 1)[0]}")
+        if field in SET_BY_TUNE:
+            raise Refused(f"{word.split('=', 1)[0]}: tune.py sets each trial's own (the study's --seed, --out)")
+    return algorithm, fields
+
+
+def run_study(options: TuneArgs, settings, study_dir: str) -> int:
+    """The trials of this process, then (unless --trials-only) the re-evaluation, trials.csv, the report and MLflow;
+    the exit status."""
+    import optuna
+
+    from search import evaluation, records, study as study_folder
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # tune.py prints a line per trial
+    study = study_folder.create(study_dir, settings, settings.seed + options.worker_index)
+    search = study_folder.Search(study_dir, settings, study, options.trials)
+    stopped = []
+
+    def on_signal(signum, frame):
+        stopped.append(signum)
+        print(f"{signal.Signals(signum).name}: ending the running trials; rerun the same command to resume",
+              file=sys.stderr, flush=True)
+        search.stop()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    search.run(options.workers)
+    records.write_trials_csv(study, study_dir, settings.space)
+    if stopped:
+        return 128 + stopped[0]
+    if options.trials_only:
+        return 0
+    if study.get_trials(deepcopy=False, states=(study_folder.TrialState.RUNNING, study_folder.TrialState.WAITING)):
+        print("trials still run in other workers: the last one to end re-evaluates and writes the report")
+        return 0
+    if options.eval_seeds:
+        evaluation.evaluate(search, options.eval_seeds, options.workers)
+    if stopped:
+        return 128 + stopped[0]
+    finish(study_dir, options.mlflow)
+    return 0
+
+
+def finish(study_dir: str, mlflow_uri: str):
+    from report.study import write_report
+
+    print(f"report: {write_report(study_dir)}")
+    if mlflow_uri:
+        from search.tracking import log_study
+
+        print(f"MLflow: the study is run {log_study(study_dir, mlflow_uri)} at {mlflow_uri}")
+
+
+def main(argv: list) -> int:
+    from search.study import Settings, open_storage, save_settings
+
+    options, script, script_flags = parse(argv)
+    check_options(options)
+    algorithm, fields = check_script(script, script_flags)
+    space = load_space(options.space, algorithm)
+    fixed = {word[2:].split("=", 1)[0].replace("-", "_") for word in script_flags if word.startswith("--")}
+    check_space(space, fields, script, fixed)
+    study_dir = options.out or os.path.join("studies", os.path.basename(script)[: -len(".py")])
+    settings = Settings(script=os.path.normpath(script), script_flags=script_flags, algorithm=algorithm, space=space,
+                        sampler=options.sampler, pruner=options.pruner, seed=options.seed, storage=options.storage,
+                        study_name=os.path.basename(os.path.abspath(study_dir)), trials=options.trials,
+                        eval_seeds=options.eval_seeds, workers=options.workers)
+    if options.storage:
+        open_storage(study_dir, options.storage)  # before anything is written: an unreachable one is refused
+    save_settings(study_dir, settings)
+    if options.slurm:
+        from search.slurm import submit
+
+        submit(options, argv, study_dir)
+        return 0
+    return run_study(options, settings, study_dir)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Refused as refused:
+        fail(str(refused))
