@@ -1,0 +1,251 @@
+"""The reports of tune.py's studies (report/study.py) and of exp10 (report/search.py), on synthetic studies built in
+temporary folders: trials added to Optuna storages with chosen values, states, reasons and times, no script run."""
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+import matplotlib
+import optuna
+import pytest
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+from optuna.trial import TrialState
+
+from helpers import ROOT
+from report import search as search_report, study as study_report
+from search.study import Settings, create, load, save_settings
+
+COMPLETE, PRUNED, FAIL = TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL
+SPACE = {
+    "learning_rate": {"type": "float", "low": 1e-4, "high": 1e-2, "log": True},
+    "batch_size": {"type": "categorical", "choices": [32, 64, 128]},
+    "train_frequency": {"type": "int", "low": 1, "high": 16, "log": True},
+}
+DISTRIBUTIONS = {"learning_rate": FloatDistribution(1e-4, 1e-2, log=True),
+                 "batch_size": CategoricalDistribution([32, 64, 128]),
+                 "train_frequency": IntDistribution(1, 16, log=True)}
+START = datetime.datetime(2026, 11, 20, 10, 0)
+
+
+def configuration(k: int) -> dict:
+    """The k-th synthetic configuration: every parameter changes with k."""
+    return {"learning_rate": 1e-4 * (k + 1), "batch_size": [32, 64, 128][k % 3], "train_frequency": 1 + 3 * k % 16}
+
+
+def trial(state, minutes, value=None, reason="", k=0, **attributes):
+    """A finished trial of configuration k that ran over [start, end] minutes after START."""
+    frozen = optuna.trial.create_trial(state=state, value=value, params=configuration(k), distributions=DISTRIBUTIONS,
+                                       user_attrs={"reason": reason, **attributes.get("user_attrs", {})},
+                                       system_attrs=attributes.get("system_attrs", {}),
+                                       intermediate_values=attributes.get("intermediate_values", {1: 0.0}))
+    frozen.datetime_start = START + datetime.timedelta(minutes=minutes[0])
+    frozen.datetime_complete = START + datetime.timedelta(minutes=minutes[1])
+    return frozen
+
+
+def make_study(folder, trials, evaluation=None) -> str:
+    """A study folder as tune.py leaves it (study.json, journal.log, evaluation.json), its trials added in order."""
+    settings = Settings(script="dqn_linen.py", script_flags=["--total-timesteps", "20000"], algorithm="dqn",
+                        space=SPACE, sampler="random", pruner="none", seed=1, study_name="synthetic",
+                        trials=len(trials), eval_seeds=3)
+    save_settings(str(folder), settings)
+    study = create(str(folder), settings, settings.seed)
+    for frozen in trials:
+        study.add_trial(frozen)
+    if evaluation is not None:
+        (folder / "evaluation.json").write_text(json.dumps(evaluation))
+    return str(folder)
+
+
+# the main study: wall time 25 min (trials 0-2: overlapping, then adjacent) + 35 min (trials 3-8, after a 35 min gap)
+MAIN_TRIALS = [
+    trial(COMPLETE, (0, 10), 100.0, k=0),
+    trial(COMPLETE, (5, 20), 150.0, k=1),
+    trial(PRUNED, (20, 25), reason="pruned after iteration 2", k=2, intermediate_values={1: 10.0, 2: 12.0}),
+    trial(FAIL, (60, 70), reason="exit status 1: out of memory", k=3),
+    trial(FAIL, (70, 72), reason="lost: its worker (pid 7) is gone; retried", k=4, system_attrs={"retried": True}),
+    trial(COMPLETE, (72, 80), 200.0, k=4, user_attrs={"retry_of": 4}),
+    trial(FAIL, (80, 82), reason="exit status 1: out of memory", k=5),
+    trial(COMPLETE, (81, 90), 120.0, k=6),
+    trial(FAIL, (90, 95), reason="no episode ended: no charts/episodic_return in the event file", k=7),
+]
+EVALUATION = {"trial": 5, "value": 200.0, "params": configuration(4), "runs": [
+    {"seed": 100001, "value": 190.0, "reason": ""}, {"seed": 100002, "value": 210.0, "reason": ""},
+    {"seed": 100003, "value": None, "reason": "exit status 1: out of memory"}]}
+
+
+@pytest.fixture(scope="module")
+def main_report(tmp_path_factory):
+    """The main study's folder and its REPORT.md's text."""
+    folder = make_study(tmp_path_factory.mktemp("study"), MAIN_TRIALS, EVALUATION)
+    path = study_report.write_report(folder)
+    with open(path) as f:
+        return folder, f.read()
+
+
+def answer_of(text: str) -> str:
+    """The report's opening section: its first heading to the next."""
+    return text.split("## The answer", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_report_opens_with_the_best_configuration_its_value_and_its_re_evaluation_as_mean_and_sd(main_report):
+    _, text = main_report
+    assert text.index("## The answer") < text.index("## The study") < text.index("## Charts") < text.index("## Trials")
+    answer = answer_of(text)
+    assert ("**Best configuration:** trial 5, value **200** (the objective: the mean episodic return over the last "
+            "10 % of env steps); re-evaluated: 200 ± 14 over 2 fresh seeds (mean ± sd; 1 of 3 seeds failed).") \
+        in answer
+    # trial 5 is the retry of trial 4: configuration 4
+    assert "| learning_rate | 0.0005 |\n| batch_size | 64 |\n| train_frequency | 13 |" in answer
+
+
+def test_the_report_counts_completed_pruned_and_failed_trials_with_their_reasons_and_retries_apart(main_report):
+    answer = answer_of(main_report[1])
+    assert "- **Trials:** 4 completed, 1 pruned, 3 failed; 1 retry apart (" in answer
+    assert "| exit status 1: out of memory | 2 |" in answer
+    assert "| no episode ended: no charts/episodic_return in the event file | 1 |" in answer
+    assert "lost: its worker" not in answer  # the retried trial is counted apart, not among the failures
+
+
+def test_wall_time_is_the_union_of_the_trials_intervals_and_trials_per_hour_count_finished_trials(main_report):
+    # [0, 25] min (overlapping, then adjacent) and [60, 95] min after a gap: 25 + 35 = 60 min
+    assert study_report.wall_seconds(MAIN_TRIALS) == 3600
+    assert study_report.wall_seconds(MAIN_TRIALS[:3]) == 25 * 60
+    assert study_report.wall_seconds([MAIN_TRIALS[0], MAIN_TRIALS[3]]) == 20 * 60
+    # 8 finished trials (not the retried one) in 1 h; durations 10, 15, 5, 10, 8, 2, 9, 5 min: median 8.5 min
+    wall = "- **Wall time:** 60 min, 8 trials per hour (finished trials); median trial 8.5 min."
+    assert wall in answer_of(main_report[1])
+    assert "the union of the trials' start-to-end intervals" in main_report[1]
+
+
+def test_the_best_so_far_runs_on_the_wall_time_clock_without_the_gap(main_report):
+    _, study = load(main_report[0])
+    assert study_report.time_points(study) == [(600, 100.0), (1200, 150.0), (45 * 60, 200.0), (55 * 60, 120.0)]
+    assert study_report.best_so_far(study_report.number_points(study)) == [(0, 100.0), (1, 150.0), (5, 200.0),
+                                                                           (7, 200.0)]
+
+
+def test_the_three_charts_exist_as_pngs_and_are_linked_with_a_caption(main_report):
+    folder, text = main_report
+    for name, caption in [("best_so_far", "*Best so far:*"), ("importances", "*Parameter importances:*"),
+                          ("contour", "*Contour:*")]:
+        with open(os.path.join(folder, "charts", f"{name}.png"), "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+        assert re.search(rf"!\[[^]]+\]\(charts/{name}\.png\)\n\n{re.escape(caption)}", text), name
+
+
+def test_the_contour_leaves_matplotlib_s_style_as_it_was(main_report):
+    assert matplotlib.rcParams["axes.facecolor"] == "white"  # Optuna's contour sets its ggplot style globally
+
+
+def test_the_trial_table_lists_the_best_trials_by_value_and_points_to_trials_csv(main_report):
+    folder, text = main_report
+    table = text.split("## Trials", 1)[1]
+    assert [int(row.split("|")[1]) for row in table.splitlines() if re.match(r"\| \d", row)] == [5, 1, 7, 0]
+    assert "| 5 | complete | 200 | 8 min |  |" in table
+    assert "Not listed: 0 more completed, 1 pruned, 3 failed, 1 retried." in table
+    assert "[trials.csv](trials.csv)" in table and os.path.exists(os.path.join(folder, "trials.csv"))
+
+
+def test_a_study_with_one_completed_trial_explains_why_importances_and_contour_are_absent(tmp_path):
+    folder = make_study(tmp_path, [trial(COMPLETE, (0, 3), 42.0), trial(FAIL, (3, 4), reason="exit status 1")])
+    with open(study_report.write_report(folder)) as f:
+        text = f.read()
+    assert "re-evaluated: not re-evaluated." in text
+    assert "*No parameter importances:* they need at least 2 completed trials, and this study has 1." in text
+    assert "*No contour:* it plots the two most important parameters, and there are no importances." in text
+    assert sorted(os.listdir(os.path.join(folder, "charts"))) == ["best_so_far.png"]
+
+
+def test_the_command_on_a_folder_without_a_study_prints_one_error_line_and_exits_2(tmp_path):
+    ended = subprocess.run([sys.executable, "-m", "report.study", str(tmp_path)], cwd=ROOT, capture_output=True,
+                           text=True)
+    assert ended.returncode == 2 and ended.stdout == ""
+    assert ended.stderr == f"error: {tmp_path} holds no study (study.json is missing)\n"
+
+
+# exp10: two part-(a) studies (the first listed is the reference) and one not run, one part-(b) study and one not run
+REFERENCE_TRIALS = [trial(COMPLETE, (10 * k, 10 * k + 10), value, k=k)
+                    for k, value in enumerate([90.0, 190.0, 300.0, 400.0, 500.0])]  # 50 min, one after another
+OTHER_TRIALS = [  # 25 min on two workers; configuration 3 failed (lost), then completed on its retry, trial 5
+    trial(COMPLETE, (0, 10), 110.0, k=0), trial(COMPLETE, (0, 10), 210.0, k=1), trial(COMPLETE, (10, 20), 300.0, k=2),
+    trial(FAIL, (10, 12), reason="lost; retried", k=3, system_attrs={"retried": True}),
+    trial(FAIL, (12, 20), reason="exit status 1", k=4),
+    trial(COMPLETE, (20, 25), 400.0, k=3, user_attrs={"retry_of": 3})]
+SOURCE_TRIALS = [trial(COMPLETE, (0, 10), 50.0, k=0), trial(COMPLETE, (10, 20), 96.0, k=1),
+                 trial(COMPLETE, (20, 30), 100.0, k=2)]
+
+
+@pytest.fixture(scope="module")
+def exp10_report(tmp_path_factory):
+    """exp10's folder, its REPORT.md's text."""
+    directory = tmp_path_factory.mktemp("exp10")
+    studies = [("a", "Reference design", "a-reference", REFERENCE_TRIALS, None),
+               ("a", "Other design", "a-other", OTHER_TRIALS, None),
+               ("a", "Unrun design", "a-unrun", None, None),
+               ("b", "Source design", "b-source", SOURCE_TRIALS,
+                {"trial": 2, "value": 100.0, "params": configuration(2),
+                 "runs": [{"seed": 1, "value": 90.0, "reason": ""}, {"seed": 2, "value": 110.0, "reason": ""}]}),
+               ("b", "Missing design", "b-missing", None, None)]
+    for _, _, folder, trials, evaluation in studies:
+        if trials:
+            (directory / folder).mkdir()
+            make_study(directory / folder, trials, evaluation)
+    (directory / "exp10.json").write_text(json.dumps({
+        "machine": "AMD EPYC 7B13 (2 cores)", "load": "0.12", "date": "2026-11-27", "trials": 5,
+        "total_timesteps": 20000, "studies": [{"part": part, "label": label, "folder": folder, "workers": 1 + (k == 1)}
+                                              for k, (part, label, folder, _, _) in enumerate(studies)]}))
+    with open(search_report.write_report(str(directory))) as f:
+        return directory, f.read()
+
+
+def test_the_search_report_opens_with_the_fastest_design_and_the_first_to_near_its_best(exp10_report):
+    answer = answer_of(exp10_report[1])
+    assert ("- Part (a): **Other design** finishes the same search fastest, in 25 min: 2.00× faster than Reference "
+            "design (50 min).") in answer
+    # 50, 96, 100: within 5 % of 100 from the second trial's end, 20 min of wall time
+    assert ("- Part (b): **Source design** first came within 5% of its final best value (100) after 20 min of wall "
+            "time.") in answer
+    assert "AMD EPYC 7B13 (2 cores), load average 0.12 at the start, 2026-11-27; 5 trials per study of 20,000" in answer
+
+
+def test_the_search_report_tables_the_cost_of_each_design_and_lists_those_not_run(exp10_report):
+    text = exp10_report[1]
+    assert "| Reference design | 1 | 50 min | 2.00× | 6 | 10 min | 5 / 0 | 500 |" in text
+    assert "| Other design | 2 | 25 min | 1.00× | 12 | 10 min | 4 / 1 | 400 |" in text
+    assert "| Unrun design | 1 | not run | – | – | – | – | – |" in text
+
+
+def test_the_search_report_compares_the_designs_per_configuration_by_spread_and_rank(exp10_report):
+    directory, text = exp10_report
+    # configurations 0-3 completed in both (3 by its retry): spreads 20/100, 20/200, 0, 0: median 5.0%
+    assert "4 configurations (trial numbers) completed in all 2 run studies." in text
+    assert "median **5.0%** over the configurations" in text
+    assert "| Reference design | 1.00 |\n| Other design | 1.00 |" in text
+    assert search_report.shared_values([search_report.load_entry(str(directory), {
+        "part": "a", "label": label, "folder": folder}) for label, folder in
+        [("r", "a-reference"), ("o", "a-other")]]) == {0: [90.0, 110.0], 1: [190.0, 210.0], 2: [300.0, 300.0],
+                                                     3: [400.0, 400.0]}
+
+
+def test_the_search_report_gives_part_b_its_best_configuration_re_evaluation_importances_and_charts(exp10_report):
+    directory, text = exp10_report
+    part_b = text.split("## (b)", 1)[1]
+    assert ("| Source design | 100 (trial 2) | learning_rate=0.0003, batch_size=128, train_frequency=7 | "
+            "100 ± 14 over 2 fresh seeds (mean ± sd) | ") in part_b
+    assert "| Missing design | not run |" in part_b
+    for name in ("configurations", "best_so_far"):
+        assert f"](charts/{name}.png)" in text and (directory / "charts" / f"{name}.png").stat().st_size > 1000
+
+
+def test_the_search_command_on_a_folder_without_exp10_json_prints_one_error_line_and_exits_2(tmp_path, capsys):
+    assert search_report.main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path} holds no exp10.json: not exp10's folder\n"
+
+
+def test_a_lost_workers_trial_counts_in_the_wall_time_up_to_its_last_heartbeat_not_its_late_failure():
+    heartbeat = (START + datetime.timedelta(minutes=8)).timestamp()
+    lost = trial(FAIL, (5, 3000), reason="lost; retried", system_attrs={"retried": True, "heartbeat": heartbeat})
+    assert study_report.wall_seconds([trial(COMPLETE, (0, 6), 1.0), lost]) == 8 * 60
