@@ -3,6 +3,7 @@ cluster (here: tools/local_slurm.sh start), a sweep submitted, one task cancelle
 
 import csv
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -415,3 +416,27 @@ def test_plot_reads_the_shards_of_a_resumed_sweep_as_one_sweep_with_each_run_onc
         variants = sorted(row["variant"] for row in csv.DictReader(summary))
     assert variants == ["ppo_equinox", "ppo_linen", "ppo_nnx_cached", "ppo_nnx_tree"]
     assert (report / "REPORT.md").stat().st_size > 0
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+def test_tune_slurm_workers_share_one_study_through_its_journal_and_a_last_job_finishes_it(cluster, tmp_path):
+    """tune.py --slurm 2: two array tasks join one study (its journal on the shared folder) and its trials run once
+    each; the job after them re-evaluates the best and writes the report."""
+    study_dir = tmp_path / "study"
+    standin = os.path.join(REPO, "tests", "dqn_standin.py")
+    submitted = subprocess.run([sys.executable, os.path.join(REPO, "tune.py"), "--slurm", "2", "--trials", "6",
+                                "--sampler", "random", "--eval-seeds", "1", "--out", str(study_dir), standin,
+                                "--iteration-seconds", "0.15"], capture_output=True, text=True, timeout=60)
+    assert submitted.returncode == 0, submitted.stderr
+    array, finish = re.match(r"submitted SLURM job (\d+): .*; job (\d+) finishes", submitted.stdout).groups()
+    wait_for(lambda: not queued(f"{array},{finish}"), f"jobs {array} and {finish}")
+    with open(study_dir / "trials.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [row["number"] for row in rows] == [str(n) for n in range(6)]
+    assert all(row["state"] in ("complete", "pruned") for row in rows), rows
+    outputs = [(study_dir / "slurm" / f"{array}_{task}.out").read_text() for task in (0, 1)]
+    ran = sorted(int(line.split()[1]) for out in outputs for line in out.splitlines() if line.startswith("trial "))
+    assert ran == list(range(6)), outputs  # every trial once, whichever task ran it (a task may start late)
+    assert task_states(array) == {0: ("COMPLETED", "0:0"), 1: ("COMPLETED", "0:0")}
+    assert (study_dir / "evaluation.json").is_file() and (study_dir / "REPORT.md").is_file()

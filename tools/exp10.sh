@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# exp10.sh: the cost of a hyperparameter search per DQN design, on Doors: tune.py's studies, then their report.
+#
+#   tools/exp10.sh OUT [--trials N] [--total-timesteps T] [--tiny]
+#
+# (a) the same search in every design: N configurations (a random sampler seeded per trial number, no pruner),
+#     in dqn_torch_gymnasium.py (PyTorch + NumPy), dqn_linen_gymnasium.py (Flax + NumPy), dqn_torch.py (PyTorch on
+#     the JAX env), dqn_linen.py (Flax + JAX env) and dqn_linen.py at 16 envs; and the last again with --workers 2;
+# (b) our source's study: TPE + Hyperband, N trials, on part (a)'s fastest design and on PyTorch + NumPy, the best
+#     configuration rerun on 5 fresh seeds.
+# Each study is a folder OUT/<part>-<design> (a tune.py study: rerunning this command resumes every one of them),
+# OUT/exp10.json says what ran where, and `python -m report.search OUT` writes OUT/REPORT.md. Defaults: N = 40,
+# T = 120,000 transitions a trial (docs/tuning.md: the slowest design's part (a) about 45 minutes on a 2-core
+# AMD EPYC VM). --tiny: trials of 2 iterations (3 trials unless --trials), 1 re-evaluation seed (a test of the
+# command set, no result).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PYTHON=${PYTHON:-python3}
+
+die() {
+  echo "exp10.sh: $*" >&2
+  exit 2
+}
+
+(($# >= 1)) && [[ $1 != -* ]] || die "usage: tools/exp10.sh OUT [--trials N] [--total-timesteps T] [--tiny]"
+OUT=$1
+shift
+TRIALS="" TIMESTEPS=120000 EVAL_SEEDS=5 WORKLOAD=()
+while (($#)); do
+  case $1 in
+  --trials) TRIALS=${2:-} && shift 2 ;;
+  --total-timesteps) TIMESTEPS=${2:-} && shift 2 ;;
+  --tiny) TIMESTEPS=1000 EVAL_SEEDS=1 WORKLOAD=(--iteration-steps 500 --learning-starts 200) && shift ;;
+  *) die "unknown option $1" ;;
+  esac
+done
+TRIALS=${TRIALS:-$(((${#WORKLOAD[@]})) && echo 3 || echo 40)}
+[[ $TRIALS =~ ^[1-9][0-9]*$ && $TIMESTEPS =~ ^[1-9][0-9]*$ ]] || die "--trials and --total-timesteps want positive integers"
+mkdir -p "$OUT"
+
+# design: folder suffix | label | script and flags
+DESIGNS=(
+  "torch-gymnasium|PyTorch + NumPy|dqn_torch_gymnasium.py"
+  "linen-gymnasium|Flax + NumPy|dqn_linen_gymnasium.py"
+  "torch|PyTorch + JAX env|dqn_torch.py"
+  "linen|Flax + JAX env|dqn_linen.py"
+  "linen-16envs|Flax + JAX env, 16 envs|dqn_linen.py --num-envs 16"
+)
+STUDIES=()
+
+study() { # study PART KEY LABEL WORKERS SAMPLER PRUNER EVAL_SEEDS SCRIPT [FLAGS...]: one tune.py study, resumed
+  local part=$1 key=$2 label=$3 workers=$4 sampler=$5 pruner=$6 seeds=$7
+  shift 7
+  local folder="$part-$key"
+  STUDIES+=("$part|$folder|$label|$workers")
+  echo "exp10 $folder: $label, $TRIALS trials, workers $workers, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$PYTHON" "$ROOT/tune.py" --trials "$TRIALS" --out "$OUT/$folder" --sampler "$sampler" --pruner "$pruner" \
+    --seed 1 --workers "$workers" --eval-seeds "$seeds" "$ROOT/$1" "${@:2}" --env-id doors:Doors-v0 \
+    --total-timesteps "$TIMESTEPS" "${WORKLOAD[@]}" | grep -v '^\[I ' || true
+  [[ -f $OUT/$folder/trials.csv ]] || die "the study $folder did not run (see its output above)"
+}
+
+record() { # exp10.json: what ran, where
+  "$PYTHON" - "$OUT" "$TRIALS" "$TIMESTEPS" "$LOAD" "${STUDIES[@]}" <<'PY'
+import json, platform, sys, time
+out, trials, timesteps, load, *studies = sys.argv[1:]
+model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+             platform.processor())
+entries = [dict(zip(("part", "folder", "label", "workers"), study.split("|"))) for study in studies]
+for entry in entries:
+    entry["workers"] = int(entry["workers"])
+json.dump({"machine": model, "load": load, "date": time.strftime("%Y-%m-%d"), "trials": int(trials),
+           "total_timesteps": int(timesteps), "studies": entries}, open(f"{out}/exp10.json", "w"), indent=1)
+PY
+}
+
+fastest() { # the part (a) design whose study took the least wall time (the trials' union of intervals)
+  "$PYTHON" - "$OUT" <<'PY'
+import sys
+sys.path.insert(0, sys.path[0] or ".")
+from report.study import wall_seconds
+from search.study import load
+times = {}
+for key in ("torch-gymnasium", "linen-gymnasium", "torch", "linen", "linen-16envs"):
+    times[key] = wall_seconds(load(f"{sys.argv[1]}/a-{key}")[1].get_trials(deepcopy=False))
+print(min(times, key=times.get))
+PY
+}
+
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+cd "$ROOT"
+for design in "${DESIGNS[@]}"; do
+  IFS='|' read -r key label command <<<"$design"
+  # shellcheck disable=SC2086 # the script and its flags
+  study a "$key" "$label" 1 random none 0 $command
+done
+IFS='|' read -r key label command <<<"${DESIGNS[4]}"
+# shellcheck disable=SC2086
+study a "$key-workers2" "$label, 2 workers" 2 random none 0 $command
+best=$(fastest)
+for design in "${DESIGNS[@]}"; do
+  IFS='|' read -r key label command <<<"$design"
+  if [[ $key == "$best" || $key == torch-gymnasium ]]; then
+    # shellcheck disable=SC2086
+    study b "$key" "$label" 1 tpe hyperband "$EVAL_SEEDS" $command
+  fi
+done
+record
+"$PYTHON" -m report.search "$OUT"
