@@ -24,7 +24,8 @@ die() {
 }
 
 (($# >= 1)) && [[ $1 != -* ]] || die "usage: tools/exp10.sh OUT [--trials N] [--total-timesteps T] [--tiny]"
-OUT=$1
+mkdir -p "$1"
+OUT=$(cd "$1" && pwd) # the studies run from the repository
 shift
 TRIALS="" TIMESTEPS=120000 EVAL_SEEDS=5 WORKLOAD=()
 while (($#)); do
@@ -37,7 +38,6 @@ while (($#)); do
 done
 TRIALS=${TRIALS:-$(((${#WORKLOAD[@]})) && echo 3 || echo 40)}
 [[ $TRIALS =~ ^[1-9][0-9]*$ && $TIMESTEPS =~ ^[1-9][0-9]*$ ]] || die "--trials and --total-timesteps want positive integers"
-mkdir -p "$OUT"
 
 # design: folder suffix | label | script and flags
 DESIGNS=(
