@@ -24,6 +24,8 @@ Rules that keep the suite inside the budget:
   TINY run per script, the unit and eager parity tests, the CLI probe (every script's bad input in
   one process) and the dry runs.
 - Never add a run that proves what another run already proves.
+- tune.py's studies run tests/dqn_standin.py (the scripts' contract in a fraction of a second a trial), except one
+  tiny study per algorithm and exp10's command set at its tiny size, which run the real scripts.
 - Every JAX process of the session shares one persistent compilation cache, empty when the session
   starts: the same function or primitive compiled twice (eager runs compile each primitive; runs
   that differ only by seed or sync timing compile the same functions) is compiled once. JAX logs

@@ -155,6 +155,10 @@ def tried(command, tmp_path):
         return ["bash", *argv] + (["--dry-run", "--out", str(tmp_path / "sweep")] if "--help" not in argv else [])
     if argv[1] == "plot.py":
         return [sys.executable, "plot.py", str(tmp_path / "sweep")]
+    if argv[1] == "tune.py":  # one short trial, into tmp_path (the last of a repeated flag wins)
+        script = next(index for index, word in enumerate(argv) if word.endswith(".py") and index > 1)
+        return [sys.executable, *argv[1:script], "--trials", "1", "--eval-seeds", "0", "--out", str(tmp_path / "study"),
+                *argv[script:], *CAPS[argv[script][:3]]]
     return [sys.executable, *argv[1:], *CAPS[argv[1][:3]], "--log-dir", str(tmp_path / "runs")]
 
 

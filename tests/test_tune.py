@@ -277,6 +277,31 @@ def test_exp10s_command_set_runs_every_study_and_writes_its_report_at_a_tiny_siz
     assert folders[:6] == ["a-torch-gymnasium", "a-linen-gymnasium", "a-torch", "a-linen", "a-linen-16envs",
                            "a-linen-16envs-workers2"]
     assert "b-torch-gymnasium" in folders[6:] and len(folders) in (7, 8)  # and part (a)'s fastest, if another
+    assert [(study["script"], study["flags"], study["workers"]) for study in plan["studies"][3:6]] == [
+        ("dqn_linen.py", "", 1), ("dqn_linen.py", "--num-envs 16", 1), ("dqn_linen.py", "--num-envs 16", 2)]
     for folder in folders:
         assert len(trials_csv(os.path.join(out, folder))) == 1
     assert os.path.isfile(os.path.join(out, "REPORT.md"))
+
+
+def test_a_trial_whose_worker_on_another_machine_stopped_its_heartbeat_is_failed_and_its_configuration_enqueued(
+        tmp_path):
+    from search import study as study_folder
+
+    settings = Settings("dqn_linen.py", [], "dqn", {"gamma": {"type": "float", "low": 0.9, "high": 0.999}}, "random",
+                        "none", 1, study_name="remote")
+    save_settings(str(tmp_path), settings)
+    study = study_folder.create(str(tmp_path), settings, 1)
+    alive, silent = study.ask(), study.ask()
+    now = time.time()
+    for trial, heartbeat in ((alive, now), (silent, now - study_folder.LOST_AFTER * study_folder.HEARTBEAT_SECONDS - 1)):
+        trial.suggest_float("gamma", 0.9, 0.999)
+        trial.storage.set_trial_system_attr(trial._trial_id, "worker", {"host": "elsewhere", "pid": 1, "start": "1"})
+        trial.storage.set_trial_system_attr(trial._trial_id, "heartbeat", heartbeat)
+    assert study_folder.fail_lost_trials(study) == [silent.number]
+    assert study_folder.fail_lost_trials(study) == []  # once only
+    trials = study.get_trials()
+    assert [trial.state.name for trial in trials] == ["RUNNING", "FAIL", "WAITING"]
+    assert trials[1].user_attrs["reason"].startswith("lost: its worker's heartbeat stopped")
+    assert study.ask().suggest_float("gamma", 0.9, 0.999) == silent.params["gamma"]  # the retry: its configuration
+    assert study_folder.counted(study) == 2  # the running trial and the retry, not the lost one

@@ -104,6 +104,7 @@ def check_logged(client, study_dir: str, parent_id: str):
             STATE_TAGS[state], reason, str(retried))
 
 
+@pytest.mark.slow
 def test_a_study_logged_twice_to_a_sqlite_store_leaves_one_parent_run_and_one_nested_run_per_trial(
         study_dir, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a local store's artifacts go to ./mlruns

@@ -10,8 +10,8 @@
 #     configuration rerun on 5 fresh seeds.
 # Each study is a folder OUT/<part>-<design> (a tune.py study: rerunning this command resumes every one of them),
 # OUT/exp10.json says what ran where, and `python -m report.search OUT` writes OUT/REPORT.md. Defaults: N = 40,
-# T = 120,000 transitions a trial (docs/tuning.md: the slowest design's part (a) about 45 minutes on a 2-core
-# AMD EPYC VM). --tiny: trials of 2 iterations (3 trials unless --trials), 1 re-evaluation seed (a test of the
+# T = 65,000 transitions a trial: the slowest design's part (a) about 45 minutes on a 2-core AMD EPYC VM, as
+# measured in results/cpu-2core-exp10 (docs/results.md). --tiny: trials of 2 iterations (3 trials unless --trials), 1 re-evaluation seed (a test of the
 # command set, no result).
 set -euo pipefail
 
@@ -27,7 +27,7 @@ die() {
 mkdir -p "$1"
 OUT=$(cd "$1" && pwd) # the studies run from the repository
 shift
-TRIALS="" TIMESTEPS=120000 EVAL_SEEDS=5 WORKLOAD=()
+TRIALS="" TIMESTEPS=65000 EVAL_SEEDS=5 WORKLOAD=()
 while (($#)); do
   case $1 in
   --trials) TRIALS=${2:-} && shift 2 ;;
@@ -39,13 +39,13 @@ done
 TRIALS=${TRIALS:-$(((${#WORKLOAD[@]})) && echo 3 || echo 40)}
 [[ $TRIALS =~ ^[1-9][0-9]*$ && $TIMESTEPS =~ ^[1-9][0-9]*$ ]] || die "--trials and --total-timesteps want positive integers"
 
-# design: folder suffix | label | script and flags
+# design: folder suffix | label | script | its flags
 DESIGNS=(
-  "torch-gymnasium|PyTorch + NumPy|dqn_torch_gymnasium.py"
-  "linen-gymnasium|Flax + NumPy|dqn_linen_gymnasium.py"
-  "torch|PyTorch + JAX env|dqn_torch.py"
-  "linen|Flax + JAX env|dqn_linen.py"
-  "linen-16envs|Flax + JAX env, 16 envs|dqn_linen.py --num-envs 16"
+  "torch-gymnasium|PyTorch + NumPy|dqn_torch_gymnasium.py|"
+  "linen-gymnasium|Flax + NumPy|dqn_linen_gymnasium.py|"
+  "torch|PyTorch + JAX env|dqn_torch.py|"
+  "linen|Flax + JAX env|dqn_linen.py|"
+  "linen-16envs|Flax + JAX env, 16 envs|dqn_linen.py|--num-envs 16"
 )
 STUDIES=()
 
@@ -53,24 +53,24 @@ study() { # study PART KEY LABEL WORKERS SAMPLER PRUNER EVAL_SEEDS SCRIPT [FLAGS
   local part=$1 key=$2 label=$3 workers=$4 sampler=$5 pruner=$6 seeds=$7
   shift 7
   local folder="$part-$key"
-  STUDIES+=("$part|$folder|$label|$workers")
+  STUDIES+=("$part|$folder|$label|$workers|$1|${*:2}")
   echo "exp10 $folder: $label, $TRIALS trials, workers $workers, load $(cut -d' ' -f1-3 /proc/loadavg)"
   "$PYTHON" "$ROOT/tune.py" --trials "$TRIALS" --out "$OUT/$folder" --sampler "$sampler" --pruner "$pruner" \
-    --seed 1 --workers "$workers" --eval-seeds "$seeds" "$ROOT/$1" "${@:2}" --env-id doors:Doors-v0 \
+    --seed 1 --workers "$workers" --eval-seeds "$seeds" "$1" "${@:2}" --env-id doors:Doors-v0 \
     --total-timesteps "$TIMESTEPS" "${WORKLOAD[@]}" | grep -v '^\[I ' || true
   [[ -f $OUT/$folder/trials.csv ]] || die "the study $folder did not run (see its output above)"
 }
 
 record() { # exp10.json: what ran, where
-  "$PYTHON" - "$OUT" "$TRIALS" "$TIMESTEPS" "$LOAD" "${STUDIES[@]}" <<'PY'
-import json, platform, sys, time
-out, trials, timesteps, load, *studies = sys.argv[1:]
+  "$PYTHON" - "$OUT" "$TRIALS" "$TIMESTEPS" "$LOAD" "$DATE" "${STUDIES[@]}" <<'PY'
+import json, platform, sys
+out, trials, timesteps, load, date, *studies = sys.argv[1:]
 model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
              platform.processor())
-entries = [dict(zip(("part", "folder", "label", "workers"), study.split("|"))) for study in studies]
+entries = [dict(zip(("part", "folder", "label", "workers", "script", "flags"), study.split("|"))) for study in studies]
 for entry in entries:
     entry["workers"] = int(entry["workers"])
-json.dump({"machine": model, "load": load, "date": time.strftime("%Y-%m-%d"), "trials": int(trials),
+json.dump({"machine": model, "load": load, "date": date, "trials": int(trials),
            "total_timesteps": int(timesteps), "studies": entries}, open(f"{out}/exp10.json", "w"), indent=1)
 PY
 }
@@ -88,22 +88,22 @@ print(min(times, key=times.get))
 PY
 }
 
-LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg) DATE=$(date -u +%F) # at the start
 cd "$ROOT"
 for design in "${DESIGNS[@]}"; do
-  IFS='|' read -r key label command <<<"$design"
-  # shellcheck disable=SC2086 # the script and its flags
-  study a "$key" "$label" 1 random none 0 $command
+  IFS='|' read -r key label script flags <<<"$design"
+  # shellcheck disable=SC2086 # the design's flags, words
+  study a "$key" "$label" 1 random none 0 "$script" $flags
 done
-IFS='|' read -r key label command <<<"${DESIGNS[4]}"
+IFS='|' read -r key label script flags <<<"${DESIGNS[4]}"
 # shellcheck disable=SC2086
-study a "$key-workers2" "$label, 2 workers" 2 random none 0 $command
+study a "$key-workers2" "$label, 2 workers" 2 random none 0 "$script" $flags
 best=$(fastest)
 for design in "${DESIGNS[@]}"; do
-  IFS='|' read -r key label command <<<"$design"
+  IFS='|' read -r key label script flags <<<"$design"
   if [[ $key == "$best" || $key == torch-gymnasium ]]; then
     # shellcheck disable=SC2086
-    study b "$key" "$label" 1 tpe hyperband "$EVAL_SEEDS" $command
+    study b "$key" "$label" 1 tpe hyperband "$EVAL_SEEDS" "$script" $flags
   fi
 done
 record
