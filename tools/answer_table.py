@@ -6,13 +6,15 @@ iterations 8 on) relative to the fastest design of the same sweep and selection,
 (report/standings.py's fastest_label and relative_to, imported): the fastest is the smallest geometric mean over the
 (env, seed) pairs every design ran, and a design's ratio is the geometric mean of its ratios to the fastest, paired by
 env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
-of that sitting.
+of that sitting. The search column is another metric, from exp10's sitting (tools/exp10.sh): the wall time of the same
+random search of DQN on Doors (its part a, one env, one worker) relative to the design that finished it first.
 
     python tools/answer_table.py            # print the table (markdown)
     python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the table as printed
 """
 import argparse
 import csv
+import json
 import math
 import os
 import sys
@@ -22,10 +24,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
 
 from report.standings import fastest_label, relative_to  # noqa: E402 (after the path)
+from report.study import wall_seconds  # noqa: E402
 from report.types import Condition  # noqa: E402
 from report.stats import geometric_mean, metric_values, where  # noqa: E402
 from sweep import variants  # noqa: E402
 from sweep.variants import Variant  # noqa: E402
+from search.study import load  # noqa: E402
 
 STEADY = "iter8_99_median_s"  # summary.csv's steady iteration: the median of iterations 8 on
 
@@ -60,6 +64,7 @@ COLUMNS = (
     Column("small model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "small", ("CartPole-v1",), 32),
     Column("large model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "large", ("CartPole-v1",), 32),
 )
+SEARCH = Column("DQN search (wall time), CPU", "cpu-2core-exp10", "dqn", "exp10", "small", ("doors:Doors-v0",), 1)
 
 # the table's rows in this order (each named by one of its variants; the registry's designs not named here follow, in
 # the registry's order): the JAX designs, the torch ones on the JAX env, on envs in torch, then on NumPy envs
@@ -142,10 +147,26 @@ def column_cells(results, column):
     return cells, fastest_s
 
 
+def search_cells(results, column):
+    """{design name: its study's wall time relative to the fastest design's} for exp10's part (a) studies of one env
+    and one worker, and the fastest's seconds."""
+    folder = os.path.join(results, column.sweep)
+    try:
+        with open(os.path.join(folder, "exp10.json")) as file:
+            studies = json.load(file)["studies"]
+    except (OSError, ValueError, KeyError):
+        fail(f"{folder}/exp10.json is missing or unreadable: run tools/exp10.sh into it first")
+    by_script = {f"{design.dqn.script}.py": design.name for design in DESIGNS if design.dqn}
+    seconds = {by_script[study["script"]]: wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
+               for study in studies if study["part"] == "a" and study["workers"] == 1 and not study["flags"]}
+    fastest = min(seconds.values())
+    return {name: ratio_text(wall / fastest, False) for name, wall in seconds.items()}, fastest
+
+
 def table_lines(results):
     """The markdown table, a row per design measured anywhere, then the fastest's seconds per column."""
-    columns = [column_cells(results, column) for column in COLUMNS]
-    header = ["design (PPO script / DQN script)", *(column.title for column in COLUMNS)]
+    columns = [column_cells(results, column) for column in COLUMNS] + [search_cells(results, SEARCH)]
+    header = ["design (PPO script / DQN script)", *(column.title for column in (*COLUMNS, SEARCH))]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     for design in DESIGNS:
         row = [cells.get(design.name, "–") for cells, _ in columns]
@@ -153,7 +174,7 @@ def table_lines(results):
             scripts = " / ".join(f"`{variant.file}`" for variant in (design.ppo, design.dqn) if variant)
             lines.append("| " + " | ".join([f"{design.name} ({scripts})", *row]) + " |")
     seconds = [f"{fastest_s:.3g} s" for _, fastest_s in columns]
-    lines.append("| " + " | ".join(["*the fastest's steady iteration*", *seconds]) + " |")
+    lines.append("| " + " | ".join(["*the fastest's steady iteration (search: wall time)*", *seconds]) + " |")
     return lines
 
 

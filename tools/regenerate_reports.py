@@ -11,7 +11,9 @@ committed sittings and of the folders each report is made from.
 plot.py runs from the repository root on the committed folders (summary.csv's path column holds the paths of the event
 files as given: results/...), with --out naming where the report goes. A chart problem is a `warning: chart problem:`
 line of plot.py (report/charts.py, chart_problems: a point outside its axes or beyond the outermost labelled tick, a
-legend over a label). results/cpu-2core-exp9-env-throughput is left out: tools/env_throughput.py writes it, not plot.py.
+legend over a label). Left out, as plot.py does not write them: results/cpu-2core-exp9-env-throughput
+(tools/env_throughput.py writes it) and results/cpu-2core-exp10 (tools/exp10.sh's studies; python -m report.search
+remakes its report).
 """
 import argparse
 import os
