@@ -7,7 +7,6 @@ Part (a) runs the same random search with every design: the cost of that search 
 agree. Part (b) runs our source's study per design: the best so far against wall time, the best configuration, its
 re-evaluation and the parameters' importances. The first design of part (a) in exp10.json is the one the others are
 measured against. Wall time, the best so far and the importances are report/study.py's."""
-import argparse
 import json
 import math
 import os
@@ -21,7 +20,8 @@ from matplotlib.figure import Figure
 from scipy.stats import spearmanr
 
 from report.study import (CHARTS, DPI, WALL_TIME, Figures, best_so_far, clock_unit, completed, draw_best,
-                          duration_text, evaluation_text, figures, importances, params_text, rate_text, time_points)
+                          duration_text, evaluation_text, figures, importances, params_text, rate_text, run_command,
+                          time_points)
 from report.text import listed, markdown_table, number_text, percent_text, speedup_text
 from search import Refused, evaluation
 from search.study import load
@@ -297,17 +297,9 @@ def write_report(directory: str) -> str:
 
 
 def main(argv: list | None = None) -> int:
-    """`python -m report.search DIR`: writes exp10's REPORT.md; bad input: one error line, exit 2."""
-    parser = argparse.ArgumentParser(prog="python -m report.search", description=__doc__.split("\n\n")[0])
-    parser.add_argument("directory", help=f"exp10's folder (it holds {PLAN_FILE} and the study folders)")
-    args = parser.parse_args(argv)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    try:
-        print(write_report(args.directory))
-    except Refused as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+    """`python -m report.search DIR`: writes exp10's REPORT.md."""
+    return run_command(argv, "python -m report.search", __doc__.split("\n\n")[0],
+                       f"exp10's folder (it holds {PLAN_FILE} and the study folders)", write_report)
 
 
 if __name__ == "__main__":

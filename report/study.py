@@ -369,18 +369,24 @@ def write_report(study_dir: str) -> str:
     return path
 
 
-def main(argv: list | None = None) -> int:
-    """`python -m report.study STUDY_DIR`: writes the folder's REPORT.md; bad input: one error line, exit 2."""
-    parser = argparse.ArgumentParser(prog="python -m report.study", description=__doc__.split("\n\n")[0])
-    parser.add_argument("study_dir", help="a study folder of tune.py (it holds study.json)")
+def run_command(argv: list | None, prog: str, description: str, folder_help: str, write) -> int:
+    """A report's command line: one folder, write(folder)'s path printed; bad input: one error line, exit 2."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("folder", help=folder_help)
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
-        print(write_report(args.study_dir))
+        print(write(args.folder))
     except Refused as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def main(argv: list | None = None) -> int:
+    """`python -m report.study STUDY_DIR`: writes the folder's REPORT.md."""
+    return run_command(argv, "python -m report.study", __doc__.split("\n\n")[0],
+                       "a study folder of tune.py (it holds study.json)", write_report)
 
 
 if __name__ == "__main__":
