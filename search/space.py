@@ -1,4 +1,4 @@
-"""The search space: the SPEC's default for the script's algorithm, or a JSON file; checked against the script's Args.
+"""The search space: the algorithm's default (docs/tuning.md) or a JSON file, checked against the script's Args.
 
 A space maps an `Args` field to its range: {"type": "float" | "int", "low": L, "high": H, "log": true | false} or
 {"type": "categorical", "choices": [...]}."""
