@@ -1,4 +1,5 @@
-"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap."""
+"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap, each
+agent with its own seed and, from --hparams, its own float hyperparameters."""
 import time
 
 PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
@@ -10,6 +11,7 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: all
 import concurrent.futures
 import functools
 import importlib
+import json
 import queue
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Sequence
@@ -40,6 +42,9 @@ class Args:
     """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
     num_seeds: int = 1
     """the number of agents trained together (vmapped), agent i with seed --seed + i"""
+    hparams: str = ""
+    """a JSON list of --num-seeds objects: agent i's seed and any of its float hyperparameters (learning_rate,
+    gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm); what an object leaves out, the flags set"""
     chunk_iterations: int = 10
     """the iterations one compiled call runs (0, or at least --num-iterations: the whole training in one call)"""
     sync_timing: bool = False
@@ -179,17 +184,22 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
     return optax.GradientTransformation(init, update)
 
 
-def make_optimizer(args: Args) -> optax.GradientTransformation:
-    """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between."""
+def make_optimizer(args: Args):
+    """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between. The LR and the
+    clip's norm are inputs of the optimiser's state (optax.inject_hyperparams): one optimiser for agents that differ in
+    them; call it with an agent's values for its initial state."""
     updates_per_iteration = args.update_epochs * args.num_minibatches
 
-    def learning_rate(count):  # the iteration's LR for each of its optimiser steps
-        if not args.anneal_lr:
-            return args.learning_rate
-        return args.learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
+    def optimizer(learning_rate, max_grad_norm):
+        def schedule(count):  # the iteration's LR for each of its optimiser steps
+            if not args.anneal_lr:
+                return learning_rate
+            return learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
 
-    adam = scale_by_adam(eps=args.adam_eps)
-    return optax.chain(optax.clip_by_global_norm(args.max_grad_norm), adam, optax.scale_by_learning_rate(learning_rate))
+        adam = scale_by_adam(eps=args.adam_eps)
+        return optax.chain(optax.clip_by_global_norm(max_grad_norm), adam, optax.scale_by_learning_rate(schedule))
+
+    return optax.inject_hyperparams(optimizer)
 
 
 class Storage(NamedTuple):
@@ -345,7 +355,8 @@ def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss
     return train_state.apply_gradients(grads=grads), info
 
 
-def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args):
+def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args,
+           hp: "HParams"):
     """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
     b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
     b = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), b)
@@ -353,8 +364,8 @@ def update(train_state: TrainState, storage: Storage, advantages, returns, key: 
     b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, b.obs.shape[0])
     mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
     loss_fn = functools.partial(
-        ppo_loss, agent=agent, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+        ppo_loss, agent=agent, clip_coef=hp.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+        ent_coef=hp.ent_coef, vf_coef=hp.vf_coef,
     )
     step = functools.partial(update_minibatch, b=b, loss_fn=loss_fn)
     train_state, infos = jax.lax.scan(step, train_state, mb_inds)
@@ -364,6 +375,47 @@ def update(train_state: TrainState, storage: Storage, advantages, returns, key: 
 
 
 # TRAINING: one iteration of one agent; a compiled call scans it over iterations with the agents vmapped
+class HParams(NamedTuple):
+    """An agent's float hyperparameters: arrays with a leading agent axis, so that agents differ in them in one call."""
+    learning_rate: jax.Array
+    gamma: jax.Array
+    gae_lambda: jax.Array
+    clip_coef: jax.Array
+    ent_coef: jax.Array
+    vf_coef: jax.Array
+    max_grad_norm: jax.Array
+
+
+class AgentState(NamedTuple):
+    train_state: TrainState
+    carry: RolloutCarry
+    hparams: HParams
+
+
+def agent_settings(args: Args) -> list:
+    """Each agent's seed and HParams values: object i of the --hparams file over the flags' values, seed --seed + i
+    unless the object sets one; a ValueError says what is wrong with the file."""
+    given = [{}] * args.num_seeds
+    if args.hparams:
+        with open(args.hparams) as f:
+            given = json.load(f)
+        if not isinstance(given, list) or len(given) != args.num_seeds or not all(isinstance(g, dict) for g in given):
+            raise ValueError(f"want a JSON list of --num-seeds ({args.num_seeds}) objects")
+    settings = []
+    for i, values in enumerate(given):
+        unknown = set(values) - {"seed", *HParams._fields}
+        if unknown:
+            raise ValueError(f"agent {i}: {', '.join(sorted(unknown))} cannot differ between agents here")
+        number_types = {name: (int,) if name == "seed" else (int, float) for name in values}
+        if any(isinstance(v, bool) or not isinstance(v, number_types[name]) for name, v in values.items()):
+            raise ValueError(f"agent {i}: want numbers (an integer seed), got {json.dumps(values)}")
+        defaults = {"seed": args.seed + i, **{name: getattr(args, name) for name in HParams._fields}}
+        settings.append({**defaults, **values})
+    if len({agent["seed"] for agent in settings}) < len(settings):
+        raise ValueError("two agents have the same seed (and would share a run folder)")
+    return settings
+
+
 def seed_agent(seed: int, env: Any, env_params: Any, args: Args):
     """One agent's parameters and rollout carry, seeded as ppo_linen.py seeds its one agent with --seed `seed`."""
     key, param_key, env_key = jax.random.split(jax.random.PRNGKey(seed), 3)
@@ -374,15 +426,35 @@ def seed_agent(seed: int, env: Any, env_params: Any, args: Args):
     return agent, params, RolloutCarry(env_state, obs, key, stats)
 
 
-def train_iteration(state: tuple, agent: Agent, env: Any, env_params: Any, args: Args):
+def make_agent_state(params: Any, carry: RolloutCarry, values: dict, apply_fn, optimizer, tx) -> AgentState:
+    """One agent's state: its optimiser state holds its LR and clip norm (the shared `tx` reads them there)."""
+    hparams = HParams(**{name: jnp.float32(values[name]) for name in HParams._fields})
+    opt_state = optimizer(hparams.learning_rate, hparams.max_grad_norm).init(params)
+    train_state = TrainState.create(apply_fn=apply_fn, params=params, tx=tx).replace(opt_state=opt_state)
+    return AgentState(train_state, carry, hparams)
+
+
+def init_agents(args: Args, env: Any, env_params: Any) -> tuple[Agent, list, AgentState]:
+    """The module, each agent's settings (agent_settings) and their states, every leaf stacked with a leading agent
+    axis: one module and one optimizer, the agents differ only by arrays."""
+    settings = agent_settings(args)
+    seeded = [seed_agent(values["seed"], env, env_params, args) for values in settings]
+    agent, optimizer = seeded[0][0], make_optimizer(args)
+    tx = optimizer(args.learning_rate, args.max_grad_norm)
+    states = [make_agent_state(params, carry, values, agent.apply, optimizer, tx)
+              for (_, params, carry), values in zip(seeded, settings)]
+    return agent, settings, jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+
+
+def train_iteration(state: AgentState, agent: Agent, env: Any, env_params: Any, args: Args):
     """Rollout, GAE and update of one agent (ppo_linen.py's three calls); the new state and the logged metrics."""
-    train_state, carry = state
+    train_state, carry, hp = state
     carry, storage, last_value, update_key = rollout(
         train_state.params, carry, agent, env, env_params, args.num_steps, args.bootstrap_truncated
     )
-    advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
-    train_state, losses, explained_var = update(train_state, storage, advantages, returns, update_key, agent, args)
-    return (train_state, carry), (losses, explained_var, carry.stats[2:])
+    advantages, returns = compute_gae(storage, last_value, hp.gamma, hp.gae_lambda, args.bootstrap_truncated)
+    train_state, losses, explained_var = update(train_state, storage, advantages, returns, update_key, agent, args, hp)
+    return AgentState(train_state, carry, hp), (losses, explained_var, carry.stats[2:])
 
 
 def train_chunk(state: tuple, length: int, iteration_fn, report):
@@ -402,12 +474,10 @@ def main(args: Args, run: "AgentRuns"):
     jax.config.update("jax_default_device", device)
     jax.config.update("jax_default_matmul_precision", "highest")  # full float32 matrix products, as in torch
 
-    # SEEDING: agent i as `ppo_linen.py --seed (args.seed + i)`; every state leaf stacked with a leading agent axis
+    # SEEDING: agent i as `ppo_linen.py` with its seed and values
     env, env_params = make_env(args.env_id)
-    seeded = [seed_agent(seed, env, env_params, args) for seed in range(args.seed, args.seed + args.num_seeds)]
-    agent, tx = seeded[0][0], make_optimizer(args)  # one module and one optimizer: the agents differ only by arrays
-    states = [(TrainState.create(apply_fn=agent.apply, params=params, tx=tx), carry) for _, params, carry in seeded]
-    state = jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+    agent, settings, state = init_agents(args, env, env_params)
+    learning_rates = np.array([values["learning_rate"] for values in settings])
 
     # EXECUTABLES: chunks of `chunk` iterations (the last maybe shorter), compiled ahead in iteration 0
     chunk = args.chunk_iterations if 0 < args.chunk_iterations < args.num_iterations else args.num_iterations
@@ -423,7 +493,7 @@ def main(args: Args, run: "AgentRuns"):
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as device_thread:
         for iteration in range(args.num_iterations):
             run.start_iteration(iteration)
-            lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+            lr = learning_rates * (1.0 - iteration / args.num_iterations) if args.anneal_lr else learning_rates
             if iteration == 0:
                 executables = run.compile(lambda: {n: train_fn.lower(state, n).compile() for n in set(lengths)})
             if iteration % chunk == 0:  # the next chunk starts from the state the last one returned
@@ -467,16 +537,18 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 def check_args(args: Args) -> str | None:
     """Return why `args` cannot run, or None when they can; checked before anything is created."""
-    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs", "num_seeds")
-    rules = (
-        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
-        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef", "chunk_iterations")),
-        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
-    )
-    for requirement, valid, names in rules:
-        for name in names:
-            if not valid(getattr(args, name)):
-                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    if reason := range_problem(args):
+        return reason
+    if args.hparams:
+        try:
+            agents = agent_settings(args)
+        except OSError as error:
+            return f"--hparams {args.hparams}: {error.strerror}"
+        except ValueError as error:  # json's errors too
+            return f"--hparams {args.hparams}: {error}"
+        problems = ((i, range_problem(replace(args, **values))) for i, values in enumerate(agents))
+        if found := next(((i, reason) for i, reason in problems if reason), None):
+            return f"--hparams {args.hparams}: agent {found[0]}: {found[1]}"
     batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
     if batch < minibatches:
         return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
@@ -497,6 +569,21 @@ def check_args(args: Args) -> str | None:
     except RuntimeError:
         return f"--device {args.device}: no such device available to jax"
     return memory_refusal(args, math.prod(env.observation_space(env_params).shape))
+
+
+def range_problem(args: Args) -> str | None:
+    """The first value outside its range, said as the flag that set it, or None."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs", "num_seeds")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef", "chunk_iterations")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    return None
 
 
 def memory_refusal(args: Args, obs_size: int) -> str | None:
@@ -685,14 +772,17 @@ class Run:
 
 
 class AgentRuns:
-    """The --num-seeds agents' runs, one Run per agent driven as one by main(): agent i with seed --seed + i, its run
-    folder {run_name}__seed{s} if there are several (--profile traces the first); one signal handler names them all."""
+    """The --num-seeds agents' runs, one Run per agent driven as one by main(): agent i with its seed s and values (its
+    hyperparameters text as a run of one agent with those flags), its run folder {run_name}__seed{s} if there are
+    several (--profile traces the first); one signal handler names them all. A diverged agent stops its own run."""
 
     def __init__(self, args: Args):
-        self.args, self.runs, self.stopped_by = args, [], None
-        for seed in range(args.seed, args.seed + args.num_seeds):  # the first Run checks the args before any is made
-            run_name = args.run_name and args.run_name + f"__seed{seed}" * (args.num_seeds > 1)
-            agent_args = replace(args, seed=seed, run_name=run_name, profile=args.profile and seed == args.seed)
+        if reason := check_args(args):  # before any run is made
+            fail(reason)
+        self.args, self.runs, self.stopped_by, self.diverged = args, [], None, set()
+        for values in agent_settings(args):
+            run_name = args.run_name and args.run_name + f"__seed{values['seed']}" * (args.num_seeds > 1)
+            agent_args = replace(args, run_name=run_name, profile=args.profile and not self.runs, hparams="", **values)
             self.runs.append(Run(agent_args))
         signal.signal(signal.SIGINT, self.stop_on_signal)
         signal.signal(signal.SIGTERM, self.stop_on_signal)
@@ -710,16 +800,29 @@ class AgentRuns:
         return executables
 
     def log_iteration(self, global_step, charts: dict, losses: dict, *finished):
-        """Each agent's iteration in agent order, with its value of `losses` and `finished` (a NaN loss stops there)."""
+        """Each agent's iteration in agent order, with its values of `charts`, `losses` and `finished`. An agent with a
+        NaN or inf loss stops its own run (its error line names its folder) and the others go on; the last one's stop
+        ends the process (exit 3, as does the end of a training with one stopped)."""
         if self.stopped_by:  # as in Run.log_iteration
             sys.exit(128 + self.stopped_by)
         for i, run in enumerate(self.runs):
+            if i in self.diverged:
+                continue
+            agent_charts = {name: value[i] for name, value in charts.items()}
             agent_losses = {name: value[i] for name, value in losses.items()}
-            run.log_iteration(global_step, charts, agent_losses, *(sums[i] for sums in finished))
+            try:
+                run.log_iteration(global_step, agent_charts, agent_losses, *(sums[i] for sums in finished))
+            except SystemExit as stop:
+                if stop.code != 3:
+                    raise
+                self.diverged.add(i)
+        if len(self.diverged) == len(self.runs):
+            sys.exit(3)
 
     def finish(self, peak_bytes: int | None):
-        for run in self.runs:
-            run.finish(peak_bytes)
+        for i, run in enumerate(self.runs):
+            if i not in self.diverged:
+                run.finish(peak_bytes)
 
     def stop_on_signal(self, signum: int, frame: Any):
         self.runs[0].ignore_signals()
@@ -734,6 +837,8 @@ class AgentRuns:
             run.close()
         if self.stopped_by:
             sys.exit(128 + self.stopped_by)
+        if self.diverged:
+            sys.exit(3)
 
 
 if __name__ == "__main__":

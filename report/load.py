@@ -42,8 +42,9 @@ def in_parallel(pool, calls):
 
 
 def parse_markdown_table(markdown):
-    """Turns a two-column markdown table (|key|value| rows after a header and a |-|-| line) into a dict."""
-    cells = (line.strip().strip("|").split("|", 1) for line in markdown.splitlines()[2:])
+    """Turns a two-column markdown table (|key|value| rows after a header and a |-|-| line; a value may be empty)
+    into a dict."""
+    cells = (line.strip()[1:-1].split("|", 1) for line in markdown.splitlines()[2:])
     return {cell[0].strip(): cell[1].strip() for cell in cells if len(cell) == 2}
 
 

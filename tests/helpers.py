@@ -533,7 +533,7 @@ def agent_runs(run_dir: str) -> list[tuple[dict, dict]]:
 
 def table(markdown: str) -> dict:
     """Parse a `|key|value|` markdown table into a dict."""
-    rows = [line.strip("|").split("|", 1) for line in markdown.splitlines()[2:]]
+    rows = [line.strip()[1:-1].split("|", 1) for line in markdown.splitlines()[2:]]
     return {key: value for key, value in rows}
 
 

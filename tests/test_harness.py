@@ -24,8 +24,8 @@ FAMILIES = {"PPO": SCRIPTS, "DQN": DQN_SCRIPTS}
 ACROSS_FAMILIES = SHARED - {"Run"}
 FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
 # ppo_linen_scan.py trains --num-seeds agents in one process: one Run per agent, driven as one by its AgentRuns (which
-# also starts the run), and the memory check of its agents' batch
-AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal"}}
+# also starts the run), the memory check of its agents' batch and the range check each agent's --hparams values pass
+AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem"}}
 # the Gymnasium scripts check a module:EnvId against Gymnasium's registry (and PPO's, its NumPy vector env)
 GYMNASIUM_CHECKS = {script: {"gymnasium_spec", "vector_same_step"} for script in (
     "ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py", "dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py")}

@@ -1,11 +1,13 @@
 """ppo_linen_scan.py: ppo_linen.py's training compiled whole (lax.scan over iterations), --num-seeds agents vmapped in
-one process. Its agents compute what ppo_linen.py computes with their seeds, each in its own run folder; the host
-receives every iteration as it ends; nothing compiles after iteration 0; the memory check refuses what cannot fit.
+one process, each with its own seed and (--hparams) float hyperparameters. Its agents compute what ppo_linen.py computes
+with their seeds and values, each in its own run folder; a diverged agent stops alone; the host receives every
+iteration as it ends; nothing compiles after iteration 0; the memory check refuses what cannot fit.
 
 The fast tests read the shared smoke runs of both scripts (TINY, 3 iterations) or trace in this process; the runs of
 several agents, of other chunkings and of a diverging pair of agents are slow. The learning run of 4 agents and the
 smoke, bad input, NaN and signal tests of every script run it through the registry (tests/helpers.py)."""
 import functools
+import json
 import os
 import re
 
@@ -13,7 +15,6 @@ import gymnax
 import jax
 import numpy as np
 import pytest
-from flax.training.train_state import TrainState
 
 import ppo_linen_scan
 from helpers import ROOT, TINY, agent_runs, assert_clean_error, read_run, run_script, table
@@ -23,14 +24,14 @@ CURVE_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "loss
               "losses/clipfrac", "losses/explained_variance", "charts/episodic_return", "charts/episodic_length"]
 
 
-def assert_same_curves(scalars, expected):
+def assert_same_curves(scalars, expected, atol=1e-7):
     """Losses and returns of each iteration equal to float32 rounding: a vmapped, scanned call reduces in another order
     than three separate calls (policy loss and KLs are means of terms of both signs: an absolute floor)."""
     for tag in CURVE_TAGS:
         steps, values = zip(*scalars[tag])
         expected_steps, expected_values = zip(*expected[tag])
         assert steps == expected_steps, tag
-        np.testing.assert_allclose(values, expected_values, rtol=1e-4, atol=1e-7, err_msg=tag)
+        np.testing.assert_allclose(values, expected_values, rtol=1e-4, atol=atol, err_msg=tag)
 
 
 def test_one_agent_computes_the_losses_and_returns_of_ppo_linen_with_its_seed(shared_runs):
@@ -51,18 +52,20 @@ def test_the_host_receives_each_iteration_once_from_the_callback_and_nothing_com
     assert table(run.texts["hyperparameters"])["num_seeds"] == "1"
 
 
-def chunk_jaxpr():
-    """The jaxpr of a TINY chunk of 2 iterations of 2 agents, built as main() builds it."""
-    args = ppo_linen_scan.Args(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, num_seeds=2)
+def tiny_chunk(**changes) -> tuple:
+    """A TINY chunk function of the agents `changes` make (2 by default) and their state, built as main() builds it."""
+    args = ppo_linen_scan.Args(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, num_seeds=2, **changes)
     env, env_params = gymnax.make(args.env_id)
-    seeded = [ppo_linen_scan.seed_agent(seed, env, env_params, args) for seed in (1, 2)]
-    agent, tx = seeded[0][0], ppo_linen_scan.make_optimizer(args)
-    states = [(TrainState.create(apply_fn=agent.apply, params=params, tx=tx), carry) for _, params, carry in seeded]
-    state = jax.tree.map(lambda *leaves: np.stack(leaves), *states)
+    agent, _, state = ppo_linen_scan.init_agents(args, env, env_params)
     iteration_fn = functools.partial(
         ppo_linen_scan.train_iteration, agent=agent, env=env, env_params=env_params, args=args
     )
-    chunk = functools.partial(ppo_linen_scan.train_chunk, iteration_fn=iteration_fn, report=print)
+    return functools.partial(ppo_linen_scan.train_chunk, iteration_fn=iteration_fn, report=print), state
+
+
+def chunk_jaxpr():
+    """The jaxpr of a TINY chunk of 2 iterations of 2 agents."""
+    chunk, state = tiny_chunk()
     return jax.make_jaxpr(chunk, static_argnums=1)(state, 2)
 
 
@@ -123,19 +126,21 @@ def test_chunks_of_2_and_1_iterations_compute_what_one_call_of_3_computes(shared
 
 
 @pytest.mark.slow
-def test_a_diverged_agent_stops_the_run_with_exit_3_naming_its_folder_after_the_iterations_before(tmp_path):
-    """Both agents diverge (the same absurd learning rate) at the same iteration; the first agent's stop comes first."""
+def test_a_diverged_agent_stops_its_own_run_with_its_error_line_and_its_neighbour_trains_on_then_exit_3(tmp_path):
+    """Agent 1's absurd learning rate (--hparams) makes its loss NaN or inf; agent 2 trains to the end."""
     diverging = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "1", "--update-epochs", "1",
-                 "--learning-rate", "1e30", "--num-iterations", "20", "--num-seeds", "2"]
+                 "--num-iterations", "20", "--num-seeds", "2", "--hparams",
+                 write_hparams(tmp_path, [{"learning_rate": 1e30}, {}])]
     log_dir = tmp_path / "runs"
     result = run_script(SCAN, *diverging, "--log-dir", str(log_dir), "--run-name", "nan")
     assert result.returncode == 3, result.stderr[-3000:]
     match = re.fullmatch(r"error: loss is (NaN|inf) at iteration (\d+); partial run in (.*)\n", result.stderr)
     assert match and match[3] == str(log_dir / "nan__seed1"), result.stderr[-3000:]
     diverged = int(match[2])
-    for seed, logged in ((1, diverged), (2, diverged - 1)):  # the second agent had not logged the diverged iteration
+    for seed, logged in ((1, diverged), (2, 20)):
         scalars, texts = read_run(str(log_dir / f"nan__seed{seed}"))
-        assert [step for step, _ in scalars["time/iteration"]] == list(range(logged)) and "time/total" not in scalars
+        assert [step for step, _ in scalars["time/iteration"]] == list(range(logged))
+        assert ("time/total" in scalars) == (seed == 2)
 
 
 @pytest.mark.slow
@@ -145,3 +150,60 @@ def test_agents_that_would_not_fit_in_memory_are_refused_with_one_line_before_an
     result = run_script(SCAN, *TINY, "--num-seeds", "2", "--log-dir", log_dir, env=little)
     assert result.returncode == 2
     assert_clean_error(result, log_dir, "--num-seeds 2: estimated peak memory 640 MiB, 1 MiB available")
+
+
+def write_hparams(tmp_path, agents) -> str:
+    path = tmp_path / "hparams.json"
+    path.write_text(json.dumps(agents) if not isinstance(agents, str) else agents)
+    return str(path)
+
+
+@pytest.mark.parametrize(("agents", "reason"), [
+    ("[{}]", "want a JSON list of --num-seeds (2) objects"),
+    ("[{}, 3]", "want a JSON list of --num-seeds (2) objects"),
+    ("{not json", "Expecting property name"),
+    ([{"num_envs": 8}, {}], "agent 0: num_envs cannot differ between agents here"),
+    ([{}, {"gamma": "high"}], 'agent 1: want numbers (an integer seed), got {"gamma": "high"}'),
+    ([{"seed": 1.5}, {}], "agent 0: want numbers (an integer seed)"),
+    ([{"seed": 2}, {}], "two agents have the same seed (and would share a run folder)"),
+    ([{}, {"learning_rate": 0}], "agent 1: --learning-rate must be positive, got 0"),
+    ([{"gamma": 1.5}, {}], "agent 0: --gamma must be in (0, 1], got 1.5"),
+    ([{}, {"clip_coef": float("nan")}], "agent 1: --clip-coef must be positive, got nan"),
+])
+def test_a_bad_hparams_file_is_refused_with_what_is_wrong_and_where(tmp_path, agents, reason):
+    path = write_hparams(tmp_path, agents)
+    refused = ppo_linen_scan.check_args(ppo_linen_scan.Args(num_seeds=2, hparams=path))
+    assert refused.startswith(f"--hparams {path}: ") and reason in refused, refused
+    missing = ppo_linen_scan.check_args(ppo_linen_scan.Args(num_seeds=2, hparams=str(tmp_path / "none.json")))
+    assert missing == f"--hparams {tmp_path / 'none.json'}: No such file or directory"
+
+
+def test_an_agent_with_learning_rate_0_keeps_its_initial_parameters_while_its_neighbour_learns(tmp_path):
+    """A unit test of the training functions (the command line refuses a learning rate of 0, as every script does)."""
+    chunk, state = tiny_chunk(hparams=write_hparams(tmp_path, [{"learning_rate": 0.0}, {"learning_rate": 0.01}]))
+    initial = jax.tree.map(np.asarray, state.train_state.params)
+    trained = jax.tree.map(np.asarray, jax.jit(chunk, static_argnums=1)(state, 2).train_state.params)
+    frozen_before, learning_before = (jax.tree.map(lambda x, i=i: x[i], initial) for i in (0, 1))
+    frozen_after, learning_after = (jax.tree.map(lambda x, i=i: x[i], trained) for i in (0, 1))
+    jax.tree.map(np.testing.assert_array_equal, frozen_after, frozen_before)
+    changed = jax.tree.leaves(jax.tree.map(lambda a, b: not np.array_equal(a, b), learning_after, learning_before))
+    assert all(changed)
+
+
+@pytest.mark.slow
+def test_each_agent_of_an_hparams_file_computes_what_ppo_linen_computes_with_its_seed_and_values(shared_runs, tmp_path):
+    """Agent 0 sets its seed and all seven values; agent 1 sets none (seed --seed + 1 and the flags' values). The
+    values are float32 arrays here, Python floats there (gamma * gae_lambda rounds once or twice): a floor of 1e-6."""
+    values = {"learning_rate": 0.001, "gamma": 0.95, "gae_lambda": 0.9, "clip_coef": 0.3, "ent_coef": 0.0,
+              "vf_coef": 1.0, "max_grad_norm": 1.0}
+    run = shared_runs.tiny(SCAN, "--num-seeds", "2", "--hparams", write_hparams(tmp_path, [{"seed": 5, **values}, {}]))
+    assert sorted(os.listdir(os.path.dirname(run.run_dir))) == ["run__seed2", "run__seed5"]
+    flags = [word for name, value in values.items() for word in (f"--{name.replace('_', '-')}", str(value))]
+    for seed, expected in ((5, shared_runs.tiny(LINEN, "--seed", "5", *flags)), (2, shared_runs.tiny(LINEN, "--seed", "2"))):
+        scalars, texts = read_run(f"{run.run_dir}__seed{seed}")
+        assert_same_curves(scalars, expected.scalars, atol=1e-6)
+        np.testing.assert_allclose([v for _, v in scalars["charts/learning_rate"]],
+                                   [v for _, v in expected.scalars["charts/learning_rate"]], rtol=1e-6)
+        hyperparameters = table(texts["hyperparameters"])
+        assert hyperparameters["seed"] == str(seed) and hyperparameters["hparams"] == ""
+        assert hyperparameters["gamma"] == str(values["gamma"] if seed == 5 else 0.99)
