@@ -10,7 +10,7 @@ from typing import Literal
 import tyro
 
 from search import Refused
-from search.space import SET_BY_TUNE, check_space, load_space, script_fields
+from search.space import SET_BY_POPULATION, SET_BY_TUNE, agent_fields, check_space, load_space, script_fields
 
 USAGE = "python tune.py [options] SCRIPT [script flags]"
 DESCRIPTION = f"""{USAGE}
@@ -21,7 +21,11 @@ folder (OUT/runs/trial_NNNN). The objective, maximised: the mean episodic return
 steps. Each iteration's mean return goes to the pruner as the trial runs; a pruned trial gets SIGTERM. A rerun of
 the same command resumes the study up to --trials; a trial whose worker was killed is failed and its configuration
 retried. At the end: trials.csv, the best configuration rerun on --eval-seeds fresh seeds, and OUT/REPORT.md with its
-charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` shows the trials' HParams table."""
+charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` shows the trials' HParams table.
+
+With --population N (a SCRIPT that takes --hparams: ppo_linen_scan.py), N trials at a time are the agents of one
+process (vmapped in one compiled call), each with its own values, seed and run folder; the space's fields that cannot
+differ between agents (num_minibatches, update_epochs) group them, one process per group. No pruning there."""
 
 
 @dataclass
@@ -36,7 +40,7 @@ class TuneArgs:
     sampler: Literal["tpe", "random"] = "tpe"
     """TPE, or random (trial n's values drawn from --seed and n: the same configurations in every study)"""
     pruner: Literal["hyperband", "median", "none"] = "hyperband"
-    """Hyperband (reduction factor 3, resources in iterations), median, or none"""
+    """Hyperband (reduction factor 3, resources in iterations), median, or none (--population: none)"""
     seed: int = 1
     """the sampler's seed; trial n runs the script with --seed seed + n"""
     workers: int = 1
@@ -56,6 +60,9 @@ class TuneArgs:
     """run trials only: leave the re-evaluation, trials.csv and the report to a later run (SLURM workers)"""
     worker_index: int = 0
     """this worker's index among several processes (set by --slurm): the TPE sampler's seed is --seed + index"""
+    population: int = 0
+    """train N trials at a time as the agents of one process (a SCRIPT with --hparams); no pruning: they run to their
+    end (--pruner is not used)"""
 
 
 def fail(message: str, status: int = 2):
@@ -85,15 +92,15 @@ def parse(argv: list) -> tuple[TuneArgs, str, list]:
 
 
 def check_options(options: TuneArgs):
-    if options.trials < 1 or options.workers < 1 or options.eval_seeds < 0 or options.slurm < 0:
-        raise Refused("--trials and --workers want at least 1, --eval-seeds and --slurm at least 0")
+    if options.trials < 1 or options.workers < 1 or min(options.eval_seeds, options.slurm, options.population) < 0:
+        raise Refused("--trials and --workers want at least 1, --eval-seeds, --slurm and --population at least 0")
     if options.slurm and options.workers != 1:
         raise Refused("--slurm runs one trial per array task: drop --workers")
     if options.mlflow and importlib.util.find_spec("mlflow") is None:
         raise Refused("--mlflow needs MLflow: pip install -r requirements-mlflow.txt")
 
 
-def check_script(script: str, script_flags: list) -> tuple[str, dict]:
+def check_script(script: str, script_flags: list, population: int) -> tuple[str, dict]:
     """SCRIPT is a ppo_*.py or dqn_*.py file; each of its flags is a field of its Args that tune.py does not set."""
     name = os.path.basename(script)
     algorithm = name.split("_", 1)[0]
@@ -109,6 +116,11 @@ def check_script(script: str, script_flags: list) -> tuple[str, dict]:
             raise Refused(f"{name} has no flag {word.split('=', 1)[0]}")
         if field in SET_BY_TUNE:
             raise Refused(f"{word.split('=', 1)[0]}: tune.py sets each trial's own (the study's --seed, --out)")
+        if population and field in SET_BY_POPULATION:
+            raise Refused(f"{word.split('=', 1)[0]}: --population sets each population's own")
+    if population and not agent_fields(script):
+        raise Refused(f"--population needs a script that trains agents with their own values in one process "
+                      f"(--hparams: ppo_linen_scan.py); {name} has none")
     return algorithm, fields
 
 
@@ -121,7 +133,12 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # tune.py prints a line per trial
     study = study_folder.create(study_dir, settings, settings.seed + options.worker_index)
-    search = study_folder.Search(study_dir, settings, study, options.trials)
+    if settings.population:
+        from search.population import PopulationSearch
+
+        search = PopulationSearch(study_dir, settings, study, options.trials, agent_fields(settings.script))
+    else:
+        search = study_folder.Search(study_dir, settings, study, options.trials)
     stopped = []
 
     def on_signal(signum, frame):
@@ -164,15 +181,16 @@ def main(argv: list) -> int:
 
     options, script, script_flags = parse(argv)
     check_options(options)
-    algorithm, fields = check_script(script, script_flags)
+    algorithm, fields = check_script(script, script_flags, options.population)
     space = load_space(options.space, algorithm)
     fixed = {word[2:].split("=", 1)[0].replace("-", "_") for word in script_flags if word.startswith("--")}
     check_space(space, fields, script, fixed)
     study_dir = options.out or os.path.join("studies", os.path.basename(script)[: -len(".py")])
     settings = Settings(script=os.path.normpath(script), script_flags=script_flags, algorithm=algorithm, space=space,
-                        sampler=options.sampler, pruner=options.pruner, seed=options.seed, storage=options.storage,
+                        sampler=options.sampler, pruner="none" if options.population else options.pruner,
+                        seed=options.seed, storage=options.storage,
                         study_name=os.path.basename(os.path.abspath(study_dir)), trials=options.trials,
-                        eval_seeds=options.eval_seeds, workers=options.workers)
+                        eval_seeds=options.eval_seeds, workers=options.workers, population=options.population)
     if options.storage:
         open_storage(study_dir, options.storage)  # before anything is written: an unreachable one is refused
     save_settings(study_dir, settings)

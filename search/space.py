@@ -34,18 +34,35 @@ DEFAULT_SPACES = {
     },
 }
 SET_BY_TUNE = ("seed", "log_dir", "run_name")  # each trial's own
+SET_BY_POPULATION = ("num_seeds", "hparams")  # with --population: each population process's own
 KEYS = {"float": {"type", "low", "high", "log"}, "int": {"type", "low", "high", "log"}, "categorical": {"type", "choices"}}
 
 
-def script_fields(script: str) -> dict:
-    """The fields of the script's `Args` dataclass, {name: annotation source}, read with ast (nothing imported)."""
+def class_fields(script: str, name: str) -> dict | None:
+    """The annotated fields of the script's class `name`, {field: annotation source}, read with ast (nothing imported);
+    None if it has no such class."""
     with open(script) as f:
         tree = ast.parse(f.read(), script)
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "Args":
+        if isinstance(node, ast.ClassDef) and node.name == name:
             return {item.target.id: ast.unparse(item.annotation) for item in node.body
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
-    raise Refused(f"{script} has no Args dataclass: not a benchmark script")
+    return None
+
+
+def script_fields(script: str) -> dict:
+    """The fields of the script's `Args` dataclass."""
+    fields = class_fields(script, "Args")
+    if fields is None:
+        raise Refused(f"{script} has no Args dataclass: not a benchmark script")
+    return fields
+
+
+def agent_fields(script: str) -> set:
+    """The fields a script takes per agent in its --hparams file (its `HParams`); empty if it takes no such file."""
+    if "hparams" not in script_fields(script):
+        return set()
+    return set(class_fields(script, "HParams") or ())
 
 
 def load_space(path: str, algorithm: str) -> dict:

@@ -28,7 +28,7 @@ EVAL_SEED = 100_000  # the re-evaluation's seeds start here: no trial's seed (th
 SETTINGS_FILE, JOURNAL_FILE = "study.json", "journal.log"
 STORAGE_ATTEMPTS = 3
 # what makes a study: a rerun that changes any of it is refused (the trial count, workers and the rest may change)
-IDENTITY = ("script", "script_flags", "space", "sampler", "pruner", "seed", "storage")
+IDENTITY = ("script", "script_flags", "space", "sampler", "pruner", "seed", "storage", "population")
 
 
 @dataclass
@@ -46,6 +46,7 @@ class Settings:
     trials: int = 0
     eval_seeds: int = 0
     workers: int = 1
+    population: int = 0
     extra: dict = field(default_factory=dict)
 
 
@@ -184,8 +185,10 @@ def fail_lost_trials(study: optuna.Study) -> list:
 
 
 def counted(study: optuna.Study) -> int:
-    """Trials toward --trials: all but the failed ones that were retried (their retry counts instead)."""
-    return sum(not frozen.system_attrs.get("retried") for frozen in study.get_trials(deepcopy=False))
+    """Trials toward --trials: all asked but the failed ones that were retried (their retry counts instead, once a
+    worker asks for it: an enqueued configuration waits for the next ask)."""
+    return sum(not frozen.system_attrs.get("retried") and frozen.state != TrialState.WAITING
+               for frozen in study.get_trials(deepcopy=False))
 
 
 def finished(study: optuna.Study) -> list:
@@ -209,28 +212,30 @@ class Search:
             os.makedirs(self.runs_dir)
             trial_process.write_experiment(self.runs_dir, settings.space)
 
-    def ask(self) -> optuna.Trial | None:
-        """The next trial, or None when the study holds its --trials; across processes under the folder's lock."""
+    def ask(self, count: int = 1) -> list:
+        """The next `count` trials, fewer where the study would then hold more than its --trials (none: it holds them
+        all); across processes under the folder's lock."""
         with self.lock, open(os.path.join(self.study_dir, ".ask.lock"), "w") as lock_file:
             fcntl.flock(lock_file, fcntl.LOCK_EX)
             retried = fail_lost_trials(self.study)
             if retried:
                 print(f"trial(s) {', '.join(map(str, retried))} lost their worker: failed, and retried", flush=True)
-            if self.stopping.is_set() or counted(self.study) >= self.trials:
-                return None
-            trial = self.study.ask()
-            suggest(trial, self.settings.space)
-            trial.storage.set_trial_system_attr(trial._trial_id, "worker", {
-                "host": socket.gethostname(), "pid": os.getpid(), "start": process_start(os.getpid())})
-            trial.storage.set_trial_system_attr(trial._trial_id, "heartbeat", time.time())
-            return trial
+            if self.stopping.is_set():
+                return []
+            trials = [self.study.ask() for _ in range(min(count, self.trials - counted(self.study)))]
+            for trial in trials:
+                suggest(trial, self.settings.space)
+                trial.storage.set_trial_system_attr(trial._trial_id, "worker", {
+                    "host": socket.gethostname(), "pid": os.getpid(), "start": process_start(os.getpid())})
+                trial.storage.set_trial_system_attr(trial._trial_id, "heartbeat", time.time())
+            return trials
 
     def work(self):
         while not self.stopping.is_set():
-            trial = self.ask()
-            if trial is None:
+            trials = self.ask()
+            if not trials:
                 return
-            self.run_trial(trial)
+            self.run_trial(trials[0])
 
     def run_trial(self, trial: optuna.Trial):
         run_name = f"trial_{trial.number:04d}"

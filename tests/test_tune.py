@@ -18,12 +18,14 @@ from tensorboard.backend.event_processing.event_file_loader import LegacyEventFi
 from tensorboard.plugins.hparams import metadata
 
 import tune
+from report.load import read_event_file
 from search import Refused
 from search.space import DEFAULT_SPACES
 from search.study import Settings, load, read_settings, save_settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STANDIN = os.path.join(ROOT, "tests", "dqn_standin.py")
+POPULATION_STANDIN = os.path.join(ROOT, "tests", "ppo_population_standin.py")
 TUNE = [sys.executable, os.path.join(ROOT, "tune.py")]
 SLOW_ITERATIONS = ["--iteration-seconds", "0.15"]  # 5 iterations of 0.15 s: long enough to be cut mid-trial
 
@@ -48,6 +50,9 @@ def trials_csv(study_dir) -> list:
     (["dqn_linen.py", "--seed", "3"], "--seed: tune.py sets each trial's own"),
     (["dqn_linen.py", "--learning-rate", "0.1"], "--learning-rate is both a script flag and searched"),
     (["ppo_linen.py", "--space", "x"], "ppo_linen.py has no flag --space"),
+    (["--population", "4", "ppo_linen.py"], "--population needs a script that trains agents with their own values"),
+    (["--population", "4", "ppo_linen_scan.py", "--num-seeds", "2"], "--num-seeds: --population sets each"),
+    (["--population", "-1", "ppo_linen_scan.py"], "--population at least 0"),
 ])
 def test_bad_arguments_are_refused_in_one_line(args, expected, tmp_path):
     with pytest.raises(Refused, match=expected.replace("(", r"\(")):
@@ -246,6 +251,86 @@ def test_two_workers_on_one_storage_share_the_study_and_never_run_one_trial_twic
     assert sorted(ran, key=int) == [str(n) for n in range(6)]  # each trial reported by one worker, once
 
 
+# POPULATIONS: --population N trains N trials as the agents of one process
+@pytest.fixture(scope="module")
+def population_study(tmp_path_factory):
+    """10 trials, populations of 4, the default PPO space (num_minibatches and update_epochs group them); an agent
+    with a learning rate above 0.002 diverges."""
+    study_dir = str(tmp_path_factory.mktemp("tune") / "population")
+    result = tune_run("--trials", "10", "--population", "4", "--sampler", "random", "--eval-seeds", "1", "--out",
+                      study_dir, POPULATION_STANDIN, "--nan-above", "0.002")
+    assert result.returncode == 0, result.stderr
+    return study_dir, result
+
+
+@pytest.mark.slow
+def test_populations_train_the_configurations_and_seeds_a_study_of_trials_in_processes_trains(population_study,
+                                                                                              tmp_path):
+    study_dir, result = population_study
+    trials = tune_run("--trials", "10", "--workers", "2", "--sampler", "random", "--pruner", "none", "--eval-seeds",
+                      "0", "--out", str(tmp_path / "trials"), POPULATION_STANDIN, "--nan-above", "0.002")
+    assert trials.returncode == 0, trials.stderr
+    columns = ["number", "state", *DEFAULT_SPACES["ppo"], "value"]
+    in_populations, in_processes = trials_csv(study_dir), trials_csv(str(tmp_path / "trials"))
+    assert [[row[c] for c in columns] for row in in_populations] == [[row[c] for c in columns] for row in in_processes]
+    failed = [row for row in in_populations if row["state"] == "fail"]
+    assert failed and all(float(row["learning_rate"]) > 0.002 for row in failed)
+    assert all(row["reason"] == f"exit 3: error: loss is NaN at iteration 2; partial run in "
+               f"{study_dir}/runs/trial_{int(row['number']):04d}" for row in failed)
+    assert sorted(os.listdir(os.path.join(study_dir, "runs")))[-10:] == [f"trial_{n:04d}" for n in range(10)]
+    assert json.load(open(os.path.join(study_dir, "study.json")))["pruner"] == "none"
+
+
+@pytest.mark.slow
+def test_a_population_process_holds_trials_that_share_their_static_values_each_with_its_seed(population_study):
+    """Each population's --hparams file: agent = trial n with seed 1 + n and its values of the script's HParams; the
+    static fields (num_minibatches, update_epochs) are the same for every trial of one process."""
+    study_dir, result = population_study
+    rows = {int(row["number"]): row for row in trials_csv(study_dir)}
+    agent_fields = ["learning_rate", "ent_coef", "clip_coef", "gamma", "gae_lambda", "vf_coef", "max_grad_norm"]
+    seen = []
+    for name in sorted(os.listdir(os.path.join(study_dir, "populations"))):
+        agents = json.load(open(os.path.join(study_dir, "populations", name)))
+        numbers = [agent["seed"] - 1 for agent in agents]
+        assert name == f"population_{numbers[0]:04d}.json" and len(agents) <= 4 and set(agents[0]) == {"seed",
+                                                                                                       *agent_fields}
+        assert len({(rows[n]["num_minibatches"], rows[n]["update_epochs"]) for n in numbers}) == 1
+        assert all(agent[field] == float(rows[n][field]) for agent, n in zip(agents, numbers) for field in agent_fields)
+        seen += numbers
+    assert sorted(seen) == list(range(10)) and len(os.listdir(os.path.join(study_dir, "populations"))) > 3
+    assert "population of trials 0-" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_killed_population_process_is_retried_whole_and_a_killed_worker_s_population_at_the_next_start(tmp_path):
+    study_dir = str(tmp_path / "killed")
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"learning_rate": DEFAULT_SPACES["ppo"]["learning_rate"]}))
+    common = ["--trials", "3", "--population", "3", "--sampler", "random", "--eval-seeds", "0", "--space", str(space),
+              "--out", study_dir, POPULATION_STANDIN]
+    result = tune_run(*common, "--kill-once", str(tmp_path / "killed-once"))
+    assert result.returncode == 0, result.stderr
+    rows = trials_csv(study_dir)
+    assert [row["state"] for row in rows] == ["fail"] * 3 + ["complete"] * 3
+    assert all(row["reason"].startswith("killed by SIGKILL: ") and row["reason"].endswith("; its population retried")
+               for row in rows[:3])
+    assert [row["learning_rate"] for row in rows[:3]] == [row["learning_rate"] for row in rows[3:]]
+
+    worker_dir = str(tmp_path / "worker")
+    worker = subprocess.Popen([*TUNE, *common[:-3], "--out", worker_dir, POPULATION_STANDIN, "--iteration-seconds",
+                               "0.3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = os.path.join(worker_dir, "logs", "population_0000.log")
+    end = time.time() + 30
+    while time.time() < end and not (os.path.exists(log) and "iteration 1/" in open(log).read()):
+        time.sleep(0.05)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    resumed = tune_run(*common[:-3], "--out", worker_dir, POPULATION_STANDIN, "--iteration-seconds", "0.3")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "trial(s) 0, 1, 2 lost their worker: failed, and retried" in resumed.stdout
+    assert [row["state"] for row in trials_csv(worker_dir)] == ["fail"] * 3 + ["complete"] * 3
+
+
 # END TO END, WITH THE REAL SCRIPTS
 @pytest.mark.slow
 @pytest.mark.parametrize("script, workload", [
@@ -264,6 +349,30 @@ def test_a_tiny_study_of_each_algorithm_runs_its_default_space_end_to_end(script
     assert evaluation["runs"][0]["value"] is not None
     report = open(os.path.join(study_dir, "REPORT.md")).read()
     assert f"trial {evaluation['trial']}, value **" in report
+
+
+@pytest.mark.slow
+def test_a_tiny_population_study_of_ppo_linen_scan_trains_each_trial_as_an_agent_with_its_seed_and_values(tmp_path):
+    """3 trials in one process (a space of the script's per-agent floats), the best rerun on a fresh seed."""
+    study_dir, space = str(tmp_path / "study"), tmp_path / "space.json"
+    floats = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
+    space.write_text(json.dumps(floats))
+    result = tune_run("--trials", "3", "--population", "3", "--eval-seeds", "1", "--space", str(space), "--out",
+                      study_dir, "ppo_linen_scan.py", "--num-iterations", "2", "--num-envs", "4", "--num-steps", "64",
+                      cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "population of trials 0-2: 3 agent(s) in one process" in result.stdout
+    rows = trials_csv(study_dir)
+    assert [row["state"] for row in rows] == ["complete"] * 3
+    for row in rows:
+        run_dir = os.path.join(study_dir, "runs", f"trial_{int(row['number']):04d}")
+        (events,) = [name for name in os.listdir(run_dir) if not name.endswith(".hparams")]
+        scalars, tables = read_event_file(os.path.join(run_dir, events))
+        hyperparameters = tables["hyperparameters"]
+        assert hyperparameters["seed"] == str(1 + int(row["number"])) and hyperparameters["num_seeds"] == "3"
+        assert all(float(hyperparameters[name]) == float(row[name]) for name in floats)
+    assert json.load(open(os.path.join(study_dir, "evaluation.json")))["runs"][0]["value"] is not None
+    assert os.path.isfile(os.path.join(study_dir, "REPORT.md"))
 
 
 @pytest.mark.slow

@@ -1,0 +1,117 @@
+"""--population N: N trials asked at once and trained as the agents of one process of a script that takes --hparams
+(ppo_linen_scan.py: the agents vmapped in one compiled call), their N results told when it ends.
+
+The script's `HParams` fields vary from agent to agent; the space's other fields (num_minibatches, update_epochs:
+shapes and loop lengths) cannot, so the population's trials are grouped by their values of those, one process per
+group. Trial n keeps its seed (the study's --seed + n) and its run folder (runs/trial_NNNN), as in a study of trials
+in processes. No pruning: a population's trials run to their end."""
+import json
+import os
+import re
+import time
+
+import optuna
+from optuna.trial import TrialState
+
+from search import trial as trial_process
+from search.space import flags
+from search.study import Search
+
+POPULATIONS_DIR = "populations"  # the --hparams file of each population process
+DIVERGED_LINE = re.compile(r"^error: (.*); partial run in (.*)$")
+
+
+def groups(trials: list, agent_fields: set) -> list:
+    """The trials in lists that share their values of every non-agent field (in the order of their first trial)."""
+    grouped = {}
+    for trial in trials:
+        static = tuple((name, value) for name, value in trial.params.items() if name not in agent_fields)
+        grouped.setdefault(static, []).append(trial)
+    return list(grouped.values())
+
+
+def agent_folder(runs_dir: str, name: str, seed: int, agents: int) -> str:
+    """Where the script writes an agent's run: {run_name}__seed{s} when it trains several, else {run_name}."""
+    return os.path.join(runs_dir, f"{name}__seed{seed}" if agents > 1 else name)
+
+
+def diverged_agents(log_path: str) -> dict:
+    """{agent run folder: what its error line says} for each agent that stopped on its own (a NaN or inf loss)."""
+    with open(log_path, errors="replace") as f:
+        return {match[2]: match[1] for line in f if (match := DIVERGED_LINE.match(line.strip()))}
+
+
+class PopulationSearch(Search):
+    """The workers of one tune.py --population N process: each asks N trials, runs them as populations (one process
+    per group of shared non-agent values), tells their results, and asks again until the study holds its --trials."""
+
+    def __init__(self, study_dir: str, settings, study: optuna.Study, trials: int, agent_fields: set):
+        super().__init__(study_dir, settings, study, trials)
+        self.agent_fields = agent_fields
+        os.makedirs(os.path.join(study_dir, POPULATIONS_DIR), exist_ok=True)
+
+    def work(self):
+        while not self.stopping.is_set():
+            trials = self.ask(self.settings.population)
+            if not trials:
+                return
+            for group in groups(trials, self.agent_fields):
+                self.run_population(group)
+
+    def run_population(self, trials: list):
+        if self.stopping.is_set():  # a group after the one SIGINT or SIGTERM cut short
+            for trial in trials:
+                self.give_back(trial, "stopped: tune.py was interrupted; retried at the next start")
+            return
+        name = f"population_{trials[0].number:04d}"
+        hparams_path = os.path.join(self.study_dir, POPULATIONS_DIR, f"{name}.json")
+        seeds = [self.settings.seed + trial.number for trial in trials]
+        agents = [{"seed": seed, **{key: value for key, value in trial.params.items() if key in self.agent_fields}}
+                  for seed, trial in zip(seeds, trials)]
+        with open(hparams_path, "w") as f:
+            json.dump(agents, f, indent=1)
+        static = {key: value for key, value in trials[0].params.items() if key not in self.agent_fields}
+        population_flags = [*flags(static), "--num-seeds", str(len(trials)), "--hparams", hparams_path]
+        argv = trial_process.command(self.settings.script, self.settings.script_flags, population_flags, seeds[0],
+                                     self.runs_dir, name)
+        log_path = os.path.join(self.logs_dir, f"{name}.log")
+        print(f"population of trials {trials[0].number}-{trials[-1].number}: {len(trials)} agent(s) in one process",
+              flush=True)
+        start = time.time()
+        ended = trial_process.run(argv, log_path, lambda iteration, value: False,
+                                  lambda process: self.running.update({trial._trial_id: process for trial in trials}))
+        for trial in trials:
+            self.running.pop(trial._trial_id, None)
+        diverged = diverged_agents(log_path)
+        for seed, trial in zip(seeds, trials):
+            folder = agent_folder(self.runs_dir, name, seed, len(trials))
+            run_dir = os.path.join(self.runs_dir, f"trial_{trial.number:04d}")
+            if os.path.isdir(folder):
+                os.replace(folder, run_dir)
+            self.tell(trial, ended, diverged.get(folder), run_dir, log_path, start)
+        self.durations += [(time.time() - start) / len(trials)] * len(trials)
+
+    def tell(self, trial: optuna.Trial, ended: trial_process.Ended, diverged: str | None, run_dir: str, log_path: str,
+             start: float):
+        """One agent's result: complete with its objective if its run finished, failed with its own error line if it
+        diverged; a population stopped by tune.py, or killed by a signal, is retried whole (once, if killed)."""
+        finished = "time/total" in trial_process.read_scalars(run_dir) if os.path.isdir(run_dir) else False
+        if not finished and not diverged:
+            if self.stopping.is_set():
+                self.give_back(trial, "stopped: tune.py was interrupted; retried at the next start")
+                return
+            if ended.status < 0 and "retry_of" not in trial.user_attrs:
+                self.give_back(trial, f"{trial_process.failure_reason(ended, log_path)}; its population retried")
+                self.progress(trial.number, TrialState.FAIL, None, "population killed: retried")
+                return
+        if finished:
+            value, reason = trial_process.objective(run_dir)
+            state = TrialState.COMPLETE if value is not None else TrialState.FAIL
+        else:
+            reason = f"exit 3: error: {diverged}; partial run in {run_dir}" if diverged else \
+                trial_process.failure_reason(ended, log_path)
+            value, state = None, TrialState.FAIL
+        trial.set_user_attr("reason", reason)
+        trial_process.write_session(run_dir, trial.params, value, state == TrialState.COMPLETE, start, time.time())
+        self.study.tell(trial, value, state=state)
+        self.progress(trial.number, state, value, reason)
