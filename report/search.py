@@ -41,14 +41,15 @@ class Entry(NamedTuple):
     figures: Figures | None
 
 
-def read_plan(directory: str) -> dict:
-    """DIR/exp10.json; a folder without it, or a file that is not exp10's, is refused."""
-    path = os.path.join(directory, PLAN_FILE)
+def read_plan(directory: str, plan_file: str = PLAN_FILE) -> dict:
+    """DIR/exp10.json (or another command set's plan_file); a folder without it, or a file that is not one, is
+    refused."""
+    path = os.path.join(directory, plan_file)
     try:
         with open(path) as f:
             plan = json.load(f)
     except OSError:
-        raise Refused(f"{directory} holds no {PLAN_FILE}: not exp10's folder") from None
+        raise Refused(f"{directory} holds no {plan_file}: not {plan_file.split('.')[0]}'s folder") from None
     except json.JSONDecodeError as error:
         raise Refused(f"{path} is not JSON: {error}") from None
     studies = plan.get("studies") if isinstance(plan, dict) else None

@@ -39,7 +39,8 @@ def evaluate(search: Search, seeds: int, workers: int) -> dict | None:
                                      search.runs_dir, run_name)
         log_path = os.path.join(search.logs_dir, f"{run_name}.log")
         ended = trial_process.run(argv, log_path, lambda iteration, value: False,
-                                  lambda process: search.running.__setitem__(("eval", seed), process))
+                                  lambda process: search.running.__setitem__(("eval", seed), process),
+                                  search.environment)
         search.running.pop(("eval", seed), None)
         if ended.status != 0:
             return {"seed": seed, "value": None, "reason": trial_process.failure_reason(ended, log_path)}

@@ -79,7 +79,8 @@ class PopulationSearch(Search):
               flush=True)
         start = time.time()
         ended = trial_process.run(argv, log_path, lambda iteration, value: False,
-                                  lambda process: self.running.update({trial._trial_id: process for trial in trials}))
+                                  lambda process: self.running.update({trial._trial_id: process for trial in trials}),
+                                  self.environment)
         for trial in trials:
             self.running.pop(trial._trial_id, None)
         diverged = diverged_agents(log_path)

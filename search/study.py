@@ -21,6 +21,7 @@ from optuna.trial import TrialState
 from search import Refused, trial as trial_process
 from search.space import flags, suggest
 from sweep.estimate import duration_text
+from sweep.groups import threads
 
 HEARTBEAT_SECONDS = float(os.environ.get("BENCHBACK_TUNE_HEARTBEAT", 10))
 LOST_AFTER = 6  # heartbeats missed before a trial of a worker on another machine counts as lost
@@ -207,6 +208,9 @@ class Search:
         self.running = {}  # trial id -> its process
         self.durations = [t.duration.total_seconds() for t in finished(study) if t.duration]
         self.started_at = time.time()
+        # torch's intra-op threads of trials side by side: the cores shared among them (as the sweep's groups do)
+        each = threads(settings.workers, len(os.sched_getaffinity(0)))
+        self.environment = {"OMP_NUM_THREADS": str(each)} if each and "OMP_NUM_THREADS" not in os.environ else {}
         os.makedirs(self.logs_dir, exist_ok=True)
         if not os.path.isdir(self.runs_dir):
             os.makedirs(self.runs_dir)
@@ -250,7 +254,8 @@ class Search:
             return trial.should_prune()
 
         ended = trial_process.run(argv, log_path, report, lambda process: self.running.__setitem__(trial._trial_id,
-                                                                                                    process))
+                                                                                                    process),
+                                  self.environment)
         self.running.pop(trial._trial_id, None)
         run_dir = os.path.join(self.runs_dir, run_name)
         if self.stopping.is_set() and not ended.pruned and ended.status != 0:

@@ -38,15 +38,16 @@ def command(script: str, script_flags: list, params_flags: list, seed: int, log_
             "--run-name", run_name]
 
 
-def run(argv: list, log_path: str, report: Callable[[int, float], bool], started: Callable) -> Ended:
-    """Runs argv with its output in log_path; each iteration line's return goes to report(iteration, value), which
-    says whether to prune: then the process gets SIGTERM and ends as the scripts do, keeping its event file.
-    started(process) hands the process to whoever may have to stop it."""
+def run(argv: list, log_path: str, report: Callable[[int, float], bool], started: Callable,
+        environment: dict | None = None) -> Ended:
+    """Runs argv with its output in log_path (and `environment` over ours); each iteration line's return goes to
+    report(iteration, value), which says whether to prune: then the process gets SIGTERM and ends as the scripts do,
+    keeping its event file. started(process) hands the process to whoever may have to stop it."""
     wrapped = [sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()), *argv]
     pruned, last_line = False, ""
     with open(log_path, "w", buffering=1) as log:
         process = subprocess.Popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1", **(environment or {})})
         started(process)
         for line in process.stdout:
             log.write(line)

@@ -65,6 +65,7 @@ def main(args: Args):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}", flush=True)  # tune.py's --workers share
     iterations = args.total_timesteps // args.iteration_steps
     quality = max(0.0, 1 - abs(math.log10(args.learning_rate) + 3) / 2)
     for iteration in range(iterations):

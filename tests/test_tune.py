@@ -124,6 +124,16 @@ def test_a_study_records_every_trial_in_trials_csv_with_its_state_values_and_rea
 
 
 @pytest.mark.slow
+def test_trials_side_by_side_share_the_cores_as_torch_s_intra_op_threads(standin_study):
+    """--workers 2: each trial's OMP_NUM_THREADS is its share of the usable cores (torch's default of one thread per
+    core, twice over, makes the two wait on each other); the re-evaluation's too."""
+    study_dir, _ = standin_study
+    expected = max(1, len(os.sched_getaffinity(0)) // 2) if len(os.sched_getaffinity(0)) > 1 else "unset"
+    for name in os.listdir(os.path.join(study_dir, "logs")):
+        assert f"OMP_NUM_THREADS={expected}\n" in open(os.path.join(study_dir, "logs", name)).read(), name
+
+
+@pytest.mark.slow
 def test_pruning_ends_the_trials_process_with_sigterm_keeping_its_event_file(standin_study):
     study_dir, _ = standin_study
     pruned = [row for row in trials_csv(study_dir) if row["state"] == "pruned"]
