@@ -23,9 +23,10 @@ the same command resumes the study up to --trials; a trial whose worker was kill
 retried. At the end: trials.csv, the best configuration rerun on --eval-seeds fresh seeds, and OUT/REPORT.md with its
 charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` shows the trials' HParams table.
 
-With --population N (a SCRIPT that takes --hparams: ppo_linen_scan.py), N trials at a time are the agents of one
-process (vmapped in one compiled call), each with its own values, seed and run folder; the space's fields that cannot
-differ between agents (num_minibatches, update_epochs) group them, one process per group. No pruning there."""
+With --population N (a SCRIPT that takes --hparams: ppo_linen_scan.py, dqn_linen_vmap.py), N trials at a time are the
+agents of one process (vmapped in one compiled call), each with its own values, seed and run folder; the space's fields
+that cannot differ between agents (num_minibatches, update_epochs; DQN's buffer, batch and frequencies) group them,
+one process per group. No pruning there: a population's trials run to their end."""
 
 
 @dataclass
@@ -120,7 +121,7 @@ def check_script(script: str, script_flags: list, population: int) -> tuple[str,
             raise Refused(f"{word.split('=', 1)[0]}: --population sets each population's own")
     if population and not agent_fields(script):
         raise Refused(f"--population needs a script that trains agents with their own values in one process "
-                      f"(--hparams: ppo_linen_scan.py); {name} has none")
+                      f"(--hparams: ppo_linen_scan.py, dqn_linen_vmap.py); {name} has none")
     return algorithm, fields
 
 

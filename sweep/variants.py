@@ -103,6 +103,8 @@ DQN_TORCH = Variant("dqn_torch", "env-jit", (), "torch", "dqn-torch", "dqn-torch
                     analogue="torch (env-jit)", design="PyTorch, JAX env")
 DQN_LINEN = Variant("dqn_linen", "jit", (), "linen", "dqn-linen", "dqn-jax", "#4292c6", analogue="linen (jit)",
                     design="Flax Linen")
+DQN_LINEN_VMAP = Variant("dqn_linen_vmap", "vmap", (), "linen", "dqn-linen", "dqn-jax", "#084c8d", "dqn_linen",
+                         num_seeds=True)  # a population: --num-seeds agents, each with its own --hparams values
 DQN_TORCH_COMPILE = Variant("dqn_torch_compile", "compile", (), "torch", "dqn-torch-compile", "dqn-torch", "#a50f15",
                             "dqn_torch", design="torch.compile, JAX env")
 DQN_TORCH_COMPILE_CUDAGRAPHS = Variant("dqn_torch_compile", "compile+cudagraphs", ("--cudagraphs",), "torch",
@@ -116,7 +118,7 @@ VARIANTS = (LINEN_NONE, LINEN, NNX_NONE, NNX, NNX_CACHED, NNX_TREE, EQUINOX_NONE
             TORCH_COMPILE, TORCH_COMPILE_CUDAGRAPHS, LINEN_GYMNASIUM, LINEN_GYMNASIUM_VECTOR, TORCH_GYMNASIUM,
             TORCH_GYMNASIUM_VECTOR, TORCH_GYMNASIUM_ASYNC, LINEN_GYMNASIUM_ASYNC, LINEN_SCAN, TORCH_NATIVE,
             TORCH_NATIVE_COMPILE, DQN_TORCH_GYMNASIUM, DQN_LINEN_GYMNASIUM, DQN_TORCH, DQN_LINEN, DQN_TORCH_COMPILE,
-            DQN_TORCH_COMPILE_CUDAGRAPHS, DQN_NNX, DQN_EQUINOX)
+            DQN_TORCH_COMPILE_CUDAGRAPHS, DQN_NNX, DQN_EQUINOX, DQN_LINEN_VMAP)
 # the variants whose whole iteration is compiled (the ranking's), the published study's three first
 FULLY_COMPILED = (LINEN, NNX_CACHED, TORCH_COMPILE, NNX_TREE, EQUINOX, TORCH_COMPILE_CUDAGRAPHS)
 BY_KEY = {(variant.script, variant.mode): variant for variant in VARIANTS}

@@ -269,7 +269,7 @@ def test_the_gymnasium_pair_shares_its_env_replay_exploration_and_bookkeeping_co
 
 
 @pytest.mark.parametrize("family,shared", [
-    (["dqn_linen.py", "dqn_nnx.py", "dqn_equinox.py"],
+    (["dqn_linen.py", "dqn_nnx.py", "dqn_equinox.py", "dqn_linen_vmap.py"],
      ["flatten_obs", "env_reset", "env_step", "select_device", "Transitions", "ReplayBuffer", "make_buffer", "buffer_add",
       "buffer_sample", "linear_schedule", "due", "Exploration", "draw_exploration", "EpisodeStats", "track_episodes",
       "LossSums"]),
@@ -280,7 +280,8 @@ def test_the_gymnasium_pair_shares_its_env_replay_exploration_and_bookkeeping_co
 ], ids=["jax", "torch"])
 def test_the_gymnax_scripts_of_one_language_share_all_but_their_framework_code_line_for_line(family, shared):
     """JAX's three (Linen, NNX, Equinox) and torch's two (eager, compiled) differ only where the framework does: so
-    that the per-step work outside it is the same, and the sweep times the framework."""
+    that the per-step work outside it is the same, and the sweep times the framework (and Linen's population sibling
+    only where its agents do)."""
     reference, *others = (top_level_sources(script) for script in family)
     assert set(shared) <= set(reference)
     for script, sources in zip(family[1:], others):
@@ -433,8 +434,9 @@ def test_the_eager_mode_takes_the_same_transitions_op_by_op(script, flag, shared
 
 @pytest.mark.slow
 @pytest.mark.background("dqn_learning")
-@pytest.mark.parametrize("script", DQN_SCRIPTS)
+@pytest.mark.parametrize("script", [script for script in DQN_SCRIPTS if script != "dqn_linen_vmap.py"])
 def test_dqn_learns_cartpole(script, shared_runs):
+    """Every script but dqn_linen_vmap.py, whose agents compute what dqn_linen.py computes (test_dqn_population.py)."""
     run = shared_runs.dqn_learning(script)
     assert final_return(run.scalars) >= DQN_LEARNED_RETURN, run.scalars["charts/episodic_return"][-5:]
     assert len(run.scalars["time/iteration"]) == DQN_LEARNING_TIMESTEPS // 10000

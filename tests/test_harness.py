@@ -23,9 +23,11 @@ SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "Run"}
 FAMILIES = {"PPO": SCRIPTS, "DQN": DQN_SCRIPTS}
 ACROSS_FAMILIES = SHARED - {"Run"}
 FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
-# ppo_linen_scan.py trains --num-seeds agents in one process: one Run per agent, driven as one by its AgentRuns (which
-# also starts the run), the memory check of its agents' batch and the range check each agent's --hparams values pass
-AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem"}}
+# ppo_linen_scan.py and dqn_linen_vmap.py train --num-seeds agents in one process: one Run per agent, driven as one by
+# their AgentRuns (which also starts the run), and the range check each agent's --hparams values pass; the scan script
+# also checks its agents' batch against the memory
+AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem"},
+          "dqn_linen_vmap.py": {"AgentRuns", "range_problem"}}
 # the Gymnasium scripts check a module:EnvId against Gymnasium's registry (and PPO's, its NumPy vector env)
 GYMNASIUM_CHECKS = {script: {"gymnasium_spec", "vector_same_step"} for script in (
     "ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py", "dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py")}
