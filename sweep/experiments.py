@@ -318,9 +318,10 @@ class Exp6(Experiment):
     QUICK_ENVS = ("CartPole-v1",)
     QUICK_AGENTS = (1, 2)
     seed_stride = 1000  # repeat r (0-based) trains the agents of seeds 1 + 1000 r onwards: disjoint across repeats
-    # --grid gpu: one scan process against N processes of Linen side by side on the one GPU
+    # --grid gpu: one scan process against N processes of Linen side by side on the one GPU; up to 256 agents, exp11's
+    # populations (agents with their own --hparams values run the same compiled program: the cost is the same)
     GPU_ENVS = ("CartPole-v1",)
-    GPU_SCAN_AGENTS = (1, 4, 16, 64)
+    GPU_SCAN_AGENTS = (1, 16, 64, 256)
     GPU_PROCESS_VARIANTS = (v.LINEN,)
     GPU_PROCESS_AGENTS = (1, 2, 4, 8)
 

@@ -45,13 +45,13 @@ def test_the_gpu_grid_answers_exp7s_question_first_then_exp5_exp6_and_dqn(gpu_ru
     assert all(run["seed"] == 1 for run in gpu_runs) and len({run["run_name"] for run in gpu_runs}) == len(gpu_runs)
 
 
-def test_the_gpu_grid_goes_to_65536_envs_64_agents_and_the_dqn_scripts_on_gymnax(gpu_runs):
+def test_the_gpu_grid_goes_to_65536_envs_populations_of_256_agents_and_the_dqn_scripts_on_gymnax(gpu_runs):
     exp5 = {(run["script"], int(run["line"].split("--num-envs ")[1].split()[0])) for run in gpu_runs
             if run["exp"] == "exp5"}
     assert exp5 == {(script, n) for script in ("ppo_linen", "ppo_torch") for n in experiments.EXP5.GPU_NUM_ENVS}
     assert max(experiments.EXP5.GPU_NUM_ENVS) == 65536
     exp6 = {(run["script"], run["agents"]) for run in gpu_runs if run["exp"] == "exp6"}
-    assert ("ppo_linen_scan", 64) in exp6 and ("ppo_linen", 8) in exp6
+    assert {("ppo_linen_scan", 64), ("ppo_linen_scan", 256), ("ppo_linen", 8)} <= exp6
     exp8 = [(run["script"], run["mode"]) for run in gpu_runs if run["exp"] == "exp8"]
     assert exp8 == [(variant.script, variant.mode) for variant in experiments.EXP8.GPU_VARIANTS] and not any(s.endswith("_gymnasium") for s, _ in exp8)
 
