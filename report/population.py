@@ -3,7 +3,7 @@ from DIR/exp11.json (the machine, the load at the start, the date, the commit, t
 studies: env, way, folder, workers, population size) and the study folders it lists.
 
 Per env, every way trains the same configurations with the same seeds (a random sampler seeded per trial number):
-trials in processes of ppo_torch.py and ppo_linen.py, and populations of ppo_linen_scan.py. The report gives each
+trials in processes of the torch and Linen scripts, and populations of the scan script. The report gives each
 way's wall time, trials per hour, peak memory and best configuration with its re-evaluation; where the population
 stops paying (a cost model fitted to the population studies: a process of N agents takes F + c N); and how far the
 ways' returns agree per configuration. Wall time and the best are report/study.py's."""
@@ -18,9 +18,11 @@ import optuna
 from matplotlib.figure import Figure
 
 from report.search import load_entry, rank_correlation, ratio, read_plan, shared_values, spread, study_link
-from report.study import CHARTS, DPI, WALL_TIME, Figures, duration_text, evaluation_text, params_text, rate_text, run_command
+from report.study import (CHARTS, DPI, WALL_TIME, Figures, duration_text, evaluation_text, params_text, rate_text,
+                          run_command)
 from report.text import markdown_table, number_text, percent_text, speedup_text
 from search import evaluation, trial as trial_process
+from sweep.variants import LINEN
 
 PLAN_FILE = "exp11.json"
 LEVEL = 0.9  # trials per hour "level off" at the N where they reach this fraction of the model's limit (N -> inf)
@@ -146,7 +148,7 @@ def agreement_lines(entries: list) -> list:
         return ["Fewer than two ways completed a configuration in common: nothing to compare.", ""]
     spreads = [value for value in map(spread, shared.values()) if not math.isnan(value)]
     first = [values[0] for values in shared.values()]
-    linen = next((k for k, entry in enumerate(run) if entry.script == "ppo_linen.py"), None)
+    linen = next((k for k, entry in enumerate(run) if entry.script == LINEN.file), None)
     rows = []
     for k, entry in enumerate(run[1:], start=1):
         values = [each[k] for each in shared.values()]
@@ -158,7 +160,7 @@ def agreement_lines(entries: list) -> list:
     median = percent_text(statistics.median(spreads), sign="") if spreads else "–"
     return [f"{len(shared)} configurations completed in every way; the spread across ways (max − min, relative to "
             f"the mean |value|): median {median}.", ""] + markdown_table(
-        ["way", f"rank correlation with {run[0].label}", "within 1 % of ppo_linen.py's value (same seed)"], rows)
+        ["way", f"rank correlation with {run[0].label}", f"within 1 % of {LINEN.file}'s value (same seed)"], rows)
 
 
 def env_lines(directory: str, env: str, entries: list) -> list:
@@ -178,6 +180,18 @@ def answer_line(env: str, entries: list) -> str:
     return (f"{env}: **{fastest.label}** run the {fastest.figures.completed + fastest.figures.failed} configurations "
             f"fastest, in {duration_text(fastest.figures.wall_s)}" + (f": {', '.join(against)}" if against else "")
             + ".")
+
+
+def rate_line(env: str, entries: list, model: tuple) -> str:
+    """Trials per hour of the populations by size, where the model levels off, and the largest population's memory."""
+    populations = [entry for entry in entries if entry.population and entry.figures]
+    if not populations:
+        return f"{env}: no population study was run."
+    rates = ", ".join(f"{rate_text(entry.figures.per_hour)} at N = {entry.population}" for entry in populations)
+    knee = level_off(*model)
+    knee_text = f"; the fitted model reaches {LEVEL:.0%} of its limit at N ≈ {number_text(knee)}" \
+        if not math.isnan(knee) else ""
+    return f"{env}: trials per hour {rates}{knee_text}."
 
 
 def numbers_lines(plan: dict) -> list:
@@ -200,7 +214,8 @@ def write_report(directory: str) -> str:
     os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
     models = [model_lines(env, entries) for env, entries in envs.items()]
     lines = ["# exp11: the same PPO search three ways", "", "## The answer", ""]
-    lines += [f"- {answer_line(env, entries)}" for env, entries in envs.items()] + [""]
+    lines += [f"- {answer_line(env, entries)}" for env, entries in envs.items()]
+    lines += [f"- {rate_line(env, entries, model)}" for (env, entries), (_, model) in zip(envs.items(), models)] + [""]
     lines += numbers_lines(plan)
     lines += ["## Where the population stops paying", ""]
     if any(entry.population and entry.figures for entries in envs.values() for entry in entries):

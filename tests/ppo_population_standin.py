@@ -1,6 +1,6 @@
-"""A stand-in for ppo_linen_scan.py in tune.py --population's tests: its contract (--num-seeds agents, each with the seed
-and values of its --hparams object, in run folders {run_name}__seed{s}; a diverged agent stops alone with its error
-line, exit 3 at the end; SIGTERM) in a fraction of a second. An agent's return is what tests/dqn_standin.py returns
+"""A stand-in for ppo_linen_scan.py in tune.py --population's tests: its contract (--num-seeds agents, each with the
+seed and values of its --hparams object, in run folders {run_name}__seed{s}; a diverged agent stops alone with its
+error line, exit 3 at the end; SIGTERM) in a fraction of a second. An agent's return is what tests/dqn_standin.py returns
 for its seed and learning rate: a study of populations and one of trials in processes find the same values."""
 import json
 import math

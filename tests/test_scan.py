@@ -199,7 +199,8 @@ def test_each_agent_of_an_hparams_file_computes_what_ppo_linen_computes_with_its
     run = shared_runs.tiny(SCAN, "--num-seeds", "2", "--hparams", write_hparams(tmp_path, [{"seed": 5, **values}, {}]))
     assert sorted(os.listdir(os.path.dirname(run.run_dir))) == ["run__seed2", "run__seed5"]
     flags = [word for name, value in values.items() for word in (f"--{name.replace('_', '-')}", str(value))]
-    for seed, expected in ((5, shared_runs.tiny(LINEN, "--seed", "5", *flags)), (2, shared_runs.tiny(LINEN, "--seed", "2"))):
+    expected_runs = {5: shared_runs.tiny(LINEN, "--seed", "5", *flags), 2: shared_runs.tiny(LINEN, "--seed", "2")}
+    for seed, expected in expected_runs.items():
         scalars, texts = read_run(f"{run.run_dir}__seed{seed}")
         assert_same_curves(scalars, expected.scalars, atol=1e-6)
         np.testing.assert_allclose([v for _, v in scalars["charts/learning_rate"]],

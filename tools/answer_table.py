@@ -6,8 +6,10 @@ iterations 8 on) relative to the fastest design of the same sweep and selection,
 (report/standings.py's fastest_label and relative_to, imported): the fastest is the smallest geometric mean over the
 (env, seed) pairs every design ran, and a design's ratio is the geometric mean of its ratios to the fastest, paired by
 env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
-of that sitting. The search column is another metric, from exp10's sitting (tools/exp10.sh): the wall time of the same
-random search of DQN on Doors (its part a, one env, one worker) relative to the design that finished it first.
+of that sitting. The search columns are another metric: the wall time of the same random search relative to the design
+that finished it first; DQN on Doors from exp10's sitting (tools/exp10.sh: its part a, one env, one worker), PPO on
+CartPole-v1 from exp11's (tools/exp11.py: trials in processes two at a time, or ppo_linen_scan.py's populations, the
+size that finished first).
 
     python tools/answer_table.py            # print the table (markdown)
     python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the table as printed
@@ -65,6 +67,7 @@ COLUMNS = (
     Column("large model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "large", ("CartPole-v1",), 32),
 )
 SEARCH = Column("DQN search (wall time), CPU", "cpu-2core-exp10", "dqn", "exp10", "small", ("doors:Doors-v0",), 1)
+POPULATION = Column("PPO search (wall time), CPU", "cpu-2core-exp11", "ppo", "exp11", "small", ("CartPole-v1",), 16)
 
 # the table's rows in this order (each named by one of its variants; the registry's designs not named here follow, in
 # the registry's order): the JAX designs, the torch ones on the JAX env, on envs in torch, then on NumPy envs
@@ -147,26 +150,50 @@ def column_cells(results, column):
     return cells, fastest_s
 
 
-def search_cells(results, column):
-    """{design name: its study's wall time relative to the fastest design's} for exp10's part (a) studies of one env
-    and one worker, and the fastest's seconds."""
-    folder = os.path.join(results, column.sweep)
+def read_studies(folder: str, exp: str, tool: str) -> list:
+    """The studies a command set's plan lists (EXP.json in its folder, which `tool` writes)."""
+    plan = os.path.join(folder, f"{exp}.json")
     try:
-        with open(os.path.join(folder, "exp10.json")) as file:
-            studies = json.load(file)["studies"]
+        with open(plan) as file:
+            return json.load(file)["studies"]
     except (OSError, ValueError, KeyError):
-        fail(f"{folder}/exp10.json is missing or unreadable: run tools/exp10.sh into it first")
-    by_script = {f"{design.dqn.script}.py": design.name for design in DESIGNS if design.dqn}
-    seconds = {by_script[study["script"]]: wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
-               for study in studies if study["part"] == "a" and study["workers"] == 1 and not study["flags"]}
+        fail(f"{plan} is missing or unreadable: run {tool} into {folder} first")
+
+
+def relative_cells(seconds: dict) -> tuple:
     fastest = min(seconds.values())
     return {name: ratio_text(wall / fastest, False) for name, wall in seconds.items()}, fastest
 
 
+def search_cells(results, column):
+    """{design name: its study's wall time relative to the fastest design's} for exp10's part (a) studies of one env
+    and one worker, and the fastest's seconds."""
+    folder = os.path.join(results, column.sweep)
+    by_script = {f"{design.dqn.script}.py": design.name for design in DESIGNS if design.dqn}
+    return relative_cells({by_script[study["script"]]: wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
+                           for study in read_studies(folder, column.exp, "tools/exp10.sh")
+                           if study["part"] == "a" and study["workers"] == 1 and not study["flags"]})
+
+
+def population_cells(results, column):
+    """{design name: its study's wall time relative to the fastest design's} for exp11's studies on the column's env
+    (the scan design: its populations of the size that finished first), and the fastest's seconds."""
+    folder = os.path.join(results, column.sweep)
+    by_script = {f"{design.ppo.script}.py": design.name for design in DESIGNS if design.ppo}
+    seconds = {}
+    for study in read_studies(folder, column.exp, "tools/exp11.py"):
+        if study["part"] in column.envs:
+            wall = wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
+            name = by_script[study["script"]]
+            seconds[name] = min(wall, seconds.get(name, math.inf))
+    return relative_cells(seconds)
+
+
 def table_lines(results):
     """The markdown table, a row per design measured anywhere, then the fastest's seconds per column."""
-    columns = [column_cells(results, column) for column in COLUMNS] + [search_cells(results, SEARCH)]
-    header = ["design (PPO script / DQN script)", *(column.title for column in (*COLUMNS, SEARCH))]
+    columns = [column_cells(results, column) for column in COLUMNS] + [search_cells(results, SEARCH),
+                                                                       population_cells(results, POPULATION)]
+    header = ["design (PPO script / DQN script)", *(column.title for column in (*COLUMNS, SEARCH, POPULATION))]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     for design in DESIGNS:
         row = [cells.get(design.name, "–") for cells, _ in columns]

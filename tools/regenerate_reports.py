@@ -12,8 +12,8 @@ plot.py runs from the repository root on the committed folders (summary.csv's pa
 files as given: results/...), with --out naming where the report goes. A chart problem is a `warning: chart problem:`
 line of plot.py (report/charts.py, chart_problems: a point outside its axes or beyond the outermost labelled tick, a
 legend over a label). Left out, as plot.py does not write them: results/cpu-2core-exp9-env-throughput
-(tools/env_throughput.py writes it) and results/cpu-2core-exp10 (tools/exp10.sh's studies; python -m report.search
-remakes its report).
+(tools/env_throughput.py writes it), results/cpu-2core-exp10 (tools/exp10.sh's studies; python -m report.search
+remakes its report) and results/cpu-2core-exp11 (tools/exp11.py's; python -m report.population).
 """
 import argparse
 import os
@@ -33,7 +33,7 @@ class Report(NamedTuple):
     inputs: tuple  # plot.py's arguments before --out: sweep folders (the first is the sitting), or a --compare
 
 
-NOT_PLOT = ("cpu-2core-exp9-env-throughput", "cpu-2core-exp10")  # committed reports that plot.py does not write
+NOT_PLOT = ("cpu-2core-exp9-env-throughput", "cpu-2core-exp10", "cpu-2core-exp11")  # committed reports that plot.py does not write
 
 REPORTS = (
     Report("cpu-2core-exp1-small", ("results/cpu-2core-exp1-small",)),

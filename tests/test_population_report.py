@@ -1,0 +1,121 @@
+"""exp11's report (report/population.py) on a synthetic exp11 folder: studies built as in tests/test_tune_report.py,
+the population studies timed by a known cost model (a process of N agents takes F + c N), no script run; and
+tools/exp11.py's bad input and the tune.py command of each of its studies."""
+import json
+import math
+
+import pytest
+
+from report import population
+from test_tune_report import COMPLETE, FAIL, make_study, trial
+import exp11
+
+F, C, TRIALS = 6.0, 0.5, 8  # minutes: a population process's fixed cost and its cost per agent; configurations
+
+
+def population_trials(n: int) -> list:
+    """TRIALS trials run as populations of n, one process after another, each F + C n minutes; configuration 7 fails."""
+    trials, start = [], 0.0
+    for first in range(0, TRIALS, n):
+        end = start + F + C * n
+        trials += [trial(FAIL if k == 7 else COMPLETE, (start, end), None if k == 7 else 10.0 * k, k=k,
+                         reason="exit 3: error: loss is NaN" * (k == 7)) for k in range(first, min(first + n, TRIALS))]
+        start = end
+    return trials
+
+
+def process_trials(minutes: float) -> list:
+    """TRIALS trials in processes two at a time, each `minutes` long; configuration 7 fails."""
+    return [trial(FAIL if k == 7 else COMPLETE, (k // 2 * minutes, (k // 2 + 1) * minutes),
+                  None if k == 7 else 10.0 * k + (k == 3), k=k) for k in range(TRIALS)]
+
+
+@pytest.fixture(scope="module")
+def exp11_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("exp11")
+    ways = [("torch", "ppo_torch.py trials, 2 at a time", "ppo_torch.py", 2, 0, process_trials(20.0)),
+            ("linen", "ppo_linen.py trials, 2 at a time", "ppo_linen.py", 2, 0, process_trials(10.0))]
+    ways += [(f"population{n}", f"ppo_linen_scan.py populations of {n}", "ppo_linen_scan.py", 1, n,
+              population_trials(n)) for n in (2, 4, 8)]
+    studies = []
+    for key, label, script, workers, n, trials in ways:
+        (folder / f"CartPole-v1-{key}").mkdir()
+        make_study(folder / f"CartPole-v1-{key}", trials)
+        studies.append({"part": "CartPole-v1", "folder": f"CartPole-v1-{key}", "label": label, "script": script,
+                        "workers": workers, "population": n})
+    studies.append({"part": "Breakout-MinAtar", "folder": "Breakout-MinAtar-torch", "label": "ppo_torch.py trials",
+                    "script": "ppo_torch.py", "workers": 2, "population": 0})
+    plan = {"machine": "AMD EPYC", "load": "0.30 0.86 1.32", "date": "2026-11-28T02:36+00:00", "commit": "abc1234",
+            "trials": TRIALS, "workload": "--num-envs 16", "eval_seeds": 3, "studies": studies}
+    (folder / "exp11.json").write_text(json.dumps(plan))
+    return str(folder), population.write_report(str(folder))
+
+
+def test_the_cost_model_recovers_a_population_process_s_fixed_and_per_agent_cost():
+    walls = [(n, TRIALS, 60 * (TRIALS / n * F + TRIALS * C)) for n in (2, 4, 8)]
+    fixed, per_agent = population.fit_model(walls)
+    assert fixed == pytest.approx(60 * F) and per_agent == pytest.approx(60 * C)
+    assert population.level_off(fixed, per_agent) == pytest.approx(9 * F / C)  # 90 % of 3600 / c
+    assert all(math.isnan(value) for value in population.fit_model(walls[:1]))
+
+
+def test_the_report_answers_with_the_fastest_way_against_the_trials_in_processes(exp11_folder):
+    folder, path = exp11_folder
+    report = open(path).read()
+    # populations of 8: one process of 10 min; ppo_linen.py: 4 pairs of 10 min; ppo_torch.py: 4 pairs of 20 min
+    assert ("- CartPole-v1: **ppo_linen_scan.py populations of 8** run the 8 configurations fastest, in 10 min: 4.00× "
+            "faster than ppo_linen.py trials, 2 at a time (40 min), 8.00× faster than ppo_torch.py trials, 2 at a time "
+            "(80 min).") in report
+    assert "- Breakout-MinAtar: no study was run." in report
+    assert ("- CartPole-v1: trials per hour 17.1 at N = 2, 30 at N = 4, 48 at N = 8; the fitted model reaches 90% of "
+            "its limit at N ≈ 108.") in report
+    assert "**F = 360 s** (start-up and compilation, once per process) and **c = 30 s** per agent" in report
+    assert "at **N ≈ 108**" in report and "charts/trials_per_hour.png" in report
+
+
+def test_the_report_tables_each_way_and_compares_the_ways_per_configuration(exp11_folder):
+    folder, path = exp11_folder
+    report = open(path).read()
+    assert "| [ppo_linen_scan.py populations of 2](CartPole-v1-population2/) | 28 min | 2.86× | 17.1 | – | 7 / 1 |" \
+        in report
+    assert "7 configurations completed in every way" in report
+    # configuration 3 is 31 with torch and linen, 30 in the populations: within 1 % of linen's value for 6 of 7
+    assert "| ppo_linen_scan.py populations of 8 | 1.00 | 6 of 7 |" in report
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["out", "--trials", "0"], "--trials: want a positive integer, got '0'"),
+    (["out", "--populations", "8,x"], "want positive integers separated by commas, got '8,x'"),
+    ([], "the following arguments are required: out"),
+])
+def test_exp11_refuses_bad_arguments_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        exp11.parse(argv)
+    assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_exp11_runs_one_tune_study_per_env_and_way_with_the_same_sampler_space_and_seed(tmp_path, monkeypatch):
+    commands = []
+
+    class Ended:
+        returncode, stdout = 0, "done\n"
+
+    monkeypatch.setattr(exp11.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
+    assert exp11.main([str(tmp_path), "--trials", "5", "--populations", "4,16"]) == 0
+    plan = json.load(open(tmp_path / "exp11.json"))
+    assert [study["folder"] for study in plan["studies"]] == [
+        f"{env}-{key}" for env in ("CartPole-v1", "Breakout-MinAtar")
+        for key in ("torch", "linen", "population4", "population16")]
+    studies = [command for command in commands if command[1].endswith("tune.py")]
+    report = commands[-1]
+    assert report[1:] == ["-m", "report.population", str(tmp_path)]
+    for command, study in zip(studies, plan["studies"]):
+        words = command[2:command.index(study["script"])]
+        options = dict(zip(words[::2], words[1::2]))
+        assert options == {"--trials": "5", "--out": str(tmp_path / study["folder"]), "--sampler": "random",
+                           "--pruner": "none", "--seed": "1", "--workers": str(study["workers"]), "--eval-seeds": "3",
+                           "--space": str(tmp_path / "space.json"), "--population": str(study["population"])}
+        assert command[command.index(study["script"]) + 1:] == [
+            "--env-id", study["part"], "--num-envs", "16", "--num-steps", "128", "--num-iterations", "25"]
+    assert set(json.load(open(tmp_path / "space.json"))) == {
+        "learning_rate", "ent_coef", "clip_coef", "gamma", "gae_lambda", "vf_coef", "max_grad_norm"}
