@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from report.search import load_entry, rank_correlation, ratio, read_plan, shared_values, spread, study_link
 from report.study import (CHARTS, DPI, WALL_TIME, Figures, duration_text, evaluation_text, params_text, rate_text,
-                          run_command)
+                          run_command, write_markdown)
 from report.text import markdown_table, number_text, percent_text, speedup_text
 from search import evaluation, trial as trial_process
 from sweep.variants import LINEN
@@ -225,10 +225,7 @@ def write_report(directory: str) -> str:
     lines += [line for text, _ in models for line in text] + [""]
     for env, entries in envs.items():
         lines += env_lines(directory, env, entries)
-    path = os.path.join(directory, "REPORT.md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines).rstrip() + "\n")
-    return path
+    return write_markdown(directory, lines)
 
 
 def main(argv: list | None = None) -> int:

@@ -21,7 +21,7 @@ from scipy.stats import spearmanr
 
 from report.study import (CHARTS, DPI, WALL_TIME, Figures, best_so_far, clock_unit, completed, draw_best,
                           duration_text, evaluation_text, figures, importances, params_text, rate_text, run_command,
-                          time_points)
+                          time_points, write_markdown)
 from report.text import listed, markdown_table, number_text, percent_text, speedup_text
 from search import Refused, evaluation
 from search.study import load
@@ -291,10 +291,7 @@ def write_report(directory: str) -> str:
              f"- {cost_answer(search)}", f"- {source_answer(source)}", ""] + numbers_lines(plan, entries, directory)
     lines += ["## (a) The cost of the same search", ""] + cost_lines(part(entries, "a", run=False))
     lines += configuration_lines(search, directory) + source_lines(part(entries, "b", run=False), directory)
-    path = os.path.join(directory, "REPORT.md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines).rstrip() + "\n")
-    return path
+    return write_markdown(directory, lines)
 
 
 def main(argv: list | None = None) -> int:

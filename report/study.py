@@ -363,7 +363,12 @@ def write_report(study_dir: str) -> str:
     title = f"# Study {settings.study_name or os.path.basename(os.path.abspath(study_dir))}: `{settings.script}`"
     lines = [title, ""] + answer_lines(summary, evaluation.read(study_dir)) + settings_lines(settings)
     lines += chart_lines(study, study_dir) + trial_lines(study, summary)
-    path = os.path.join(study_dir, "REPORT.md")
+    return write_markdown(study_dir, lines)
+
+
+def write_markdown(directory: str, lines: list) -> str:
+    """DIRECTORY/REPORT.md with the lines; its path."""
+    path = os.path.join(directory, "REPORT.md")
     with open(path, "w") as f:
         f.write("\n".join(lines).rstrip() + "\n")
     return path
