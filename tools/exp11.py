@@ -10,8 +10,9 @@ at a time (--workers 2: both cores); a population study runs its populations one
 configuration of each study is rerun on K fresh seeds. Each study is a folder OUT/<env>-<way> (rerunning this
 command resumes every one of them), OUT/exp11.json says what ran where, and `python -m report.population OUT` writes
 OUT/REPORT.md. Defaults: N = 64 trials of I = 25 iterations of 16 envs x 128 steps (51,200 env steps), K = 3;
-about 65 minutes on a 2-core AMD EPYC VM. --tiny: 3 trials of 2 iterations of 4 envs x 32 steps, populations of 2,
-1 re-evaluation seed, CartPole-v1 only (a test of the command set, no result)."""
+53 minutes on a 2-core AMD EPYC VM (results/cpu-2core-exp11, docs/results.md). --tiny: 3 trials of 2 iterations
+of 4 envs x 32 steps, populations of 2, 1 re-evaluation seed, CartPole-v1 only (a test of the command set, no
+result)."""
 import argparse
 import datetime
 import json
