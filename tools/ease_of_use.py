@@ -119,6 +119,10 @@ NOTES = {
     variants.DQN_EQUINOX: Note(
         "exp8-family", "The Q-network an `eqx.Module` in the carry of a plain `jax.jit`; "
         "`eqx.filter_value_and_grad`, optax on `eqx.filter`, a NamedTuple train state."),
+    variants.DQN_LINEN_VMAP: Note(
+        None, "`dqn_linen.py`'s iteration with `--num-seeds` agents under `vmap`, each with its own seed and "
+        "`--hparams` floats (the LR through `optax.inject_hyperparams`): a population for `tune.py`.",
+        "no sweep (exp11's populations are PPO's; its tests check each agent against `dqn_linen.py`)"),
     variants.DQN_TORCH: Note(
         "exp8-family", "A Python loop per env step: the gymnax step jitted, handed over by DLPack; ε-coins "
         "drawn per iteration in JAX; replay in torch tensors."),
