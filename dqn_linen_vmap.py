@@ -285,6 +285,8 @@ def agent_settings(args: Args) -> list:
         number_types = {name: (int,) if name == "seed" else (int, float) for name in values}
         if any(isinstance(v, bool) or not isinstance(v, number_types[name]) for name, v in values.items()):
             raise ValueError(f"agent {i}: want numbers (an integer seed), got {json.dumps(values)}")
+        if not 0 <= values.get("seed", 0) < 2**32:
+            raise ValueError(f"agent {i}: the seed must be in [0, 2**32), got {values['seed']}")
         defaults = {"seed": args.seed + i, **{name: getattr(args, name) for name in HParams._fields}}
         settings.append({**defaults, **values})
     if len({agent["seed"] for agent in settings}) < len(settings):

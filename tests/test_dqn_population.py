@@ -29,6 +29,7 @@ def write_hparams(tmp_path, agents) -> str:
 @pytest.mark.parametrize(("agents", "reason"), [
     ("[{}]", "want a JSON list of --num-seeds (2) objects"),
     ([{"buffer_size": 500}, {}], "agent 0: buffer_size cannot differ between agents here"),
+    ([{"seed": -1}, {}], "agent 0: the seed must be in [0, 2**32), got -1"),
     ([{}, {"tau": 0}], "agent 1: --tau must be in (0, 1], got 0"),
     ([{"end_e": 1.5}, {}], "agent 0: --end-e must be in [0, 1], got 1.5"),
 ])

@@ -166,6 +166,7 @@ def write_hparams(tmp_path, agents) -> str:
     ([{}, {"gamma": "high"}], 'agent 1: want numbers (an integer seed), got {"gamma": "high"}'),
     ([{"seed": 1.5}, {}], "agent 0: want numbers (an integer seed)"),
     ([{"seed": 2}, {}], "two agents have the same seed (and would share a run folder)"),
+    ([{}, {"seed": 2**70}], f"agent 1: the seed must be in [0, 2**32), got {2**70}"),
     ([{}, {"learning_rate": 0}], "agent 1: --learning-rate must be positive, got 0"),
     ([{"gamma": 1.5}, {}], "agent 0: --gamma must be in (0, 1], got 1.5"),
     ([{}, {"clip_coef": float("nan")}], "agent 1: --clip-coef must be positive, got nan"),
