@@ -1,0 +1,764 @@
+"""PPO for continuous actions (CleanRL-style, single file) in Equinox + optax, on gymnax or Brax."""
+import time
+
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
+
+import os
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: allocate as needed (peak memory is logged)
+
+import functools
+import io
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Sequence
+
+import equinox as eqx
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import tyro
+from gymnax.environments import spaces
+
+MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+BRAX_ENVS = ("ant", "halfcheetah", "hopper", "humanoid", "inverted_double_pendulum", "inverted_pendulum", "pusher",
+             "reacher", "swimmer", "walker2d")
+
+
+@dataclass
+class Args:
+    # experiment
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (variant), used in the run name"""
+    seed: int = 1
+    """seed of parameters, environments, actions and minibatch order"""
+    env_id: str = "Pendulum-v1"
+    """a gymnax environment with a continuous action space (Pendulum-v1, MountainCarContinuous-v0), or a Brax one
+    (hopper, ant, halfcheetah, walker2d, ...)"""
+    brax_backend: Literal["mjx", "generalized", "positional", "spring"] = "mjx"
+    """the physics of a Brax env: mjx (MuJoCo's, in JAX), generalized, positional or spring"""
+    model_size: Literal["small", "medium", "large"] = "small"
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    jit: bool = True
+    """compile rollout, GAE and update with jax.jit (--no-jit runs them eagerly, op by op)"""
+    sync_timing: bool = False
+    """synchronise around rollout and update to time them separately"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    """where to run: auto (GPU if present), cpu or gpu"""
+    log_dir: str = "runs"
+    """TensorBoard root folder"""
+    run_name: str = ""
+    """run folder name (default: {env_id}__{exp_name}__{model_size}__{seed}__{unix time})"""
+
+    # algorithm
+    num_envs: int = 8
+    """the number of parallel environments"""
+    num_steps: int = 256
+    """the number of steps per environment per rollout"""
+    num_iterations: int = 100
+    """the number of iterations (one rollout + one update each)"""
+    num_minibatches: int = 32
+    """the number of minibatches per epoch"""
+    update_epochs: int = 10
+    """the number of passes over the batch per update"""
+    learning_rate: float = 3e-4
+    """the learning rate of the Adam optimizer"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the iterations"""
+    gamma: float = 0.99
+    """the discount factor (also of the return that scales the rewards)"""
+    gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    ent_coef: float = 0.0
+    """the entropy coefficient"""
+    vf_coef: float = 0.5
+    """the value-function coefficient"""
+    max_grad_norm: float = 0.5
+    """the maximum global gradient norm"""
+    adam_eps: float = 1e-5
+    """the epsilon of Adam"""
+    bootstrap_truncated: bool = True
+    """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
+    episode_length: int = 1000
+    """a Brax env's episodes are truncated after this many steps (gymnax envs keep their own limit)"""
+
+
+# ENV HELPERS
+class BraxState(NamedTuple):
+    now: Any  # the Brax state
+    first: Any  # the episode's first state: where the env resets to
+    steps: jax.Array
+
+
+class BraxEnv:
+    """A Brax env behind gymnax's interface: auto-reset in the step that ends an episode, the final observation kept in
+    `info` (the truncation bootstrap needs it), truncation after `episode_length` steps. An env resets to its own
+    first state, as Brax's AutoResetWrapper does."""
+
+    def __init__(self, name: str, backend: str, episode_length: int):
+        with contextlib.redirect_stdout(io.StringIO()):  # mujoco's "Failed to import warp" lines: no GPU kernels
+            from brax import envs
+        self.env, self.episode_length = envs.get_environment(name, backend=backend), episode_length
+
+    def reset(self, key: jax.Array, params: Any):
+        state = self.env.reset(key)
+        return state.obs, BraxState(state, state, jnp.zeros((), jnp.int32))
+
+    def step(self, key: jax.Array, state: BraxState, action: jax.Array, params: Any):
+        now = self.env.step(state.now, action)
+        steps = state.steps + 1
+        terminated = now.done > 0
+        truncated = jnp.logical_and(steps >= self.episode_length, jnp.logical_not(terminated))
+        done = jnp.logical_or(terminated, truncated)
+        next_state = jax.tree.map(
+            lambda first, x: jnp.where(done, first, x), BraxState(state.first, state.first, jnp.zeros_like(steps)),
+            BraxState(now, state.first, steps),
+        )
+        return next_state.now.obs, next_state, now.reward, terminated, truncated, {"final_observation": now.obs}
+
+    def action_space(self, params: Any):
+        return spaces.Box(-1.0, 1.0, (self.env.action_size,))
+
+
+def make_env(env_id: str, brax_backend: str, episode_length: int):
+    """gymnax's env and its params, or a Brax env (its params None)."""
+    if env_id in BRAX_ENVS:
+        return BraxEnv(env_id, brax_backend, episode_length), None
+    return gymnax.make(env_id)
+
+
+def flatten_obs(obs: jax.Array) -> jax.Array:
+    return obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+
+
+class RunningStats(NamedTuple):
+    """Running mean and variance over a stream of batches (Chan et al.'s parallel update, as Gymnasium's)."""
+
+    mean: jax.Array
+    var: jax.Array
+    count: jax.Array
+
+
+class Normalizer(NamedTuple):
+    """CleanRL's observation and reward wrappers, over all envs at once: observations normalised by their running
+    statistics, rewards scaled by the running std of the discounted return; both clipped to [-10, 10]."""
+
+    obs: RunningStats
+    ret: RunningStats
+    returns: jax.Array  # each env's discounted return of its running episode
+
+
+def new_stats(shape: tuple) -> RunningStats:
+    return RunningStats(jnp.zeros(shape), jnp.ones(shape), jnp.full((), 1e-4))
+
+
+def update_stats(stats: RunningStats, batch: jax.Array) -> RunningStats:
+    batch_mean, batch_var, batch_count = batch.mean(0), batch.var(0), batch.shape[0]
+    delta, count = batch_mean - stats.mean, stats.count + batch_count
+    m2 = stats.var * stats.count + batch_var * batch_count + delta**2 * stats.count * batch_count / count
+    return RunningStats(stats.mean + delta * batch_count / count, m2 / count, count)
+
+
+def normalize_obs(stats: RunningStats, obs: jax.Array) -> jax.Array:
+    return jnp.clip((obs - stats.mean) / jnp.sqrt(stats.var + 1e-8), -10.0, 10.0)
+
+
+def normalize_step(norm: Normalizer, obs, reward, done, final_obs, gamma: float):
+    """Update the statistics with a step's observations and discounted returns; return them normalised."""
+    obs_stats = update_stats(norm.obs, obs)
+    returns = norm.returns * gamma + reward
+    ret_stats = update_stats(norm.ret, returns)
+    scaled_reward = jnp.clip(reward / jnp.sqrt(ret_stats.var + 1e-8), -10.0, 10.0)
+    norm = Normalizer(obs_stats, ret_stats, jnp.where(done, 0.0, returns))
+    return norm, normalize_obs(obs_stats, obs), scaled_reward, normalize_obs(obs_stats, final_obs)
+
+
+def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
+    """Reset every env; the observation statistics start from these first observations."""
+    obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
+    env_state = jax.tree.map(lambda x: jnp.array(x, x.dtype), env_state)  # Pendulum's weak-typed last_u: one compilation
+    obs = flatten_obs(obs)
+    obs_stats = update_stats(new_stats(obs.shape[1:]), obs)
+    norm = Normalizer(obs_stats, new_stats(()), jnp.zeros(num_envs))
+    return normalize_obs(obs_stats, obs), env_state, norm
+
+
+def env_step(key, env_state, norm: Normalizer, action, env: Any, env_params: Any, gamma: float):
+    """Step every env with the action clipped to the env's bounds; observations and reward normalised, the raw reward
+    kept for the episode statistics."""
+    space = env.action_space(env_params)
+    keys = jax.random.split(key, action.shape[0])
+    obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+        keys, env_state, jnp.clip(action, space.low, space.high), env_params
+    )
+    done = jnp.logical_or(terminated, truncated)
+    norm, obs, scaled_reward, final_obs = normalize_step(
+        norm, flatten_obs(obs), reward, done, flatten_obs(info["final_observation"]), gamma
+    )
+    return obs, env_state, norm, reward, scaled_reward, terminated, truncated, final_obs
+
+
+def select_device(choice: str) -> jax.Device:
+    """The device asked for (auto: JAX's default, the GPU if present); a RuntimeError if there is none."""
+    return jax.devices()[0] if choice == "auto" else jax.devices(choice)[0]
+
+
+# MODEL
+class MLP(eqx.Module):
+    """`eqx.nn.Linear` layers with tanh between them, on one unbatched input; init: orthogonal weights, zero biases."""
+
+    layers: list[eqx.nn.Linear]
+
+    def __init__(self, in_dim: int, hidden_sizes: Sequence[int], out_dim: int, out_gain: float, key: jax.Array):
+        sizes = [in_dim, *hidden_sizes, out_dim]
+        gains = [np.sqrt(2)] * len(hidden_sizes) + [out_gain]
+        self.layers = []
+        for n_in, n_out, gain, layer_key in zip(sizes, sizes[1:], gains, jax.random.split(key, len(gains))):
+            weight = jax.nn.initializers.orthogonal(gain, column_axis=0)(layer_key, (n_out, n_in))
+            layer = eqx.nn.Linear(n_in, n_out, key=layer_key)
+            self.layers.append(eqx.tree_at(lambda m: (m.weight, m.bias), layer, (weight, jnp.zeros(n_out))))
+
+    def __call__(self, x):
+        for layer in self.layers[:-1]:
+            x = jnp.tanh(layer(x))
+        return self.layers[-1](x)
+
+
+class Agent(eqx.Module):
+    """A Gaussian policy (the actor MLP gives the mean; the log-std is a parameter, state-independent, starting at 0)
+    and a critic MLP, both with tanh (orthogonal init, biases 0)."""
+
+    actor_mean: MLP
+    actor_logstd: jax.Array
+    critic: MLP
+
+    def __call__(self, x):
+        mean = jax.vmap(self.actor_mean)(x)
+        return mean, jnp.broadcast_to(self.actor_logstd, mean.shape), self.value(x)
+
+    def value(self, x):
+        return jax.vmap(self.critic)(x).squeeze(-1)
+
+
+def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str) -> Agent:
+    """Build the agent with its seeded parameters."""
+    actor_key, critic_key = jax.random.split(key)
+    sizes = MODEL_SIZES[model_size]
+    actor_mean, critic = MLP(obs_dim, sizes, action_dim, 0.01, actor_key), MLP(obs_dim, sizes, 1, 1.0, critic_key)
+    return Agent(actor_mean, jnp.zeros((1, action_dim)), critic)
+
+
+def gaussian_log_prob(mean: jax.Array, logstd: jax.Array, action: jax.Array) -> jax.Array:
+    """log N(action; mean, exp(logstd)^2), summed over the action's dimensions."""
+    return jnp.sum(-0.5 * ((action - mean) / jnp.exp(logstd)) ** 2 - logstd - 0.5 * jnp.log(2 * jnp.pi), axis=-1)
+
+
+def gaussian_entropy(logstd: jax.Array) -> jax.Array:
+    return jnp.sum(0.5 + 0.5 * jnp.log(2 * jnp.pi) + logstd, axis=-1)
+
+
+def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
+    """`optax.scale_by_adam` with a float32 step count, same maths. optax keeps an int32 count, and eagerly `b ** count`
+    with a concrete integer becomes `lax.integer_pow` with a static exponent: a compilation per step under --no-jit."""
+
+    def init(params):
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return optax.ScaleByAdamState(jnp.zeros([], jnp.float32), mu, nu)
+
+    def update(grads, state, params=None):
+        mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
+        nu = jax.tree.map(lambda v, g: (1 - b2) * g * g + b2 * v, state.nu, grads)
+        count = state.count + 1
+        updates = jax.tree.map(lambda m, v: (m / (1 - b1**count)) / (jnp.sqrt(v / (1 - b2**count)) + eps), mu, nu)
+        return updates, optax.ScaleByAdamState(count, mu, nu)
+
+    return optax.GradientTransformation(init, update)
+
+
+def make_optimizer(args: Args) -> optax.GradientTransformation:
+    """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between."""
+    updates_per_iteration = args.update_epochs * args.num_minibatches
+
+    def learning_rate(count):  # the iteration's LR for each of its optimiser steps
+        if not args.anneal_lr:
+            return args.learning_rate
+        return args.learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
+
+    adam = scale_by_adam(eps=args.adam_eps)
+    return optax.chain(optax.clip_by_global_norm(args.max_grad_norm), adam, optax.scale_by_learning_rate(learning_rate))
+
+
+class Storage(NamedTuple):
+    obs: jax.Array
+    actions: jax.Array
+    logprobs: jax.Array
+    values: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_values: jax.Array
+
+
+class EpisodeStats(NamedTuple):
+    returns: jax.Array
+    lengths: jax.Array
+    finished_return_sum: jax.Array
+    finished_length_sum: jax.Array
+    finished_count: jax.Array
+
+
+class TrainState(NamedTuple):  # the agent and its optax state (Flax's TrainState has no Equinox counterpart)
+    agent: Agent
+    opt_state: optax.OptState
+
+
+class RolloutCarry(NamedTuple):
+    env_state: Any
+    norm: Normalizer
+    obs: jax.Array
+    key: jax.Array
+    stats: EpisodeStats
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    return EpisodeStats(stats.returns, stats.lengths, jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+
+
+def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, on device."""
+    returns, lengths = stats.returns + reward, stats.lengths + 1
+    return EpisodeStats(
+        returns=jnp.where(done, 0.0, returns), lengths=jnp.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
+        finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
+        finished_count=stats.finished_count + jnp.sum(done),
+    )
+
+
+# ROLLOUT
+def rollout_step(
+    carry: RolloutCarry, _, agent: Agent, env: Any, env_params: Any, gamma: float, bootstrap_truncated: bool
+):
+    key, action_key, step_key = jax.random.split(carry.key, 3)
+    mean, logstd, value = agent(carry.obs)
+    action = mean + jnp.exp(logstd) * jax.random.normal(action_key, mean.shape)  # stored unclipped; the env clips
+    logprob = gaussian_log_prob(mean, logstd, action)
+    next_obs, env_state, norm, reward, scaled_reward, terminated, truncated, final_obs = env_step(
+        step_key, carry.env_state, carry.norm, action, env, env_params, gamma
+    )
+    # static: off, V(final obs) is never computed (GAE then ignores final_values)
+    final_value = agent.value(final_obs) if bootstrap_truncated else jnp.zeros_like(value)
+    stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
+    transition = Storage(carry.obs, action, logprob, value, scaled_reward, terminated, truncated, final_value)
+    return RolloutCarry(env_state, norm, next_obs, key, stats), transition
+
+
+def rollout(
+    agent: Agent, carry: RolloutCarry, env: Any, env_params: Any, num_steps: int, gamma: float,
+    bootstrap_truncated: bool,
+):
+    """Collect `num_steps` vectorised steps with the policy `agent` (closed over by the scan, not carried); returns the
+    new carry, the storage, V(last obs) and the key of the update that follows."""
+    key, update_key = jax.random.split(carry.key)
+    carry = carry._replace(key=key, stats=new_iteration_stats(carry.stats))
+    step = functools.partial(
+        rollout_step, agent=agent, env=env, env_params=env_params, gamma=gamma,
+        bootstrap_truncated=bootstrap_truncated,
+    )
+    carry, storage = jax.lax.scan(step, carry, length=num_steps)
+    last_value = agent.value(carry.obs)
+    return carry, storage, last_value, update_key
+
+
+# GAE
+def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
+    dones = jnp.logical_or(storage.terminated, storage.truncated)
+    rewards = storage.rewards
+    if bootstrap_truncated:
+        bootstrap = jnp.logical_and(storage.truncated, jnp.logical_not(storage.terminated))
+        rewards = rewards + gamma * storage.final_values * bootstrap
+    next_values = jnp.concatenate([storage.values[1:], last_value[None]], axis=0)
+    not_done = 1.0 - dones.astype(jnp.float32)
+    deltas = rewards + gamma * next_values * not_done - storage.values
+
+    def backward(lastgaelam, step):
+        delta, nonterminal = step
+        lastgaelam = delta + gamma * gae_lambda * nonterminal * lastgaelam
+        return lastgaelam, lastgaelam
+
+    _, advantages = jax.lax.scan(backward, jnp.zeros_like(last_value), (deltas, not_done), reverse=True)
+    return advantages, advantages + storage.values
+
+
+# LOSS
+class LossInfo(NamedTuple):
+    policy_loss: jax.Array
+    value_loss: jax.Array
+    entropy: jax.Array
+    approx_kl: jax.Array
+    old_approx_kl: jax.Array
+    clipfrac: jax.Array
+
+
+class Batch(NamedTuple):
+    obs: jax.Array
+    actions: jax.Array
+    logprobs: jax.Array
+    values: jax.Array
+    advantages: jax.Array
+    returns: jax.Array
+
+
+def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
+    """Clipped-surrogate PPO loss (https://arxiv.org/abs/1707.06347) with clipped value loss."""
+    mean, logstd, newvalue = agent(mb.obs)
+    newlogprob = gaussian_log_prob(mean, logstd, mb.actions)
+    entropy = gaussian_entropy(logstd).mean()
+    logratio = newlogprob - mb.logprobs
+    ratio = jnp.exp(logratio)
+    old_approx_kl = (-logratio).mean()
+    approx_kl = ((ratio - 1) - logratio).mean()
+    clipfrac = (jnp.abs(ratio - 1.0) > clip_coef).astype(jnp.float32).mean()
+
+    mb_advantages = mb.advantages
+    if norm_adv:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * jnp.clip(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = jnp.maximum(pg_loss1, pg_loss2).mean()
+
+    v_loss_unclipped = (newvalue - mb.returns) ** 2
+    if clip_vloss:
+        v_clipped = mb.values + jnp.clip(newvalue - mb.values, -clip_coef, clip_coef)
+        v_loss = 0.5 * jnp.maximum(v_loss_unclipped, (v_clipped - mb.returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * v_loss_unclipped.mean()
+
+    loss = pg_loss - ent_coef * entropy + v_loss * vf_coef
+    return loss, LossInfo(pg_loss, v_loss, entropy, approx_kl, old_approx_kl, clipfrac)
+
+
+# UPDATE
+def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss_fn, optimizer):
+    mb = jax.tree.map(lambda x: x[mb_inds], b)
+    (_, info), grads = eqx.filter_value_and_grad(loss_fn, has_aux=True)(train_state.agent, mb=mb)
+    updates, opt_state = optimizer.update(grads, train_state.opt_state, eqx.filter(train_state.agent, eqx.is_array))
+    return TrainState(eqx.apply_updates(train_state.agent, updates), opt_state), info
+
+
+def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, optimizer, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), b)
+    epoch_keys = jax.random.split(key, args.update_epochs)
+    b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, b.obs.shape[0])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
+    loss_fn = functools.partial(
+        ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+    )
+    step = functools.partial(update_minibatch, b=b, loss_fn=loss_fn, optimizer=optimizer)
+    train_state, infos = jax.lax.scan(step, train_state, mb_inds)
+    var_y = jnp.var(b.returns)
+    explained_var = jnp.where(var_y == 0, jnp.nan, 1 - jnp.var(b.returns - b.values) / var_y)
+    return train_state, jax.tree.map(jnp.mean, infos), explained_var
+
+
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "Run"):
+    device = select_device(args.device)
+    jax.config.update("jax_default_device", device)
+    jax.config.update("jax_default_matmul_precision", "highest")  # full float32 matrix products, as in torch
+
+    # SEEDING
+    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(args.seed), 3)
+    env, env_params = make_env(args.env_id, args.brax_backend, args.episode_length)
+    reset_fn = functools.partial(env_reset, env=env, env_params=env_params, num_envs=args.num_envs)
+    obs, env_state, norm = jax.jit(reset_fn)(env_key)  # once; eagerly, op by op, a Brax reset takes minutes
+    agent = make_agent(param_key, obs.shape[1], env.action_space(env_params).shape[0], args.model_size)
+    optimizer = make_optimizer(args)
+    train_state = TrainState(agent, optimizer.init(eqx.filter(agent, eqx.is_array)))
+    zeros = jnp.zeros(args.num_envs)
+    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+    carry = RolloutCarry(env_state, norm, obs, key, stats)
+
+    # EXECUTABLES: the same top-level functions, under jax.jit or run eagerly (op by op, no retracing). jax.jit takes the
+    # agent as it is (it holds only arrays) and, unlike eqx.filter_jit (equinox 0.13: it waits), returns at dispatch
+    rollout_fn = functools.partial(
+        rollout, env=env, env_params=env_params, num_steps=args.num_steps, gamma=args.gamma,
+        bootstrap_truncated=args.bootstrap_truncated,
+    )
+    gae_fn = functools.partial(
+        compute_gae, gamma=args.gamma, gae_lambda=args.gae_lambda, bootstrap_truncated=args.bootstrap_truncated
+    )
+    update_fn = functools.partial(update, optimizer=optimizer, args=args)
+    if args.jit:
+        # donated: the rollout carry and the train state, which each call replaces (XLA reuses their buffers)
+        rollout_fn = jax.jit(rollout_fn, donate_argnums=1)
+        gae_fn = jax.jit(gae_fn)
+        update_fn = jax.jit(update_fn, donate_argnums=0)
+    else:
+        jax.config.update("jax_disable_jit", True)
+
+    global_step = 0
+    for iteration in range(args.num_iterations):
+        run.start_iteration(iteration)
+        lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+
+        # ROLLOUT + GAE
+        carry, storage, last_value, update_key = rollout_fn(train_state.agent, carry)
+        advantages, returns = gae_fn(storage, last_value)
+        run.end_phase("rollout", jax.block_until_ready, (advantages, returns, carry))
+        global_step += args.num_envs * args.num_steps
+
+        # UPDATE
+        train_state, losses, explained_var = update_fn(train_state, storage, advantages, returns, update_key)
+        run.end_phase("update", jax.block_until_ready, (train_state, losses))
+
+        # LOGGING: the one host fetch of this iteration, of the finished episodes' sums only (the running episodes'
+        # per-env arrays stay on the device: a host view of a CPU buffer would keep the rollout from reusing it)
+        losses, explained_var, finished = jax.device_get((losses, explained_var, carry.stats[2:]))
+        losses = dict(losses._asdict(), explained_variance=explained_var)
+        run.log_iteration(global_step, {"learning_rate": lr}, losses, *finished)
+    run.finish(peak_device_bytes(device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not the algorithm: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict
+
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs", "episode_length")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if args.env_id not in gymnax.registered_envs and args.env_id not in BRAX_ENVS:
+        return f"unknown env '{args.env_id}': neither a gymnax environment nor a Brax one ({', '.join(BRAX_ENVS)})"
+    try:
+        env, env_params = make_env(args.env_id, args.brax_backend, args.episode_length)
+    except ImportError as error:
+        return f"--env-id {args.env_id}: {error}"
+    if not isinstance(env.action_space(env_params), spaces.Box):
+        return f"env '{args.env_id}' has a discrete action space; this PPO needs continuous actions (ppo_equinox.py)"
+    try:
+        select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to jax"
+    return None
+
+
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
+
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
+
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("jax", "jaxlib", "equinox", "optax", "gymnax", "numpy", "tensorboard")
+    packages += ("brax", "mujoco") if args.env_id in BRAX_ENVS else ()
+    compile_mode, device = "jit" if args.jit else "none", select_device(args.device)
+    device_name = f"{device.platform}: {device.device_kind}"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A jax.profiler trace, written under `run_dir`/plugins/profile on exit (TensorBoard's profile plugin, Perfetto)."""
+    return jax.profiler.trace(run_dir, create_perfetto_trace=True)
+
+
+def peak_device_bytes(device: jax.Device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): JAX's peak; None on the CPU."""
+    return (device.memory_stats() or {}).get("peak_bytes_in_use")
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident memory: Linux's VmHWM (ru_maxrss there keeps the parent's peak), elsewhere ru_maxrss."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        if reason := check_args(args):
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, charts: dict, losses: dict, finished_return_sum, finished_length_sum,
+                      finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        if self.stopped_by:  # the handler's exit was swallowed by the code it interrupted (seen in torch.compile)
+            sys.exit(128 + self.stopped_by)
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        for name, value in charts.items():  # the algorithm's own: PPO's learning rate
+            add_scalar(f"charts/{name}", value, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / finished_count if finished_count else math.nan  # nan: no episode ended
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.close_profiler()
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
+        if peak_bytes is not None:
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        self.stopped_by = signal.Signals(signum)
+        print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close_profiler(self):
+        """Write the trace with SIGINT/SIGTERM held back (one inside the trace writer would leave a corrupt file), then
+        pass a signal that came to the handler it was for."""
+        held = []
+        handlers = {signum: signal.signal(signum, lambda signum, frame: held.append(signum))
+                    for signum in (signal.SIGINT, signal.SIGTERM)}
+        self.profiling.close()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        if held and callable(handlers[held[0]]):
+            handlers[held[0]](held[0], None)
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.profiling.close()  # a run stopped in its profiled iterations still writes its trace
+        self.writer.writer.close()
+        if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
+            sys.exit(128 + self.stopped_by)
+
+
+if __name__ == "__main__":
+    run = Run(tyro.cli(Args))
+    try:
+        main(run.args, run)
+    finally:
+        run.close()

@@ -1,0 +1,681 @@
+"""PPO for continuous actions (CleanRL-style, single file) in PyTorch (eager) on a Gymnasium vector environment stepped
+in NumPy (MuJoCo's in C) on the CPU."""
+import time
+
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
+
+import os
+
+import functools
+from collections import namedtuple
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Sequence
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+import tyro
+
+MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+
+
+@dataclass
+class Args:
+    # experiment
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (variant), used in the run name"""
+    seed: int = 1
+    """seed of parameters, environments, actions and minibatch order"""
+    env_id: str = "Pendulum-v1"
+    """Pendulum-v1 or MountainCarContinuous-v0 (the gymnax envs' dynamics, but for the car at its left wall), or one of
+    MuJoCo's (Hopper-v5, Ant-v5, HalfCheetah-v5, Walker2d-v5)"""
+    model_size: Literal["small", "medium", "large"] = "small"
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    sync_timing: bool = False
+    """synchronise around rollout and update to time them separately"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    vectorization: Literal["sync", "async"] = "sync"
+    """sync: env copies in a loop; async: a process per copy (no NumPy-vectorised env: Gymnasium has none of these)"""
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    """where the agent runs: auto (GPU if present), cpu or gpu; the env always runs on the CPU"""
+    log_dir: str = "runs"
+    """TensorBoard root folder"""
+    run_name: str = ""
+    """run folder name (default: {env_id}__{exp_name}__{model_size}__{seed}__{unix time})"""
+
+    # algorithm
+    num_envs: int = 8
+    """the number of parallel environments"""
+    num_steps: int = 256
+    """the number of steps per environment per rollout"""
+    num_iterations: int = 100
+    """the number of iterations (one rollout + one update each)"""
+    num_minibatches: int = 32
+    """the number of minibatches per epoch"""
+    update_epochs: int = 10
+    """the number of passes over the batch per update"""
+    learning_rate: float = 3e-4
+    """the learning rate of the Adam optimizer"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the iterations"""
+    gamma: float = 0.99
+    """the discount factor (also of the return that scales the rewards)"""
+    gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    ent_coef: float = 0.0
+    """the entropy coefficient"""
+    vf_coef: float = 0.5
+    """the value-function coefficient"""
+    max_grad_norm: float = 0.5
+    """the maximum global gradient norm"""
+    adam_eps: float = 1e-5
+    """the epsilon of Adam"""
+    bootstrap_truncated: bool = True
+    """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
+
+
+# ENV HELPERS: the env and its normalisers run in NumPy on the CPU; what the agent needs crosses to the device as one
+# array
+# gymnax's dynamics, but at MountainCarContinuous's left wall: Gymnasium stops the car there, gymnax keeps its speed
+GYMNASIUM_ENVS = ("Pendulum-v1", "MountainCarContinuous-v0")
+MUJOCO_ENVS = ("Hopper-v5", "Ant-v5", "HalfCheetah-v5", "Walker2d-v5")  # MuJoCo's C engine
+
+
+def make_envs(env_id: str, num_envs: int, vectorization: str):
+    """`num_envs` envs, each reset within the step that ends its episode (same-step autoreset: a truncated episode's
+    final obs is at hand, as in gymnax). sync: copies stepped in turn; async: in processes of their own."""
+    vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    if vectorization == "async":  # fresh workers: a fork of a process whose threads run (JAX's, torch's) can deadlock
+        vector_kwargs["context"] = "spawn"
+    return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=vectorization, vector_kwargs=vector_kwargs)
+
+
+def flatten_obs(obs: np.ndarray) -> np.ndarray:
+    """Flatten each env's observation into a float32 vector."""
+    return obs.reshape(obs.shape[0], -1).astype(np.float32)
+
+
+class RunningStats(NamedTuple):
+    """Running mean and variance over a stream of batches (Chan et al.'s parallel update, as Gymnasium's), in float32
+    as the JAX reference's."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    count: np.ndarray
+
+
+class Normalizer(NamedTuple):
+    """CleanRL's observation and reward wrappers, over all envs at once: observations normalised by their running
+    statistics, rewards scaled by the running std of the discounted return; both clipped to [-10, 10]."""
+
+    obs: RunningStats
+    ret: RunningStats
+    returns: np.ndarray  # each env's discounted return of its running episode
+
+
+def new_stats(shape: tuple) -> RunningStats:
+    return RunningStats(np.zeros(shape, np.float32), np.ones(shape, np.float32), np.full((), 1e-4, np.float32))
+
+
+def update_stats(stats: RunningStats, batch: np.ndarray) -> RunningStats:
+    batch_mean, batch_var, batch_count = batch.mean(0), batch.var(0), batch.shape[0]
+    delta, count = batch_mean - stats.mean, stats.count + batch_count
+    m2 = stats.var * stats.count + batch_var * batch_count + delta**2 * stats.count * batch_count / count
+    return RunningStats(stats.mean + delta * batch_count / count, m2 / count, count)
+
+
+def normalize_obs(stats: RunningStats, obs: np.ndarray) -> np.ndarray:
+    return np.clip((obs - stats.mean) / np.sqrt(stats.var + 1e-8), -10.0, 10.0)
+
+
+def normalize_step(norm: Normalizer, obs, reward, done, final_obs, gamma: float):
+    """Update the statistics with a step's observations and discounted returns; return them normalised."""
+    obs_stats = update_stats(norm.obs, obs)
+    returns = norm.returns * gamma + reward
+    ret_stats = update_stats(norm.ret, returns)
+    scaled_reward = np.clip(reward / np.sqrt(ret_stats.var + 1e-8), -10.0, 10.0)
+    norm = Normalizer(obs_stats, ret_stats, np.where(done, 0.0, returns))
+    return norm, normalize_obs(obs_stats, obs), scaled_reward, normalize_obs(obs_stats, final_obs)
+
+
+def env_reset(envs: gym.vector.VectorEnv, seed: int):
+    """Reset every env (env i seeded with seed + i); the observation statistics start from these first observations.
+    The normalised observations packed as env_step packs a step (rewards and flags 0, final obs = obs)."""
+    obs = flatten_obs(envs.reset(seed=seed)[0])
+    obs_stats = update_stats(new_stats(obs.shape[1:]), obs)
+    norm = Normalizer(obs_stats, new_stats(()), np.zeros(obs.shape[0], np.float32))
+    obs = normalize_obs(obs_stats, obs)
+    return np.concatenate([obs, np.zeros((obs.shape[0], 4), np.float32), obs], axis=1), norm
+
+
+def env_step(norm: Normalizer, action: np.ndarray, envs: gym.vector.VectorEnv, gamma: float):
+    """Step every env with the action clipped to the env's bounds; its part back as one float32 array (one copy to the
+    device, unpack_step): the normalised next obs, the raw reward (for the episode statistics), the scaled one, the
+    flags and the normalised final obs (an env whose episode ended is already reset, its final obs in
+    info["final_obs"]; any other's final obs is its next obs)."""
+    space = envs.single_action_space
+    obs, reward, terminated, truncated, info = envs.step(np.clip(action, space.low, space.high))
+    final_obs = obs.copy()
+    if "_final_obs" in info:
+        ended = info["_final_obs"]
+        final_obs[ended] = np.stack(info["final_obs"][ended])
+    reward, done = reward.astype(np.float32), np.logical_or(terminated, truncated)
+    norm, obs, scaled_reward, final_obs = normalize_step(
+        norm, flatten_obs(obs), reward, done, flatten_obs(final_obs), gamma
+    )
+    flags = np.stack([reward, scaled_reward, terminated, truncated], axis=1).astype(np.float32)
+    return np.concatenate([obs, flags, final_obs], axis=1), norm
+
+
+EpisodeStats = namedtuple("EpisodeStats", "returns lengths finished_return_sum finished_length_sum finished_count")
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    return stats._replace(finished_return_sum=0.0, finished_length_sum=0.0, finished_count=0.0)
+
+
+def track_episodes(stats: EpisodeStats, reward: np.ndarray, done: np.ndarray) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, in NumPy on the host, where the env step is."""
+    returns, lengths = stats.returns + reward, stats.lengths + 1
+    return EpisodeStats(
+        returns=np.where(done, 0.0, returns), lengths=np.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + float(np.sum(np.where(done, returns, 0.0))),
+        finished_length_sum=stats.finished_length_sum + float(np.sum(np.where(done, lengths, 0))),
+        finished_count=stats.finished_count + float(np.sum(done)),
+    )
+
+
+def unpack_step(step):
+    """Views of env_step's packed array (a step or steps): next obs, reward, scaled reward, terminated, truncated,
+    final obs."""
+    obs_dim = (step.shape[-1] - 4) // 2
+    return (step[..., :obs_dim], step[..., obs_dim], step[..., obs_dim + 1], step[..., obs_dim + 2],
+            step[..., obs_dim + 3], step[..., -obs_dim:])
+
+
+def select_device(choice: str) -> torch.device:
+    """The agent's device: the GPU (if present, for auto) or the CPU; the env runs on the CPU either way."""
+    if choice == "gpu" and not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device")
+    return torch.device("cuda" if choice == "gpu" or choice == "auto" and torch.cuda.is_available() else "cpu")
+
+
+# MODEL
+def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
+    """Orthogonal weight with `gain`, zero bias (CleanRL's layer_init)."""
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def mlp(in_dim: int, hidden_sizes: Sequence[int], out_dim: int, out_gain: float) -> nn.Sequential:
+    layers = []
+    for size in hidden_sizes:
+        layers += [layer_init(nn.Linear(in_dim, size), np.sqrt(2)), nn.Tanh()]
+        in_dim = size
+    return nn.Sequential(*layers, layer_init(nn.Linear(in_dim, out_dim), out_gain))
+
+
+class Agent(nn.Module):
+    """A Gaussian policy (the actor MLP gives the mean; the log-std is a parameter, state-independent, starting at 0)
+    and a critic MLP, both with tanh (orthogonal init, biases 0)."""
+
+    def __init__(self, obs_dim: int, hidden_sizes: Sequence[int], action_dim: int):
+        super().__init__()
+        self.actor_mean = mlp(obs_dim, hidden_sizes, action_dim, 0.01)
+        self.actor_logstd = nn.Parameter(torch.zeros(1, action_dim))
+        self.critic = mlp(obs_dim, hidden_sizes, 1, 1.0)
+
+    def forward(self, x):
+        return self.actor_mean(x), self.actor_logstd.expand(x.shape[0], -1), self.value(x)
+
+    def value(self, x):
+        return self.critic(x).squeeze(-1)
+
+
+def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.device) -> Agent:
+    """Build the agent; its parameters come from torch's global generator (seed it first)."""
+    return Agent(obs_dim, MODEL_SIZES[model_size], action_dim).to(device)
+
+
+def gaussian_log_prob(mean: torch.Tensor, logstd: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    """log N(action; mean, exp(logstd)^2), summed over the action's dimensions."""
+    return torch.sum(-0.5 * ((action - mean) / torch.exp(logstd)) ** 2 - logstd - 0.5 * np.log(2 * np.pi), dim=-1)
+
+
+def gaussian_entropy(logstd: torch.Tensor) -> torch.Tensor:
+    return torch.sum(0.5 + 0.5 * np.log(2 * np.pi) + logstd, dim=-1)
+
+
+def make_optimizer(agent: Agent, args: Args) -> torch.optim.Adam:
+    """Adam (betas 0.9, 0.999: torch's defaults), fused: one kernel steps every parameter (clip: update_minibatch)."""
+    return torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=args.adam_eps, fused=True)
+
+
+Storage = namedtuple("Storage", "obs actions logprobs values rewards terminated truncated final_values")
+RolloutCarry = namedtuple("RolloutCarry", "norm obs stats")
+
+
+# ROLLOUT
+def policy_step(obs: torch.Tensor, noise: torch.Tensor, actor_mean: nn.Module, actor_logstd: torch.Tensor):
+    """Sample actions mean + std * noise, stored unclipped (the env clips); keep the means."""
+    mean = actor_mean(obs)
+    return mean + torch.exp(actor_logstd) * noise, mean
+
+
+@torch.no_grad()
+def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, num_steps: int, action_dim: int,
+            bootstrap_truncated: bool):
+    """Collect `num_steps` vectorised steps; returns the new carry, the storage and V(last obs). A step runs only what
+    the env needs (actor, sampling, env step and normalisers, episode stats in NumPy); log-probs and values come from
+    the stacked steps."""
+    norm, obs, stats = carry.norm, carry.obs, new_iteration_stats(carry.stats)
+    noise = torch.randn(num_steps, obs.shape[0], action_dim, device=obs.device)  # the whole rollout's, drawn at once
+    steps = torch.empty(num_steps, obs.shape[0], 2 * obs.shape[1] + 4, device=obs.device)  # see unpack_step
+    actions, means = [], []
+    for t in range(num_steps):
+        action, mean = policy_fn(obs, noise[t])
+        # one exchange each way: the action to the host (NumPy), the packed step to the device, into the storage
+        step, norm = env_step_fn(norm, action.cpu().numpy())
+        _, reward, _, terminated, truncated, _ = unpack_step(step)
+        stats = track_episodes(stats, reward, np.logical_or(terminated, truncated))
+        steps[t] = torch.from_numpy(step)
+        obs = unpack_step(steps[t])[0]
+        actions.append(action)
+        means.append(mean)
+    actions, means = torch.stack(actions), torch.stack(means)
+    next_obs, _, rewards, terminated, truncated, final_obs = unpack_step(steps)
+    obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
+    logprobs = gaussian_log_prob(means, agent.actor_logstd, actions)
+    # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
+    values, last_value = agent.value(obs_seen), agent.value(obs)
+    final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
+    storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
+    return RolloutCarry(norm, obs, stats), storage, last_value
+
+
+# GAE
+def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
+    dones = torch.logical_or(storage.terminated, storage.truncated)
+    rewards = storage.rewards
+    if bootstrap_truncated:
+        bootstrap = torch.logical_and(storage.truncated, torch.logical_not(storage.terminated))
+        rewards = rewards + gamma * storage.final_values * bootstrap
+    next_values = torch.cat([storage.values[1:], last_value[None]], dim=0)
+    not_done = 1.0 - dones.float()
+    deltas = rewards + gamma * next_values * not_done - storage.values
+
+    advantages, lastgaelam = torch.zeros_like(deltas), torch.zeros_like(last_value)
+    for t in reversed(range(len(deltas))):
+        advantages[t] = lastgaelam = deltas[t] + gamma * gae_lambda * not_done[t] * lastgaelam
+    return advantages, advantages + storage.values
+
+
+# LOSS
+LossInfo = namedtuple("LossInfo", "policy_loss value_loss entropy approx_kl old_approx_kl clipfrac")
+Batch = namedtuple("Batch", "obs actions logprobs values advantages returns")
+
+
+def ppo_loss(agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
+    """Clipped-surrogate PPO loss (https://arxiv.org/abs/1707.06347) with clipped value loss."""
+    mean, logstd, newvalue = agent(mb.obs)
+    newlogprob = gaussian_log_prob(mean, logstd, mb.actions)
+    entropy = gaussian_entropy(logstd).mean()
+    logratio = newlogprob - mb.logprobs
+    ratio = torch.exp(logratio)
+    with torch.no_grad():
+        old_approx_kl = (-logratio).mean()
+        approx_kl = ((ratio - 1) - logratio).mean()
+        clipfrac = (torch.abs(ratio - 1.0) > clip_coef).float().mean()
+
+    mb_advantages = mb.advantages
+    if norm_adv:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std(correction=0) + 1e-8)
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = torch.maximum(pg_loss1, pg_loss2).mean()
+
+    v_loss_unclipped = (newvalue - mb.returns) ** 2
+    if clip_vloss:
+        v_clipped = mb.values + torch.clamp(newvalue - mb.values, -clip_coef, clip_coef)
+        v_loss = 0.5 * torch.maximum(v_loss_unclipped, (v_clipped - mb.returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * v_loss_unclipped.mean()
+
+    loss = pg_loss - ent_coef * entropy + v_loss * vf_coef
+    return loss, LossInfo(pg_loss, v_loss, entropy, approx_kl, old_approx_kl, clipfrac)
+
+
+# UPDATE
+def update_minibatch(mb_inds: torch.Tensor, b: Batch, agent: Agent, optimizer, loss_fn, max_grad_norm: float):
+    """One optimiser step on one minibatch: loss, backward, global-norm clip, Adam."""
+    mb = Batch(*(x[mb_inds] for x in b))
+    loss, info = loss_fn(agent, mb)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+    optimizer.step()
+    return LossInfo(*(value.detach() for value in info))
+
+
+def update(storage: Storage, advantages, returns, minibatch_fn, args: Args):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = Batch(*(x.reshape((-1,) + x.shape[2:]) for x in b))
+    b_inds = torch.stack([torch.randperm(len(b.obs), device=b.obs.device) for _ in range(args.update_epochs)])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
+    infos = [minibatch_fn(inds, b) for inds in mb_inds]
+    var_y = torch.var(b.returns, correction=0)
+    explained_var = torch.where(var_y == 0, torch.nan, 1 - torch.var(b.returns - b.values, correction=0) / var_y)
+    return LossInfo(*torch.stack([torch.stack(info) for info in infos]).mean(0)), explained_var
+
+
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "Run"):
+    torch_device = select_device(args.device)
+    torch.set_float32_matmul_precision("highest")  # full float32 matrix products (no TF32), as in the JAX scripts
+
+    # SEEDING: --seed for the envs (env i gets seed + i); torch's generator for parameters, actions and minibatch order
+    torch.manual_seed(args.seed)
+    envs = make_envs(args.env_id, args.num_envs, args.vectorization)
+    step, norm = env_reset(envs, args.seed)
+    obs = unpack_step(torch.from_numpy(step).to(torch_device))[0]
+    action_dim = envs.single_action_space.shape[0]
+    agent = make_agent(obs.shape[1], action_dim, args.model_size, torch_device)
+    optimizer = make_optimizer(agent, args)
+    stats = EpisodeStats(np.zeros(args.num_envs, np.float32), np.zeros(args.num_envs, np.int64), 0.0, 0.0, 0.0)
+    carry = RolloutCarry(norm, obs, stats)
+
+    # EXECUTABLES: the same top-level functions, run eagerly; the env and its normalisers step in NumPy
+    policy_fn = functools.partial(policy_step, actor_mean=agent.actor_mean, actor_logstd=agent.actor_logstd)
+    env_step_fn = functools.partial(env_step, envs=envs, gamma=args.gamma)
+    loss_fn = functools.partial(ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+                                ent_coef=args.ent_coef, vf_coef=args.vf_coef)
+    minibatch_fn = functools.partial(update_minibatch, agent=agent, optimizer=optimizer, loss_fn=loss_fn,
+                                     max_grad_norm=args.max_grad_norm)
+    rollout_fn = functools.partial(rollout, agent=agent, policy_fn=policy_fn, env_step_fn=env_step_fn,
+                                   num_steps=args.num_steps, action_dim=action_dim,
+                                   bootstrap_truncated=args.bootstrap_truncated)
+
+    for iteration in range(args.num_iterations):
+        run.start_iteration(iteration)
+        lr = args.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else args.learning_rate
+        optimizer.param_groups[0]["lr"] = lr
+
+        # ROLLOUT + GAE
+        carry, storage, last_value = rollout_fn(carry)
+        advantages, returns = compute_gae(storage, last_value, args.gamma, args.gae_lambda, args.bootstrap_truncated)
+        run.end_phase("rollout", synchronize, torch_device)
+        global_step = (iteration + 1) * args.num_envs * args.num_steps
+
+        # UPDATE
+        losses, explained_var = update(storage, advantages, returns, minibatch_fn, args)
+        run.end_phase("update", synchronize, torch_device)
+
+        # LOGGING: the one host fetch of this iteration
+        fetched = torch.stack([*losses, explained_var]).tolist()
+        losses = dict(zip([*LossInfo._fields, "explained_variance"], fetched))
+        # the finished episodes' sums and count (on the host)
+        run.log_iteration(global_step, {"learning_rate": lr}, losses, *carry.stats[2:])
+    envs.close()
+    run.finish(peak_device_bytes(torch_device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not the algorithm: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import importlib.metadata
+import importlib.util
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+import warnings
+from dataclasses import asdict
+
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def discrete_actions(env_id: str) -> bool:
+    """Whether Gymnasium registers `env_id` with a discrete action space (made once, its warnings kept quiet)."""
+    with contextlib.suppress(ImportError, gym.error.Error), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = gym.make(env_id)
+        env.close()
+        return isinstance(env.action_space, gym.spaces.Discrete)
+    return False
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs")
+    rules = (
+        ("must be positive", lambda value: value > 0, counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if args.env_id not in GYMNASIUM_ENVS + MUJOCO_ENVS:
+        if discrete_actions(args.env_id):
+            return (f"env '{args.env_id}' has a discrete action space; this PPO needs continuous actions"
+                    " (ppo_torch_gymnasium.py)")
+        known = ", ".join(GYMNASIUM_ENVS + MUJOCO_ENVS)
+        return f"unknown env '{args.env_id}': not one of the continuous-action envs here ({known})"
+    if args.env_id in MUJOCO_ENVS and importlib.util.find_spec("mujoco") is None:
+        return f"--env-id {args.env_id}: MuJoCo's envs need the mujoco package (pip install 'gymnasium[mujoco]')"
+    try:
+        select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to torch"
+    return None
+
+
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
+
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
+
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("torch", "gymnasium", "numpy", "tensorboard")
+    packages += ("mujoco",) if args.env_id in MUJOCO_ENVS else ()
+    vectorized = "" if args.vectorization == "sync" else f"-{args.vectorization}"  # eager-async
+    compile_mode, device = "eager" + vectorized, select_device(args.device)
+    device_name = f"gpu: {torch.cuda.get_device_name(device)}" if device.type == "cuda" else "cpu: cpu"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A torch.profiler trace (ops and Python stacks), written into `run_dir` on exit (Perfetto, chrome://tracing)."""
+    trace_handler = torch.profiler.tensorboard_trace_handler(run_dir, use_gzip=True)
+    return torch.profiler.profile(with_stack=True, on_trace_ready=trace_handler)
+
+
+def synchronize(torch_device: torch.device):
+    """Wait until torch has finished its queued work (torch on the CPU is synchronous)."""
+    if torch_device.type == "cuda":
+        torch.cuda.synchronize(torch_device)
+
+
+def peak_device_bytes(torch_device: torch.device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): torch's; None on the CPU."""
+    return torch.cuda.max_memory_allocated(torch_device) if torch_device.type == "cuda" else None
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident memory: Linux's VmHWM (ru_maxrss there keeps the parent's peak), elsewhere ru_maxrss."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        if reason := check_args(args):
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, charts: dict, losses: dict, finished_return_sum, finished_length_sum,
+                      finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        if self.stopped_by:  # the handler's exit was swallowed by the code it interrupted (seen in torch.compile)
+            sys.exit(128 + self.stopped_by)
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        for name, value in charts.items():  # the algorithm's own: PPO's learning rate
+            add_scalar(f"charts/{name}", value, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / finished_count if finished_count else math.nan  # nan: no episode ended
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.close_profiler()
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
+        if peak_bytes is not None:
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        self.stopped_by = signal.Signals(signum)
+        print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close_profiler(self):
+        """Write the trace with SIGINT/SIGTERM held back (one inside the trace writer would leave a corrupt file), then
+        pass a signal that came to the handler it was for."""
+        held = []
+        handlers = {signum: signal.signal(signum, lambda signum, frame: held.append(signum))
+                    for signum in (signal.SIGINT, signal.SIGTERM)}
+        self.profiling.close()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        if held and callable(handlers[held[0]]):
+            handlers[held[0]](held[0], None)
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.profiling.close()  # a run stopped in its profiled iterations still writes its trace
+        self.writer.writer.close()
+        if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
+            sys.exit(128 + self.stopped_by)
+
+
+if __name__ == "__main__":
+    run = Run(tyro.cli(Args))
+    try:
+        main(run.args, run)
+    finally:
+        run.close()
