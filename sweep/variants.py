@@ -5,8 +5,9 @@ other algorithm. Adding a script to the sweep and the report: the script, its ro
 """
 from dataclasses import dataclass
 
-PPO, DQN = "ppo", "dqn"
+PPO, DQN, PPO_CONTINUOUS = "ppo", "dqn", "ppo-continuous"  # PPO_CONTINUOUS: a Gaussian policy
 GYMNAX, GYMNASIUM, TORCH_ENV = "gymnax", "Gymnasium", "torch"  # the env backends: JAX, NumPy, envs written in torch
+BRAX, MUJOCO = "Brax", "MuJoCo"  # the continuous family's expensive envs: JAX (gymnax and Brax), C (through Gymnasium)
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class Variant:
 
     @property
     def algorithm(self) -> str:
+        if self.script.startswith("ppo_continuous_"):
+            return PPO_CONTINUOUS
         return DQN if self.script.startswith("dqn_") else PPO
 
     @property
@@ -113,12 +116,33 @@ DQN_NNX = Variant("dqn_nnx", "tree", (), "nnx", "dqn-nnx", "dqn-jax", "#238b45",
                   design="Flax NNX, tree mode")
 DQN_EQUINOX = Variant("dqn_equinox", "jit", (), "equinox", "dqn-equinox", "dqn-jax", "#ae017e", "dqn_linen",
                       design="Equinox")
+# PPO for continuous actions (CleanRL's ppo_continuous_action.py): gymnax's Pendulum-v1 and Brax in JAX, MuJoCo's C
+# engine through Gymnasium; the PPO rows' hues, lighter
+CONTINUOUS_LINEN = Variant("ppo_continuous_linen", "jit", (), "linen", "continuous-jax", "continuous-jax", "#6baed6",
+                           design="Flax Linen")
+CONTINUOUS_NNX = Variant("ppo_continuous_nnx", "tree", (), "nnx", "continuous-jax", "continuous-jax", "#74c476",
+                         "ppo_continuous_linen", design="Flax NNX, tree mode")
+CONTINUOUS_EQUINOX = Variant("ppo_continuous_equinox", "jit", (), "equinox", "continuous-jax", "continuous-jax",
+                             "#f768a1", "ppo_continuous_linen", design="Equinox")
+CONTINUOUS_TORCH = Variant("ppo_continuous_torch", "env-jit", (), "torch", "continuous-torch", "continuous-torch",
+                           "#f4a582", "ppo_continuous_linen", design="PyTorch, JAX env")
+CONTINUOUS_TORCH_COMPILE = Variant("ppo_continuous_torch", "compile", ("--compile",), "torch", "continuous-torch",
+                                   "continuous-torch", "#8c2d04", "ppo_continuous_linen",
+                                   baseline="continuous_torch (env-jit)", design="torch.compile, JAX env")
+CONTINUOUS_TORCH_GYMNASIUM = Variant("ppo_continuous_torch_gymnasium", "eager", (), "torch", "continuous-gymnasium",
+                                     "continuous-torch", "#dfc27d", "ppo_continuous_torch", GYMNASIUM,
+                                     design="PyTorch, NumPy env")
+CONTINUOUS_LINEN_GYMNASIUM = Variant("ppo_continuous_linen_gymnasium", "jit", (), "linen", "continuous-gymnasium",
+                                     "continuous-jax", "#80cdc1", "ppo_continuous_linen", GYMNASIUM,
+                                     design="Flax Linen, NumPy env")
 
 VARIANTS = (LINEN_NONE, LINEN, NNX_NONE, NNX, NNX_CACHED, NNX_TREE, EQUINOX_NONE, EQUINOX, TORCH_NONE, TORCH,
             TORCH_COMPILE, TORCH_COMPILE_CUDAGRAPHS, LINEN_GYMNASIUM, LINEN_GYMNASIUM_VECTOR, TORCH_GYMNASIUM,
             TORCH_GYMNASIUM_VECTOR, TORCH_GYMNASIUM_ASYNC, LINEN_GYMNASIUM_ASYNC, LINEN_SCAN, TORCH_NATIVE,
             TORCH_NATIVE_COMPILE, DQN_TORCH_GYMNASIUM, DQN_LINEN_GYMNASIUM, DQN_TORCH, DQN_LINEN, DQN_TORCH_COMPILE,
-            DQN_TORCH_COMPILE_CUDAGRAPHS, DQN_NNX, DQN_EQUINOX, DQN_LINEN_VMAP)
+            DQN_TORCH_COMPILE_CUDAGRAPHS, DQN_NNX, DQN_EQUINOX, DQN_LINEN_VMAP, CONTINUOUS_LINEN, CONTINUOUS_NNX,
+            CONTINUOUS_EQUINOX, CONTINUOUS_TORCH, CONTINUOUS_TORCH_COMPILE, CONTINUOUS_TORCH_GYMNASIUM,
+            CONTINUOUS_LINEN_GYMNASIUM)
 # the variants whose whole iteration is compiled (the ranking's), the published study's three first
 FULLY_COMPILED = (LINEN, NNX_CACHED, TORCH_COMPILE, NNX_TREE, EQUINOX, TORCH_COMPILE_CUDAGRAPHS)
 BY_KEY = {(variant.script, variant.mode): variant for variant in VARIANTS}

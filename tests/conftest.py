@@ -50,10 +50,10 @@ from helpers import SharedRuns
 SHARED = {}
 # the kinds of background runs (SharedRuns methods), in the order they start
 BACKGROUND = [
-    "smoke", "dqn_smoke", "cli", "profiled", "dqn_explore", "diverged", "interrupted", "unknown_env", "learning",
-    "dqn_learning",
+    "smoke", "dqn_smoke", "continuous_smoke", "cli", "profiled", "dqn_explore", "diverged", "interrupted",
+    "unknown_env", "learning", "dqn_learning", "continuous_learning",
 ]
-LEARNING = {"learning", "dqn_learning"}
+LEARNING = {"learning", "dqn_learning", "continuous_learning"}
 
 
 def shared():

@@ -101,6 +101,29 @@ FAMILIES = {
     "gymnasium": GYMNASIUM_SCRIPTS,
     "native": NATIVE_SCRIPTS,
 }
+# the continuous-action PPO scripts (exp12): Pendulum-v1 by default, Brax in JAX, MuJoCo through Gymnasium
+CONTINUOUS_SCRIPTS = registry_scripts(variants.PPO_CONTINUOUS)
+CONTINUOUS_GYMNASIUM_SCRIPTS = registry_scripts(variants.PPO_CONTINUOUS, backend=variants.GYMNASIUM)
+# their learning run: the default config (8 envs x 256 steps) over CONTINUOUS_LEARNING_ITERATIONS on Pendulum-v1, seed
+# 1; the mean of the last 5 episodic returns must reach CONTINUOUS_LEARNED_RETURN (iteration 1, a random policy's,
+# returns about -1,375). Measured on an AMD EPYC, seed 1 at 50 iterations: Linen, NNX and the four torch and Gymnasium
+# runs -235 to -348, Equinox -807 (its seeds 2-5: -847 to -187 at iteration 50; the reference's -611 to -219): the
+# threshold keeps ~20 % of the way from Equinox's to the random policy's for another CPU's float trajectory
+CONTINUOUS_LEARNING_ITERATIONS = 50
+CONTINUOUS_LEARNED_RETURN = -1000
+# a Brax run of the tests: hopper on the spring backend, which compiles in a third of MJX's time (the adapter around
+# the Brax env, which the tests check, is the same for every backend), episodes truncated at 8 steps
+BRAX_TINY = ["--env-id", "hopper", "--brax-backend", "spring", "--episode-length", "8"]
+CONTINUOUS_BAD_COMMAND_LINES = {
+    "bad value": (["--learning-rate", "-1", "--log-dir", "{log_dir}"], "--learning-rate must be positive", None),
+    "log dir under a file": (["--log-dir", "{file}/runs"], "cannot create the run folder {file}/runs/", None),
+    "unknown env": (["--env-id", "NoSuchEnv-v0", "--log-dir", "{log_dir}"], "unknown env", None),
+    "unknown Brax env": (["--env-id", "hoper", "--log-dir", "{log_dir}"], "unknown env 'hoper'", None),
+    "discrete actions": (["--env-id", "CartPole-v1", "--log-dir", "{log_dir}"], "needs continuous actions", None),
+    "batch not divisible": (["--num-minibatches", "7", "--log-dir", "{log_dir}"], "not divisible", None),
+    "no envs": (["--num-envs", "0", "--log-dir", "{log_dir}"], "--num-envs must be positive", None),
+    "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
+}
 # the smallest DQN config that runs every part of the loop: 4 iterations of 500 transitions, gradient steps from
 # transition 601 (none in iteration 0), target syncs every 100, epsilon down to its end over the first 1,000
 DQN_TINY = [
@@ -228,7 +251,7 @@ NO_GYMNASIUM_ENV = ENV_REFUSALS[GYMNASIUM_SCRIPTS[0]]
 SKIPPED_ON_A_GPU = {"no gpu"}
 # the NNX scripts and the mode each pins: graph mode with graph updates (True), or tree mode (False: the scripts whose
 # default mode is "tree")
-PINNED_MODE = {script: default_row(script).mode != "tree" for script in SCRIPTS + DQN_SCRIPTS
+PINNED_MODE = {script: default_row(script).mode != "tree" for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
                if default_row(script).framework == "nnx"}
 # the learning run: the default config in fewer iterations (the LR still anneals to 0 over them), seed 1, and the mean
 # of its last 5 episodic returns must reach LEARNED_RETURN (a random policy gets ~22). Measured on an Intel Xeon, seeds
@@ -425,6 +448,15 @@ class SharedRuns:
         return self.get(script, *args, background=background)
 
 
+    def continuous_smoke(self, script: str, background: bool = False) -> Run | None:
+        """Each continuous-action script's one fast run: TINY, Pendulum-v1, its default mode, seed 1."""
+        return self.tiny(script, background=background)
+
+    def continuous_learning(self, script: str, background: bool = False) -> Run | None:
+        """The continuous learning run: the default config over CONTINUOUS_LEARNING_ITERATIONS, seed 1."""
+        return self.get(script, "--seed", "1", "--num-iterations", str(CONTINUOUS_LEARNING_ITERATIONS),
+                        background=background)
+
     def dqn_smoke(self, script: str, background: bool = False) -> Run | None:
         """Each DQN script's one fast run: DQN_TINY, CartPole, its default mode, seed 1, probed."""
         return self.get(script, *DQN_TINY, probe=True, background=background)
@@ -461,7 +493,10 @@ def bad_values(script: str) -> list:
 
 
 def command_lines(script: str) -> dict:
-    """The bad command lines of the script's algorithm (BAD_COMMAND_LINES or DQN_BAD_COMMAND_LINES)."""
+    """The bad command lines of the script's algorithm (BAD_COMMAND_LINES, DQN_BAD_COMMAND_LINES or
+    CONTINUOUS_BAD_COMMAND_LINES)."""
+    if script in CONTINUOUS_SCRIPTS:
+        return CONTINUOUS_BAD_COMMAND_LINES
     return DQN_BAD_COMMAND_LINES if script in DQN_SCRIPTS else BAD_COMMAND_LINES
 
 
@@ -471,10 +506,10 @@ def bad_command_lines(script: str) -> list[str]:
 
 
 def run_cli_probe(root: str) -> dict:
-    """tests/cli_probe.py over every script (PPO's and DQN's) in one fresh process, their folders under `root`:
-    {script: CliProbe}."""
+    """tests/cli_probe.py over every script (PPO's, DQN's and the continuous family's) in one fresh process, their
+    folders under `root`: {script: CliProbe}."""
     cases, folders = {}, {}
-    for script in SCRIPTS + DQN_SCRIPTS:
+    for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS:
         folders[script] = folder = os.path.join(root, script[: -len(".py")])
         os.makedirs(folder)
         with open(os.path.join(folder, "file"), "w") as file:
@@ -494,7 +529,8 @@ def run_cli_probe(root: str) -> dict:
                             text=True, timeout=600)
     assert result.returncode == 0 and result.stdout, result.stderr[-3000:]
     reports = json.loads(result.stdout)
-    return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script]) for script in SCRIPTS + DQN_SCRIPTS}
+    return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script])
+            for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS}
 
 
 def import_keeping_flax_config(name: str):

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 import ppo_linen
-from helpers import DQN_SCRIPTS, ROOT, SCRIPTS, read_run
+from helpers import CONTINUOUS_GYMNASIUM_SCRIPTS, CONTINUOUS_SCRIPTS, DQN_SCRIPTS, ROOT, SCRIPTS, read_run
 
 BANNER_RULE = "# " + "=" * 118
 # the harness's functions and classes; those that each framework (or env backend) writes its own way are allowed to
@@ -20,7 +20,7 @@ BANNER_RULE = "# " + "=" * 118
 SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "Run"}
 # the two families' harnesses share all of SHARED but Run: DQN's has no --sync-timing phases (its check_args refuses the
 # flag: an iteration's acting and learning cannot be timed apart) and no PPO loss (explained variance) to let through
-FAMILIES = {"PPO": SCRIPTS, "DQN": DQN_SCRIPTS}
+FAMILIES = {"PPO": SCRIPTS, "DQN": DQN_SCRIPTS, "PPO, continuous actions": CONTINUOUS_SCRIPTS}
 ACROSS_FAMILIES = SHARED - {"Run"}
 FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
 # ppo_linen_scan.py and dqn_linen_vmap.py train --num-seeds agents in one process: one Run per agent, driven as one by
@@ -31,6 +31,8 @@ AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem"},
 # the Gymnasium scripts check a module:EnvId against Gymnasium's registry (and PPO's, its NumPy vector env)
 GYMNASIUM_CHECKS = {script: {"gymnasium_spec", "vector_same_step"} for script in (
     "ppo_torch_gymnasium.py", "ppo_linen_gymnasium.py", "dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py")}
+# the continuous-action Gymnasium scripts refuse a Gymnasium id of discrete actions, whose space they read to say so
+GYMNASIUM_CHECKS.update({script: {"discrete_actions"} for script in CONTINUOUS_GYMNASIUM_SCRIPTS})
 
 
 class Sections:
@@ -57,7 +59,8 @@ class Sections:
         return {node.name: self.segment(node) for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
-SECTIONS = {script: Sections(script) for script in SCRIPTS + DQN_SCRIPTS}  # PPO's and DQN's: one harness
+ALL_SCRIPTS = SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
+SECTIONS = {script: Sections(script) for script in ALL_SCRIPTS}  # every family's: one harness
 
 
 def test_every_script_has_its_familys_banner_and_starts_its_run_the_same_way():
@@ -73,7 +76,7 @@ def test_every_script_has_its_familys_banner_and_starts_its_run_the_same_way():
     assert 'if __name__ == "__main__":\n    run = Run(tyro.cli(Args))' in first.segment(first.below[-1])
 
 
-@pytest.mark.parametrize("script", SCRIPTS + DQN_SCRIPTS)
+@pytest.mark.parametrize("script", ALL_SCRIPTS)
 def test_the_algorithm_and_main_are_above_the_banner_and_only_the_harness_below(script):
     sections = SECTIONS[script]
     above = sections.definitions(sections.above)

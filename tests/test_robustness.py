@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from helpers import (
-    DQN_SCRIPTS, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines, bad_values, command_lines,
-    frameworks, read_run,
+    CONTINUOUS_SCRIPTS, DQN_SCRIPTS, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines,
+    bad_values, command_lines, frameworks, read_run,
 )
 
 LOSS_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/old_approx_kl"]
@@ -30,7 +30,10 @@ def slow_unless_fast(cases):
     return [pytest.param(*case, marks=[] if case[0] in FAST else [pytest.mark.slow]) for case in cases]
 
 
-@pytest.fixture(params=ALL_SCRIPTS)
+PROBED_SCRIPTS = ALL_SCRIPTS + CONTINUOUS_SCRIPTS  # the CLI probe's: the continuous family's command lines too
+
+
+@pytest.fixture(params=PROBED_SCRIPTS)
 def probe(request, shared_runs):
     """The script and its report from the CLI probe, which checks every script in one process."""
     return request.param, shared_runs.cli()[request.param].report
@@ -51,7 +54,8 @@ def test_check_args_accepts_the_edges_of_every_range(probe):
 
 
 @pytest.mark.background("cli")
-@pytest.mark.parametrize("script,name", [(script, name) for script in ALL_SCRIPTS for name in bad_command_lines(script)])
+@pytest.mark.parametrize("script,name", [(script, name) for script in PROBED_SCRIPTS
+                                         for name in bad_command_lines(script)])
 def test_bad_command_line_exits_2_with_one_line_before_creating_anything(script, name, shared_runs):
     probe = shared_runs.cli()[script]
     outcome = probe.report["command_lines"][bad_command_lines(script).index(name)]

@@ -17,7 +17,8 @@ from sweep import variants  # noqa: E402 (after the path)
 PROG = "ease_of_use.py"
 PAGE = os.path.join("docs", "ease-of-use.md")
 BANNER = "# BENCHMARK HARNESS"
-FAMILIES = {"PPO": variants.PPO, "DQN": variants.DQN}  # page section: the registry's algorithm
+FAMILIES = {"PPO": variants.PPO, "DQN": variants.DQN, "PPO, continuous actions": variants.PPO_CONTINUOUS}  # page
+# section: the registry's algorithm
 
 
 class InputError(Exception):
@@ -135,9 +136,34 @@ NOTES = {
     variants.DQN_LINEN_GYMNASIUM: Note(
         "exp8-family", "CleanRL `dqn_jax.py`'s design: `dqn_torch_gymnasium.py`'s loop, the greedy action and "
         "the gradient step each one `jax.jit` call."),
+    variants.CONTINUOUS_LINEN: Note(
+        None, "CleanRL's `ppo_continuous_action.py` in `ppo_linen.py`'s design: a Gaussian policy, the "
+        "normalisers as pure functions in the rollout carry, Brax envs behind gymnax's interface.",
+        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+    variants.CONTINUOUS_NNX: Note(
+        None, "`ppo_nnx_tree.py`'s design for the Gaussian policy: tree mode, objects bound by "
+        "`nnx.jit_partial`, the log-std an `nnx.Param`.",
+        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+    variants.CONTINUOUS_EQUINOX: Note(
+        None, "`ppo_equinox.py`'s design: the agent an `eqx.Module` whose log-std is an array field; plain "
+        "`jax.jit`.",
+        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+    variants.CONTINUOUS_TORCH: Note(
+        None, "The torch agent on the JAX env through DLPack; the normalisers stay in the jitted env step "
+        "(they are CleanRL's env wrappers).",
+        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+    variants.CONTINUOUS_TORCH_COMPILE: Note(
+        None, "`--compile`: the minibatch update one `torch.compile` graph, as in `ppo_torch_compile.py`.",
+        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+    variants.CONTINUOUS_TORCH_GYMNASIUM: Note(
+        None, "The classic stack: a Gymnasium vector env (MuJoCo's C engine) on the CPU, the normalisers in "
+        "NumPy, the torch agent.",
+        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+    variants.CONTINUOUS_LINEN_GYMNASIUM: Note(
+        None, "`ppo_linen_gymnasium.py`'s design on the same Gymnasium env: the policy step and the update "
+        "jitted, the normalisers in NumPy.",
+        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
 }
-
-
 def scripts_of(notes: dict) -> dict:
     """{file: Script}: each noted row's script (in the order of notes), its sibling from the registry and its modes."""
     scripts = {}
@@ -348,8 +374,8 @@ def page(root: str, scripts: dict) -> str:
     references = ", ".join(f"`{next(row.script for row in rows if row.sibling is None)}`" for rows in families.values())
     return "\n\n".join([
         "# Ease of use: the evidence, script by script",
-        "What each framework asked of the code, for the reader to weigh: per PPO and DQN script, how many lines its "
-        "algorithm takes, how far it is from the script it was written beside, what its first and its steady "
+        "What each framework asked of the code, for the reader to weigh: per PPO (discrete and continuous actions) "
+        "and DQN script, how many lines its algorithm takes, how far it is from the script it was written beside, what its first and its steady "
         "iteration cost in a committed sweep, and what the framework made the code do. No verdict is given.\n"
         "Generated: `python tools/ease_of_use.py` regenerates this page from the scripts and the sweeps' "
         "`summary.csv`; `tests/test_ease_of_use.py` fails when it differs from what the tool writes now "
@@ -372,6 +398,7 @@ def page(root: str, scripts: dict) -> str:
         "that change the env rather than the framework (the Gymnasium scripts' `-async`, `-vector`) are left out.",
         "## PPO\n\n" + table(families["PPO"]),
         "## DQN\n\n" + table(families["DQN"]),
+        "## PPO, continuous actions\n\n" + table(families["PPO, continuous actions"]),
         "## Sittings\n\nEach sweep is one sitting: its runs alternated on one machine. The timings are of the "
         "scripts at the sweep's commit; the lines and diffs of the scripts as they are now.\n\n"
         + "\n".join(sitting_lines(found, sweeps))]) + "\n"
