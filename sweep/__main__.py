@@ -24,6 +24,7 @@ import sys
 import time
 
 from sweep import estimate, groups, options as cli_options, records, slurm
+from sweep.experiments import CONTINUOUS_OBS_SIZES
 from sweep.runs import at_a_time, command
 from sweep.plan import Plan
 
@@ -83,7 +84,8 @@ def start(path):
 
 def record(path):
     sweep = Plan.load(path)
-    envs = list(dict.fromkeys(config.env for config in sweep.grid))
+    # the env complexity axis is that of the discrete-action envs: a continuous-action env's share is measured apart
+    envs = list(dict.fromkeys(config.env for config in sweep.grid if config.env not in CONTINUOUS_OBS_SIZES))
     print(f"recording the machine and the env step times in {sweep.out}", flush=True)
     records.record_machine(sweep.out, envs, sweep.options.command_line)
     return 0

@@ -32,6 +32,11 @@ GPU_PRIOR = {
     "compile-cudagraphs": (30, 150, (160, 200, 380)),
     "torch-native": (5, 440, (450, 480, 600)),
     "torch-native-compile": (40, 150, (160, 200, 380)),
+    # the continuous-action scripts on Brax (MJX) envs, guesses: compiling the env takes a minute on a CPU; a step
+    # of 2,048 envs costs milliseconds, so the iteration grows with the batch; torch adds its launches per step and
+    # per minibatch
+    "continuous-jax": (90, 50, (60, 120, 400)),
+    "continuous-torch": (90, 700, (80, 140, 420)),
 }
 # --grid gpu's DQN runs: (FIXED s, ms per 10,000 transitions at one env); guesses from the PPO figures above: JAX's
 # compiled loop about 0.1 ms per transition, torch's eager step about 1.5 ms
@@ -71,6 +76,8 @@ MEMORY = {  # family: (BASE MB, SAMPLE bytes, OBS bytes)
     "torch_gymnasium": (330, 1150, 0),
     "linen_gymnasium": (550, 420, 0),
     "torch_native": (290, 1100, 0),  # the classic envs only: their observation in SAMPLE
+    "continuous-jax": (640, 256, 8),  # the continuous-action scripts: as their discrete siblings
+    "continuous-torch": (700, 900, 33),
     # the DQN runs: the process's base, plus the replay memory (replay_memory_bytes)
     "dqn-jax": (350, 0, 0),
     "dqn-torch": (650, 0, 0),

@@ -27,11 +27,13 @@ GRID_ENVS = tuple(OBS_SIZES)
 CLASSIC_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")  # the envs of the classic-only variants
 # envs that a module of the project ships (module:EnvId), beyond the grid's: Doors, its 15 x 15 grid
 MODULE_OBS_SIZES = {"doors:Doors-v0": 225}
+# the continuous-action envs of exp12's GPU runs (Brax's)
+CONTINUOUS_OBS_SIZES = {"hopper": 11, "ant": 27}
 
 
 def obs_size(env: str) -> int:
-    """An env's flattened observation size: the grid's, or a module env's."""
-    return OBS_SIZES.get(env) or MODULE_OBS_SIZES[env]
+    """An env's flattened observation size: the grid's, a module env's or a continuous-action env's."""
+    return OBS_SIZES.get(env) or MODULE_OBS_SIZES.get(env) or CONTINUOUS_OBS_SIZES[env]
 
 
 SIZES = ("small", "medium", "large")
@@ -500,9 +502,34 @@ class Exp9(Experiment):
         return workload.num_envs * workload.num_steps // config.num_envs
 
 
+class Exp12(Experiment):
+    """Continuous control on expensive envs: does the framework matter less when the env is expensive? On a CPU its
+    sitting is tools/exp12.py (its report report/continuous.py), not the sweep's grids. --grid gpu runs the
+    continuous-action scripts on Brax's envs, where those are meant to run: GPU_NUM_ENVS envs x GPU_NUM_STEPS steps,
+    the workload's epochs and minibatches, the small model."""
+
+    name, topic = "exp12", "continuous control on expensive envs: does the framework matter less"
+    carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "continuous"
+    GPU_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
+                    v.CONTINUOUS_TORCH_COMPILE)
+    GPU_ENVS = ("hopper", "ant")
+    GPU_NUM_ENVS, GPU_NUM_STEPS = 2048, 64  # a batch of 131,072 steps, Brax's own PPO's order
+    QUICK_VARIANTS, QUICK_NUM_ENVS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_TORCH), 128
+
+    def gpu_runs(self, choices):
+        envs, variants = (self.GPU_ENVS[:1], self.QUICK_VARIANTS) if choices.quick else (self.GPU_ENVS,
+                                                                                        self.GPU_VARIANTS)
+        num_envs = self.QUICK_NUM_ENVS if choices.quick else self.GPU_NUM_ENVS
+        return [Config(self.name, variant.script, variant.mode, env, "small", num_envs, "async")
+                for env in envs for variant in variants]
+
+    def num_steps(self, config, workload):
+        return self.GPU_NUM_STEPS
+
+
 WARMUP, EXP1, EXP2, EXP3, EXP4 = Warmup(), Exp1(), Exp2(), Exp3(), Exp4()
-EXP5, EXP6, EXP7, EXP8, EXP9 = Exp5(), Exp6(), Exp7(), Exp8(), Exp9()
-ALL = (WARMUP, EXP1, EXP2, EXP3, EXP4, EXP5, EXP6, EXP7, EXP8, EXP9)  # in run order
+EXP5, EXP6, EXP7, EXP8, EXP9, EXP12 = Exp5(), Exp6(), Exp7(), Exp8(), Exp9(), Exp12()
+ALL = (WARMUP, EXP1, EXP2, EXP3, EXP4, EXP5, EXP6, EXP7, EXP8, EXP9, EXP12)  # in run order
 BY_NAME = {experiment.name: experiment for experiment in ALL}
 EXPERIMENTS = tuple(experiment.name for experiment in ALL if not experiment.prepares)  # what --only accepts
 # what a run found outside runs/<exp>/ is taken for: the ranking if async, the compile modes if synchronised
@@ -514,9 +541,11 @@ def gpu_grid(choices):
     (benchmark.sh --max-minutes, one chunk per device command) still answers the first question: the warm-up run
     (torch env-jit: imports JAX and torch, initialises CUDA under both), then (a) the ranking per model size, (b) the
     number of envs, Linen and torch, CartPole-v1, (c) many agents, (d) the DQN scripts on gymnax. Existing experiments'
-    names and run names, so that the report reads a GPU sweep as a CPU one and --compare pairs them."""
+    names and run names, so that the report reads a GPU sweep as a CPU one and --compare pairs them; last (e) the
+    continuous-action scripts on Brax's envs (exp12)."""
     grid = product(WARMUP.name, ("CartPole-v1",), ("small",), (v.TORCH,), choices.num_envs)
-    return grid + EXP7.gpu_runs(choices) + EXP5.gpu_runs(choices) + EXP6.gpu_runs(choices) + EXP8.gpu_runs(choices)
+    return (grid + EXP7.gpu_runs(choices) + EXP5.gpu_runs(choices) + EXP6.gpu_runs(choices) + EXP8.gpu_runs(choices)
+            + EXP12.gpu_runs(choices))
 
 
 def min_seeds(config, choices):

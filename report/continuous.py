@@ -1,0 +1,196 @@
+"""exp12's report: `python -m report.continuous DIR` writes DIR/REPORT.md and DIR/charts/ from DIR/exp12.json (the
+machine, the load at the start, the date, the commit, the workload, each env's step costs, and the runs: env, what
+steps it, label, repeat, run folder) and the run folders under DIR/runs.
+
+Does the framework matter less when the env is expensive? Per env it gives each script's steady iteration (the
+median of iterations 2 onwards, then the median over the repeats, with their range), its ratio to the fastest script
+on the same env, the env's share of that iteration (its steps alone, timed in the same regime by
+tools/continuous_env_cost.py, over the steady iteration), start-up and iteration 0 (compilation). The answer sets the
+framework spread (slowest over fastest script) beside the env's share, env by env: the published study's
+hypothesis, measured at the heavy end.
+
+In a sweep's report (plot.py), section_continuous gives exp12's runs there (--grid gpu: the continuous-action
+scripts on Brax's envs) the same per-env ratios."""
+import json
+import math
+import os
+import statistics
+import sys
+
+from matplotlib.figure import Figure
+
+from report.load import SkippedRun, read_event_file, window_names
+from report.search import ratio
+from report.settings import LABEL_COLORS
+from report.stats import metric_values, rows_of, where
+from report.study import CHARTS, DPI, run_command, write_markdown
+from report.summary import ordered
+from report.text import Answer, heading, markdown_table, number_text, percent_text, seconds_text, speedup_text
+from search import Refused
+from sweep.experiments import EXP12
+from sweep.variants import BY_LABEL
+
+PLAN_FILE = "exp12.json"
+STEADY_FROM = 2  # the steady iterations: 2 onwards (0 compiles; 1 can still warm caches up)
+
+
+def read_plan(directory: str) -> dict:
+    path = os.path.join(directory, PLAN_FILE)
+    try:
+        with open(path) as f:
+            plan = json.load(f)
+    except OSError:
+        raise Refused(f"{directory} holds no {PLAN_FILE}: not exp12's folder") from None
+    except json.JSONDecodeError as error:
+        raise Refused(f"{path} is not JSON: {error}") from None
+    if not isinstance(plan, dict) or not isinstance(plan.get("runs"), list) or not plan["runs"]:
+        raise Refused(f"{path} lists no runs")
+    return plan
+
+
+def run_numbers(directory: str, name: str) -> dict | None:
+    """A finished run's steady iteration, iteration 0, start-up and last return; None if unfinished or missing."""
+    folder = os.path.join(directory, "runs", name)
+    files = sorted(f for f in os.listdir(folder) if f.startswith("events.")) if os.path.isdir(folder) else []
+    if not files:
+        return None
+    try:
+        scalars, _ = read_event_file(os.path.join(folder, files[-1]))
+    except SkippedRun:
+        return None
+    if "time/total" not in scalars:
+        return None
+    seconds = [value for _, value in sorted(scalars["time/iteration"])]
+    returns = [value for _, value in scalars.get("charts/episodic_return", [])]
+    return {"steady": statistics.median(seconds[STEADY_FROM:] or seconds[-1:]), "first": seconds[0],
+            "startup": scalars["time/startup"][0][1], "return": returns[-1] if returns else math.nan}
+
+
+def cells(directory: str, plan: dict) -> dict:
+    """{(env, backend): {label: [run numbers, one per repeat]}}, in the plan's order."""
+    table = {}
+    for item in plan["runs"]:
+        numbers = run_numbers(directory, item["run"])
+        if numbers:
+            table.setdefault((item["env"], item["backend"]), {}).setdefault(item["label"], []).append(numbers)
+    return table
+
+
+def env_seconds(plan: dict, env: str, backend: str) -> tuple:
+    """The env's steps per iteration: the median over its processes of each one's median call, and their range;
+    and the compile seconds of a JAX env (reset plus the first call of the steps, less a steady call), or NaN."""
+    entry = next((item for item in plan.get("env_costs", []) if (item["env"], item["backend"]) == (env, backend)), None)
+    if not entry:
+        return math.nan, (math.nan, math.nan), math.nan
+    medians = [statistics.median(process["seconds"]) for process in entry["processes"]]
+    compiles = [process.get("reset_compile_seconds", math.nan) + process["first_call_seconds"]
+                - statistics.median(process["seconds"]) for process in entry["processes"]]
+    return statistics.median(medians), (min(medians), max(medians)), statistics.median(compiles)
+
+
+def steady(runs: list) -> tuple:
+    """The median over repeats of the runs' steady iterations, and their range."""
+    values = [run["steady"] for run in runs]
+    return statistics.median(values), (min(values), max(values))
+
+
+def env_rows(plan: dict, env: str, backend: str, by_label: dict) -> tuple:
+    """The env's table rows, its framework spread (slowest over fastest steady iteration) and its share of the
+    fastest script's iteration."""
+    env_time, _, _ = env_seconds(plan, env, backend)
+    medians = {label: steady(runs) for label, runs in by_label.items()}
+    fastest = min(median for median, _ in medians.values())
+    rows = []
+    for label, runs in by_label.items():
+        median, (low, high) = medians[label]
+        rows.append([label, f"{number_text(median)} [{number_text(low)}–{number_text(high)}]", str(len(runs)),
+                     speedup_text(median / fastest), percent_text(min(ratio(env_time, median), 1.0), sign=""),
+                     number_text(statistics.median(run["first"] for run in runs)),
+                     number_text(statistics.median(run["startup"] for run in runs)),
+                     seconds_text(statistics.median(run["return"] for run in runs))])
+    spread = max(median for median, _ in medians.values()) / fastest
+    return rows, spread, ratio(env_time, fastest)
+
+
+def spread_chart(points: list, path: str):
+    """Each env's framework spread against its share of the fastest script's iteration."""
+    figure = Figure(figsize=(6, 4), layout="constrained")
+    axes = figure.subplots()
+    for k, (name, share, spread) in enumerate(points):
+        axes.scatter([100 * share], [spread], s=40, color=f"C{k}", label=name)
+    axes.axhline(1.0, color="grey", linewidth=1)
+    axes.set_xlabel("the env's share of the fastest script's steady iteration (%)")
+    axes.set_ylabel("slowest / fastest script (steady iteration)")
+    axes.legend(fontsize=8)
+    figure.savefig(path, dpi=DPI)
+
+
+def write_report(directory: str) -> str:
+    """Writes DIR/REPORT.md and DIR/charts/ from DIR/exp12.json and its runs; returns REPORT.md's path."""
+    plan = read_plan(directory)
+    table = cells(directory, plan)
+    if not table:
+        raise Refused(f"{directory}/runs holds none of the finished runs {PLAN_FILE} lists")
+    os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
+    sections, points, answer = [], [], []
+    for (env, backend), by_label in table.items():
+        rows, spread, share = env_rows(plan, env, backend, by_label)
+        env_time, (low, high), compile_seconds = env_seconds(plan, env, backend)
+        name = f"{env} ({backend})"
+        points.append((name, share, spread))
+        answer.append(f"- **{name}**: the env takes {percent_text(min(share, 1.0), sign='')} of the fastest "
+                      f"script's iteration; the slowest script takes {speedup_text(spread)} the fastest's.")
+        compiled = "" if math.isnan(compile_seconds) else (
+            f"; compiling its reset and steps takes {number_text(compile_seconds)} s")
+        sections += [f"### {name}", "",
+                     f"The env's steps alone: {number_text(env_time)} s an iteration [{number_text(low)}–"
+                     f"{number_text(high)} over processes]{compiled}.", ""]
+        sections += markdown_table(["script (mode)", "steady iteration, s [range]", "runs", "vs fastest",
+                                    "env share", "iteration 0, s", "start-up, s", "last return"], rows)
+    spread_chart(points, os.path.join(directory, CHARTS, "spread_by_env_share.png"))
+    lines = ["# exp12: does the framework matter less when the env is expensive?", "", "## The answer", ""]
+    lines += answer + ["", f"![framework spread against env share]({CHARTS}/spread_by_env_share.png)", ""]
+    lines += [f"*The numbers:* {plan.get('machine', 'an unknown machine')}, load average {plan.get('load', '–')} at "
+              f"the start, {plan.get('date', '–')} to {plan.get('end', '–')}, commit {plan.get('commit', '–')}; "
+              f"every run `{plan.get('workload', '–')}`, {plan.get('iterations', '–')} iterations, the small model; "
+              f"the steady iteration is the median of iterations {STEADY_FROM} onwards, then the median over the "
+              "repeats (alternated: each repeat runs every script once, in the same order). The env share is the "
+              "env's steps alone (the median of 3 processes) over the steady iteration, at most 100 %.", ""]
+    lines += ["## Per env", ""] + sections
+    known = [label for label in {label for by_label in table.values() for label in by_label} if label in BY_LABEL]
+    lines += [f"*Scripts:* {', '.join(sorted({BY_LABEL[label].file for label in known}))}.", ""]
+    return write_markdown(directory, lines)
+
+
+SWEEP_STEADY = "iter8_99_median_s"  # a sweep's steady window (its name read from the runs)
+
+
+def section_continuous(sweep, out):
+    """exp12's runs in a sweep: per env, each script's steady iteration (the median over its seeds) and its ratio to
+    the fastest script's."""
+    rows = rows_of(sweep.rows, EXP12.name)
+    if not rows:
+        return Answer([], [])
+    steady = window_names([row["run"] for row in rows])[SWEEP_STEADY]
+    lines, bullets = [heading(sweep, f"Continuous control on Brax's envs ({EXP12.name})"), ""], []
+    for env in ordered((row["env"] for row in rows), sweep.env_order):
+        medians = {label: statistics.median(metric_values(where(rows, env=env, label=label), SWEEP_STEADY) or
+                                            [math.nan])
+                   for label in ordered((row["label"] for row in where(rows, env=env)), LABEL_COLORS)}
+        fastest = min((value for value in medians.values() if not math.isnan(value)), default=math.nan)
+        table = [[label, seconds_text(value), speedup_text(ratio(value, fastest))] for label, value in medians.items()]
+        lines += [f"**{env}**", ""] + markdown_table(["script (mode)", f"{steady}, s", "vs fastest"], table)
+        slowest = max((value for value in medians.values() if not math.isnan(value)), default=math.nan)
+        bullets.append((f"{EXP12.name} · {env}", f"on {env} the slowest continuous-action script takes "
+                        f"{speedup_text(ratio(slowest, fastest))} the fastest's steady iteration"))
+    return Answer(lines, bullets)
+
+
+def main(argv: list | None = None) -> int:
+    """`python -m report.continuous DIR`: writes exp12's REPORT.md."""
+    return run_command(argv, "python -m report.continuous", __doc__.split("\n\n")[0],
+                       f"exp12's folder (it holds {PLAN_FILE} and runs/)", write_report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

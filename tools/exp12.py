@@ -1,0 +1,120 @@
+"""exp12: does the framework matter less when the env is expensive? The continuous-action PPO scripts on a cheap env
+(Pendulum-v1) and on expensive ones (Brax's hopper and ant in JAX, MuJoCo's Hopper-v5 in C), and each env's share of
+an iteration; then their report.
+
+    python tools/exp12.py OUT [--repeats 3] [--iterations 6] [--tiny]
+
+One workload for every env, sized for a 2-core CPU: the scripts' defaults (8 envs x 256 steps, 10 epochs of 32
+minibatches, the small model), --iterations iterations. Every script runs every env it can: the JAX-env scripts
+(Linen, NNX, Equinox, torch eager and compiled, through DLPack) Pendulum-v1 in gymnax, hopper and ant in Brax (its
+MJX backend); the Gymnasium scripts (torch, Linen) Pendulum-v1 and Hopper-v5. Repeat r runs every (env, script) once,
+in the same order, seed r: the repeats alternate. Each env's step cost is measured first, alone, in the same regime
+(tools/continuous_env_cost.py, 3 processes each). The JAX processes share one compilation cache (OUT/jax-cache): the
+first repeat compiles cold (its iteration 0 is the compile cost), the later ones load what it compiled, which leaves
+the steady iterations, the numbers compared, as they were. OUT/exp12.json says what ran where; `python -m
+report.continuous OUT` writes OUT/REPORT.md. --tiny: 1 repeat of 2 iterations of 4 envs x 16 steps, Pendulum-v1 only
+(a test of the command set, no result)."""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from sweep import variants as v  # noqa: E402 (the repository's root first)
+from exp11 import commit, machine, positive  # noqa: E402 (tools/, this file's folder)
+
+PLAN_FILE = "exp12.json"
+JAX_ENV_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
+                    v.CONTINUOUS_TORCH_COMPILE)
+GYMNASIUM_VARIANTS = (v.CONTINUOUS_TORCH_GYMNASIUM, v.CONTINUOUS_LINEN_GYMNASIUM)
+# (env id, what steps it, its cost's class, the variants that run it), cheap first
+ENVS = (("Pendulum-v1", "gymnax", "cheap", JAX_ENV_VARIANTS), ("Pendulum-v1", "Gymnasium", "cheap", GYMNASIUM_VARIANTS),
+        ("hopper", "Brax", "expensive", JAX_ENV_VARIANTS), ("ant", "Brax", "expensive", JAX_ENV_VARIANTS),
+        ("Hopper-v5", "MuJoCo", "expensive", GYMNASIUM_VARIANTS))
+WORKLOAD = ["--num-envs", "8", "--num-steps", "256", "--num-minibatches", "32", "--update-epochs", "10"]
+TINY_WORKLOAD = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
+ENV_COST_PROCESSES = 3
+
+
+def parse(argv: list) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="tools/exp12.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", help="the folder of exp12's runs and report")
+    parser.add_argument("--repeats", type=positive, default=3, help="runs of each (env, script), alternated")
+    parser.add_argument("--iterations", type=positive, default=6, help="PPO iterations per run (default 6)")
+    parser.add_argument("--tiny", action="store_true", help="a test of the command set: no result")
+    return parser.parse_args(argv)
+
+
+def load() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def jax_cache(out: str) -> dict:
+    """The environment of every process: one persistent JAX compilation cache, every compilation kept."""
+    return {**os.environ, "JAX_COMPILATION_CACHE_DIR": os.path.join(out, "jax-cache"),
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
+
+
+def env_costs(env_id: str, backend: str, workload: list, tiny: bool) -> list:
+    """The env's steps per iteration, timed in ENV_COST_PROCESSES fresh processes (no compilation cache)."""
+    command = [sys.executable, os.path.join(ROOT, "tools", "continuous_env_cost.py"), env_id,
+               "--num-envs", workload[1], "--num-steps", workload[3], *(["--calls", "1"] if tiny else [])]
+    if backend == "Gymnasium":
+        command.append("--gymnasium")
+    costs = []
+    for _ in range(1 if tiny else ENV_COST_PROCESSES):
+        ended = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        if ended.returncode != 0:
+            sys.exit(f"exp12.py: the env cost of {env_id} failed: {ended.stderr.strip().splitlines()[-1:]}")
+        costs.append(json.loads(ended.stdout.strip().splitlines()[-1]))
+    return costs
+
+
+def run(out: str, env_id: str, backend: str, variant: v.Variant, repeat: int, workload: list, iterations: int) -> dict:
+    name = f"{env_id}__{variant.script}__{variant.mode}__{repeat}"
+    print(f"exp12 {name} (load {load()})", flush=True)
+    command = [sys.executable, os.path.join(ROOT, variant.file), *variant.flags, "--env-id", env_id, *workload,
+               "--num-iterations", str(iterations), "--seed", str(repeat), "--log-dir", os.path.join(out, "runs"),
+               "--run-name", name]
+    ended = subprocess.run(command, cwd=ROOT, env=jax_cache(out), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    if ended.returncode != 0:
+        with open(os.path.join(out, name + ".log"), "w") as f:
+            f.write(ended.stdout)
+        sys.exit(f"exp12.py: {name} failed (exit {ended.returncode}): see {name}.log")
+    return {"env": env_id, "backend": backend, "label": variant.label, "repeat": repeat, "run": name}
+
+
+def main(argv: list) -> int:
+    options = parse(argv)
+    envs, workload, repeats, iterations = ENVS, WORKLOAD, options.repeats, options.iterations
+    if options.tiny:
+        envs, workload, repeats, iterations = ENVS[:2], TINY_WORKLOAD, 1, 2
+    out = os.path.abspath(options.out)
+    os.makedirs(out, exist_ok=True)
+    plan = {"machine": machine(), "load": load(), "commit": commit(), "iterations": iterations,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+            "workload": " ".join(workload), "envs": [list(env[:3]) for env in envs], "env_costs": [], "runs": []}
+    for env_id, backend, _, _ in envs:
+        print(f"exp12 env cost: {env_id} ({backend}), load {load()}", flush=True)
+        plan["env_costs"].append({"env": env_id, "backend": backend,
+                                  "processes": env_costs(env_id, backend, workload, options.tiny)})
+    for repeat in range(1, repeats + 1):
+        for env_id, backend, _, variants in envs:
+            for variant in variants:
+                plan["runs"].append(run(out, env_id, backend, variant, repeat, workload, iterations))
+                with open(os.path.join(out, PLAN_FILE), "w") as f:
+                    json.dump(plan, f, indent=1)
+    plan["end"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
+    with open(os.path.join(out, PLAN_FILE), "w") as f:
+        json.dump(plan, f, indent=1)
+    return subprocess.run([sys.executable, "-m", "report.continuous", out], cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
