@@ -125,6 +125,19 @@ def spread_chart(points: list, path: str):
     figure.savefig(path, dpi=DPI)
 
 
+def backend_lines(plan: dict) -> list:
+    """Brax's envs on each of its backends: the steps per iteration and the compile seconds (one process each)."""
+    entries = plan.get("brax_backends", [])
+    if not entries:
+        return []
+    rows = [[entry["env"], entry["brax_backend"], number_text(statistics.median(entry["seconds"])),
+             number_text(entry["reset_compile_seconds"] + entry["first_call_seconds"]
+                         - statistics.median(entry["seconds"]))] for entry in entries]
+    return ["## Brax's backends", "", "Each env's steps alone on each backend, in the same regime (one process each): "
+            "the scripts run MJX (`--brax-backend`, MuJoCo's physics in JAX).", ""] + markdown_table(
+        ["env", "backend", "steps per iteration, s", "compile, s"], rows)
+
+
 def write_report(directory: str) -> str:
     """Writes DIR/REPORT.md and DIR/charts/ from DIR/exp12.json and its runs; returns REPORT.md's path."""
     plan = read_plan(directory)
@@ -156,7 +169,7 @@ def write_report(directory: str) -> str:
               f"the steady iteration is the median of iterations {STEADY_FROM} onwards, then the median over the "
               "repeats (alternated: each repeat runs every script once, in the same order). The env share is the "
               "env's steps alone (the median of 3 processes) over the steady iteration, at most 100 %.", ""]
-    lines += ["## Per env", ""] + sections
+    lines += ["## Per env", ""] + sections + backend_lines(plan)
     known = [label for label in {label for by_label in table.values() for label in by_label} if label in BY_LABEL]
     lines += [f"*Scripts:* {', '.join(sorted({BY_LABEL[label].file for label in known}))}.", ""]
     return write_markdown(directory, lines)

@@ -36,7 +36,9 @@ def exp12_folder(tmp_path_factory):
         {"reset_compile_seconds": 10.0, "first_call_seconds": 20.0 + seconds, "seconds": [seconds] * 3}] * 3}
         for (env, backend), seconds in ENV_SECONDS.items()]
     plan = {"machine": "AMD EPYC", "load": "0.20 0.30 0.40", "date": "2026-11-28T07:00+00:00", "commit": "abc1234",
-            "iterations": 6, "workload": "--num-envs 8", "env_costs": costs, "runs": runs}
+            "iterations": 6, "workload": "--num-envs 8", "env_costs": costs, "runs": runs,
+            "brax_backends": [{"env": "hopper", "brax_backend": "spring", "reset_compile_seconds": 4.0,
+                               "first_call_seconds": 7.2, "seconds": [0.2, 0.3, 0.25]}]}
     (folder / "exp12.json").write_text(json.dumps(plan))
     with open(continuous.write_report(str(folder))) as f:
         return str(folder), f.read()
@@ -57,6 +59,11 @@ def test_each_env_s_table_gives_the_median_steady_iteration_over_repeats_with_it
     hopper = report.split("### hopper (Brax)")[1]
     assert "| continuous_torch (env-jit) | 1.4 [1.26–1.54] | 3 | 1.40× | 57.1% | 30 | 2 | -700 |" in hopper
     assert "compiling its reset and steps takes 30 s" in hopper
+
+
+def test_brax_s_backends_get_their_steps_and_compile_seconds(exp12_folder):
+    _, report = exp12_folder
+    assert "| hopper | spring | 0.25 | 11 |" in report.split("## Brax's backends")[1]
 
 
 def test_a_folder_without_exp12_json_is_refused_in_one_line(tmp_path, capsys):

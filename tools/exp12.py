@@ -9,7 +9,8 @@ minibatches, the small model), --iterations iterations. Every script runs every 
 (Linen, NNX, Equinox, torch eager and compiled, through DLPack) Pendulum-v1 in gymnax, hopper and ant in Brax (its
 MJX backend); the Gymnasium scripts (torch, Linen) Pendulum-v1 and Hopper-v5. Repeat r runs every (env, script) once,
 in the same order, seed r: the repeats alternate. Each env's step cost is measured first, alone, in the same regime
-(tools/continuous_env_cost.py, 3 processes each). The JAX processes share one compilation cache (OUT/jax-cache): the
+(tools/continuous_env_cost.py, 3 processes each), and Brax's envs on each of its backends (one process each: why
+MJX). The JAX processes share one compilation cache (OUT/jax-cache): the
 first repeat compiles cold (its iteration 0 is the compile cost), the later ones load what it compiled, which leaves
 the steady iterations, the numbers compared, as they were. OUT/exp12.json says what ran where; `python -m
 report.continuous OUT` writes OUT/REPORT.md. --tiny: 1 repeat of 2 iterations of 4 envs x 16 steps, Pendulum-v1 only
@@ -38,6 +39,7 @@ ENVS = (("Pendulum-v1", "gymnax", "cheap", JAX_ENV_VARIANTS), ("Pendulum-v1", "G
 WORKLOAD = ["--num-envs", "8", "--num-steps", "256", "--num-minibatches", "32", "--update-epochs", "10"]
 TINY_WORKLOAD = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
 ENV_COST_PROCESSES = 3
+BRAX_BACKENDS = ("mjx", "generalized", "positional", "spring")
 
 
 def parse(argv: list) -> argparse.Namespace:
@@ -60,14 +62,15 @@ def jax_cache(out: str) -> dict:
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
 
 
-def env_costs(env_id: str, backend: str, workload: list, tiny: bool) -> list:
-    """The env's steps per iteration, timed in ENV_COST_PROCESSES fresh processes (no compilation cache)."""
-    command = [sys.executable, os.path.join(ROOT, "tools", "continuous_env_cost.py"), env_id,
-               "--num-envs", workload[1], "--num-steps", workload[3], *(["--calls", "1"] if tiny else [])]
+def env_costs(env_id: str, backend: str, workload: list, tiny: bool, processes: int = ENV_COST_PROCESSES,
+              brax_backend: str = "mjx") -> list:
+    """The env's steps per iteration, timed in `processes` fresh processes (no compilation cache)."""
+    command = [sys.executable, os.path.join(ROOT, "tools", "continuous_env_cost.py"), env_id, "--brax-backend",
+               brax_backend, "--num-envs", workload[1], "--num-steps", workload[3], *(["--calls", "1"] * tiny)]
     if backend == "Gymnasium":
         command.append("--gymnasium")
     costs = []
-    for _ in range(1 if tiny else ENV_COST_PROCESSES):
+    for _ in range(1 if tiny else processes):
         ended = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         if ended.returncode != 0:
             sys.exit(f"exp12.py: the env cost of {env_id} failed: {ended.stderr.strip().splitlines()[-1:]}")
@@ -99,11 +102,17 @@ def main(argv: list) -> int:
     os.makedirs(out, exist_ok=True)
     plan = {"machine": machine(), "load": load(), "commit": commit(), "iterations": iterations,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
-            "workload": " ".join(workload), "envs": [list(env[:3]) for env in envs], "env_costs": [], "runs": []}
+            "workload": " ".join(workload), "envs": [list(env[:3]) for env in envs], "env_costs": [],
+            "brax_backends": [], "runs": []}
     for env_id, backend, _, _ in envs:
         print(f"exp12 env cost: {env_id} ({backend}), load {load()}", flush=True)
         plan["env_costs"].append({"env": env_id, "backend": backend,
                                   "processes": env_costs(env_id, backend, workload, options.tiny)})
+    for env_id in () if options.tiny else [env[0] for env in envs if env[1] == "Brax"]:
+        for brax_backend in BRAX_BACKENDS:
+            print(f"exp12 Brax backend: {env_id} on {brax_backend}, load {load()}", flush=True)
+            cost = env_costs(env_id, "Brax", workload, False, 1, brax_backend)[0]
+            plan["brax_backends"].append({"env": env_id, "brax_backend": brax_backend, **cost})
     for repeat in range(1, repeats + 1):
         for env_id, backend, _, variants in envs:
             for variant in variants:
