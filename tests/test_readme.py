@@ -102,7 +102,7 @@ def test_every_number_of_the_decision_guide_is_in_the_answer_table_or_the_report
 
 
 METRICS = ("steady iteration", "whole run", "wall time", "time to reach")
-ENVS = ("CartPole-v1", "Acrobot-v1", "Breakout-MinAtar", "Asterix-MinAtar", "Doors", "envs)")
+ENVS = ("CartPole-v1", "Acrobot-v1", "Breakout-MinAtar", "Asterix-MinAtar", "Doors", "envs)", "Pendulum-v1", "hopper")
 
 
 @pytest.mark.parametrize("bullet", [line for line in ANSWER.splitlines() if line.startswith("- ") and "×" in line],

@@ -25,12 +25,14 @@ from typing import NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
 
-from report.standings import fastest_label, relative_to  # noqa: E402 (after the path)
+from report.continuous import cells as exp12_cells, read_plan, steady  # noqa: E402 (after the path)
+from report.standings import fastest_label, relative_to  # noqa: E402
 from report.study import wall_seconds  # noqa: E402
 from report.types import Condition  # noqa: E402
 from report.stats import geometric_mean, metric_values, where  # noqa: E402
 from sweep import variants  # noqa: E402
 from sweep.variants import Variant  # noqa: E402
+from search import Refused  # noqa: E402
 from search.study import load  # noqa: E402
 
 STEADY = "iter8_99_median_s"  # summary.csv's steady iteration: the median of iterations 8 on
@@ -49,10 +51,12 @@ class Column(NamedTuple):
 
 
 class Design(NamedTuple):
-    """One way to write the agent (the registry's `design`): its PPO and its DQN variant (sweep/variants.py), or None."""
+    """One way to write the agent (the registry's `design`): its PPO, DQN and continuous-action PPO variant
+    (sweep/variants.py), or None."""
     name: str
     ppo: Variant | None
     dqn: Variant | None
+    continuous: Variant | None
 
 
 COLUMNS = (
@@ -68,6 +72,9 @@ COLUMNS = (
 )
 SEARCH = Column("DQN search (wall time), CPU", "cpu-2core-exp10", "dqn", "exp10", "small", ("doors:Doors-v0",), 1)
 POPULATION = Column("PPO search (wall time), CPU", "cpu-2core-exp11", "ppo", "exp11", "small", ("CartPole-v1",), 16)
+# continuous control on an expensive env (exp12's sitting, tools/exp12.py): Brax's hopper in JAX, MuJoCo's in C
+CONTINUOUS = (Column("Brax hopper, CPU", "cpu-2core-exp12", "ppo-continuous", "exp12", "small", ("hopper",), 8),
+              Column("MuJoCo Hopper-v5, CPU", "cpu-2core-exp12", "ppo-continuous", "exp12", "small", ("Hopper-v5",), 8))
 
 # the table's rows in this order (each named by one of its variants; the registry's designs not named here follow, in
 # the registry's order): the JAX designs, the torch ones on the JAX env, on envs in torch, then on NumPy envs
@@ -80,7 +87,8 @@ def designs() -> tuple:
     """One Design per design name of the registry: its PPO and DQN rows (at most one each), in ORDER's order."""
     names = dict.fromkeys([row.design for row in ORDER] + [row.design for row in variants.VARIANTS if row.design])
     rows = {(row.design, row.algorithm): row for row in variants.VARIANTS if row.design}
-    return tuple(Design(name, rows.get((name, variants.PPO)), rows.get((name, variants.DQN))) for name in names)
+    return tuple(Design(name, rows.get((name, variants.PPO)), rows.get((name, variants.DQN)),
+                        rows.get((name, variants.PPO_CONTINUOUS))) for name in names)
 
 
 DESIGNS = designs()
@@ -189,16 +197,33 @@ def population_cells(results, column):
     return relative_cells(seconds)
 
 
+def continuous_cells(results, column):
+    """{design name: its steady iteration relative to the fastest script's} on the column's env in exp12's sitting
+    (report/continuous.py's medians over repeats), and the fastest's seconds."""
+    folder = os.path.join(results, column.sweep)
+    try:
+        plan = read_plan(folder)
+    except Refused as error:
+        fail(f"{error}: run tools/exp12.py into {folder} first")
+    by_label = {design.continuous.label: design.name for design in DESIGNS if design.continuous}
+    seconds = {by_label[label]: steady(runs)[0] for (env, _), labels in exp12_cells(folder, plan).items()
+               if env in column.envs for label, runs in labels.items()}
+    return relative_cells(seconds)
+
+
 def table_lines(results):
     """The markdown table, a row per design measured anywhere, then the fastest's seconds per column."""
     columns = [column_cells(results, column) for column in COLUMNS] + [search_cells(results, SEARCH),
                                                                        population_cells(results, POPULATION)]
-    header = ["design (PPO script / DQN script)", *(column.title for column in (*COLUMNS, SEARCH, POPULATION))]
+    columns += [continuous_cells(results, column) for column in CONTINUOUS]
+    titles = (column.title for column in (*COLUMNS, SEARCH, POPULATION, *CONTINUOUS))
+    header = ["design (PPO script / DQN script)", *titles]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     for design in DESIGNS:
         row = [cells.get(design.name, "–") for cells, _ in columns]
         if any(cell != "–" for cell in row):
             scripts = " / ".join(f"`{variant.file}`" for variant in (design.ppo, design.dqn) if variant)
+            scripts = scripts or f"`{design.continuous.file}`"
             lines.append("| " + " | ".join([f"{design.name} ({scripts})", *row]) + " |")
     seconds = [f"{fastest_s:.3g} s" for _, fastest_s in columns]
     lines.append("| " + " | ".join(["*the fastest's steady iteration (search: wall time)*", *seconds]) + " |")

@@ -139,30 +139,30 @@ NOTES = {
     variants.CONTINUOUS_LINEN: Note(
         None, "CleanRL's `ppo_continuous_action.py` in `ppo_linen.py`'s design: a Gaussian policy, the "
         "normalisers as pure functions in the rollout carry, Brax envs behind gymnax's interface.",
-        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
     variants.CONTINUOUS_NNX: Note(
         None, "`ppo_nnx_tree.py`'s design for the Gaussian policy: tree mode, objects bound by "
         "`nnx.jit_partial`, the log-std an `nnx.Param`.",
-        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
     variants.CONTINUOUS_EQUINOX: Note(
         None, "`ppo_equinox.py`'s design: the agent an `eqx.Module` whose log-std is an array field; plain "
         "`jax.jit`.",
-        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
     variants.CONTINUOUS_TORCH: Note(
         None, "The torch agent on the JAX env through DLPack; the normalisers stay in the jitted env step "
         "(they are CleanRL's env wrappers).",
-        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
     variants.CONTINUOUS_TORCH_COMPILE: Note(
         None, "`--compile`: the minibatch update one `torch.compile` graph, as in `ppo_torch_compile.py`.",
-        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
     variants.CONTINUOUS_TORCH_GYMNASIUM: Note(
         None, "The classic stack: a Gymnasium vector env (MuJoCo's C engine) on the CPU, the normalisers in "
         "NumPy, the torch agent.",
-        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
     variants.CONTINUOUS_LINEN_GYMNASIUM: Note(
         None, "`ppo_linen_gymnasium.py`'s design on the same Gymnasium env: the policy step and the update "
         "jitted, the normalisers in NumPy.",
-        "no sweep (exp12's sitting, `tools/exp12.py`: results/cpu-2core-exp12)"),
+        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
 }
 def scripts_of(notes: dict) -> dict:
     """{file: Script}: each noted row's script (in the order of notes), its sibling from the registry and its modes."""
