@@ -21,6 +21,7 @@ import ppo_continuous_linen as linen
 import ppo_continuous_linen_gymnasium
 import ppo_continuous_torch_gymnasium
 import reference
+from test_continuous_torch import kernels, torch_agent_of, torch_linears
 
 jax.config.update("jax_default_matmul_precision", "highest")
 torch.set_float32_matmul_precision("highest")
@@ -157,37 +158,12 @@ def test_only_continuous_envs_are_accepted():
 
 
 # TORCH: LOSS AND GRADIENTS
-def torch_linears(agent, head):
-    return [layer for layer in getattr(agent, head) if isinstance(layer, torch.nn.Linear)]
-
-
-def kernels(agent, head, of=lambda tensor: tensor):
-    """[(kernel (in, out), bias)] of `head` as numpy, of the parameters or (of=grad) their gradients."""
-    linears = torch_linears(agent, head)
-    return [(of(linear.weight).detach().numpy().T, of(linear.bias).detach().numpy()) for linear in linears]
-
-
-def torch_agent_of(params):
-    """A torch agent holding the Linen `params` (torch weight (out, in) = Linen kernel (in, out) transposed)."""
-    torch.manual_seed(0)  # any weights: they are overwritten with the Linen ones
-    m = ppo_continuous_torch_gymnasium
-    agent = m.make_agent(continuous_case.OBS_DIM, continuous_case.ACTION_DIM, "small", CPU)
-    with torch.no_grad():
-        for head in HEADS:
-            layers = continuous_case.linen_layers(params, head)
-            for linear, (kernel, bias) in zip(torch_linears(agent, head), layers, strict=True):
-                linear.weight.copy_(torch.from_numpy(kernel.T.copy()))
-                linear.bias.copy_(torch.from_numpy(bias.copy()))
-        agent.actor_logstd.copy_(torch.from_numpy(np.array(params["params"]["actor_logstd"])))
-    return agent
-
-
 @pytest.mark.parametrize("clip_vloss,norm_adv", [(True, True), (False, False)])
 def test_torch_loss_terms_and_every_gradient_match_the_reference(clip_vloss, norm_adv):
     m = ppo_continuous_torch_gymnasium
     _, params = continuous_case.linen_agent()
     mb, coefs, expected = continuous_case.loss_case(clip_vloss, norm_adv)
-    agent = torch_agent_of(params)
+    agent = torch_agent_of(params, ppo_continuous_torch_gymnasium)
     loss, info = m.ppo_loss(agent, m.Batch(**{name: torch.from_numpy(value) for name, value in mb.items()}), *coefs)
     loss.backward()
     gradients = {head: kernels(agent, head, of=lambda tensor: tensor.grad) for head in HEADS}

@@ -1,10 +1,9 @@
 """ppo_continuous_nnx.py against the reference, ppo_continuous_linen.py: the same weights and minibatch give the same
-loss, terms and gradients in tree mode (tests/continuous_case.py); the env helpers are the reference's; the init is
+loss, terms and gradients in tree mode (tests/continuous_case.py); the init is
 seeded orthogonal with the PPO gains and a zero log-std.
 
 The script pins NNX tree mode in Flax's global config at import: it is imported with the global config put back
 afterwards and every test runs under tree mode set contextually (as tests/test_parity_nnx_tree.py does)."""
-import inspect
 
 import flax
 import jax
@@ -14,14 +13,11 @@ import pytest
 from flax import nnx
 
 import continuous_case
-import ppo_continuous_linen as linen
 import reference
 from helpers import import_keeping_flax_config
 
 ppo_continuous_nnx, TREE_PINS = import_keeping_flax_config("ppo_continuous_nnx")
 HEADS = ("actor_mean", "critic")
-ENV_HELPERS = ("BraxState", "BraxEnv", "make_env", "flatten_obs", "RunningStats", "Normalizer", "new_stats",
-               "update_stats", "normalize_obs", "normalize_step", "env_reset", "env_step")
 
 
 @pytest.fixture(autouse=True)
@@ -74,13 +70,6 @@ def test_tree_mode_loss_terms_and_every_gradient_match_the_reference(clip_vloss,
     gradients = {head: nnx_layers(grads, head) for head in HEADS}
     gradients["actor_logstd"] = grads.actor_logstd.get_value()
     continuous_case.assert_loss_parity(loss, info._asdict(), gradients, expected)
-
-
-def test_env_helpers_are_the_references_line_for_line():
-    """The env side stays the reference's: Brax adapter, normalisers, reset and step."""
-    for name in ENV_HELPERS:
-        assert inspect.getsource(getattr(ppo_continuous_nnx, name)) == inspect.getsource(getattr(linen, name)), name
-    assert ppo_continuous_nnx.BRAX_ENVS == linen.BRAX_ENVS
 
 
 def test_init_is_seeded_orthogonal_with_ppo_gains_zero_biases_and_zero_logstd():

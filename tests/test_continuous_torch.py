@@ -1,9 +1,8 @@
 """ppo_continuous_torch.py against the reference, ppo_continuous_linen.py: the same weights and minibatch give the same
 loss, terms and gradients (tests/continuous_case.py); the minibatch updates (eager, and --compile's functional one)
-step as optax does; GAE, the env helpers and the packed env step are the reference's; the rollout stores what it
-sampled; the init is seeded orthogonal with the PPO gains and a zero log-std."""
+step as optax does; GAE and the packed env step are the reference's (its env code: tests/test_continuous.py); the
+rollout stores what it sampled; the init is seeded orthogonal with the PPO gains and a zero log-std."""
 import functools
-import inspect
 
 import gymnax
 import jax
@@ -23,8 +22,6 @@ torch.set_float32_matmul_precision("highest")
 
 CPU = torch.device("cpu")
 HEADS = ("actor_mean", "critic")
-ENV_HELPERS = ("BraxState", "BraxEnv", "make_env", "flatten_obs", "RunningStats", "Normalizer", "new_stats",
-               "update_stats", "normalize_obs", "normalize_step", "env_reset", "env_step")
 
 
 @pytest.fixture
@@ -38,10 +35,11 @@ def torch_linears(agent, head):
     return [layer for layer in getattr(agent, head) if isinstance(layer, torch.nn.Linear)]
 
 
-def torch_agent_of(params):
-    """A torch agent holding the Linen `params` (torch weight (out, in) = Linen kernel (in, out) transposed)."""
+def torch_agent_of(params, script=ppo_continuous_torch):
+    """A torch agent of `script` holding the Linen `params` (torch weight (out, in) = Linen kernel (in, out)
+    transposed)."""
     torch.manual_seed(0)  # any weights: they are overwritten with the Linen ones
-    agent = ppo_continuous_torch.make_agent(continuous_case.OBS_DIM, continuous_case.ACTION_DIM, "small", CPU)
+    agent = script.make_agent(continuous_case.OBS_DIM, continuous_case.ACTION_DIM, "small", CPU)
     with torch.no_grad():
         for head in HEADS:
             layers = continuous_case.linen_layers(params, head)
@@ -159,13 +157,6 @@ def test_init_is_seeded_orthogonal_with_ppo_gains_zero_biases_and_zero_logstd(mo
     assert agent.actor_logstd.shape == (1, 6) and not agent.actor_logstd.detach().any()
     first = lambda a: torch_linears(a, "actor_mean")[0].weight.detach()
     assert torch.equal(first(agent), first(build(0))) and not torch.equal(first(agent), first(build(1)))
-
-
-def test_env_helpers_are_the_references_line_for_line():
-    """The env side stays the reference's JAX: Brax adapter, normalisers, reset and step."""
-    for name in ENV_HELPERS:
-        assert inspect.getsource(getattr(ppo_continuous_torch, name)) == inspect.getsource(getattr(linen, name)), name
-    assert ppo_continuous_torch.BRAX_ENVS == linen.BRAX_ENVS
 
 
 def test_normalizers_match_the_shared_stream():
