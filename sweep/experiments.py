@@ -123,6 +123,7 @@ class Experiment:
     section = ""  # its report section's module (report/<section>.py)
     prior_percent = 100  # its runs' built-in cost estimate scaled by this
     seed_stride = 1  # repeat r (0-based) runs seed 1 + seed_stride r
+    cpu_elsewhere = False  # on a CPU a command set of its own runs it, not the sweep's grids (only --grid gpu has runs)
 
     def runs(self, choices: Choices) -> list:
         return []
@@ -508,7 +509,7 @@ class Exp12(Experiment):
     continuous-action scripts on Brax's envs, where those are meant to run: GPU_NUM_ENVS envs x GPU_NUM_STEPS steps,
     the workload's epochs and minibatches, the small model."""
 
-    name, topic = "exp12", "continuous control on expensive envs: does the framework matter less"
+    name, topic, cpu_elsewhere = "exp12", "continuous control on expensive envs: does the framework matter less", True
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "continuous"
     GPU_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
                     v.CONTINUOUS_TORCH_COMPILE)

@@ -41,7 +41,7 @@ def test_compiled_torch_mode_runs_and_names_its_mode(shared_runs):
 def test_default_config_learns_pendulum(script, shared_runs):
     run = shared_runs.continuous_learning(script)
     returns = [value for _, value in run.scalars["charts/episodic_return"]]
-    assert returns[0] < -1200, returns[:5]  # a random policy's
+    assert returns[0] < -1100, returns[:5]  # a random policy's: -1,178 to -1,376 at iteration 1 (seed 1)
     assert final_return(run.scalars) >= CONTINUOUS_LEARNED_RETURN, returns[-5:]
 
 

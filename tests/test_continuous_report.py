@@ -7,6 +7,7 @@ import pytest
 
 from events import write_run
 from report import continuous
+from test_plot import run_plot
 
 # (env, backend): {label: steady seconds}, and the env's steps per iteration in seconds
 STEADY = {
@@ -69,3 +70,16 @@ def test_brax_s_backends_get_their_steps_and_compile_seconds(exp12_folder):
 def test_a_folder_without_exp12_json_is_refused_in_one_line(tmp_path, capsys):
     assert continuous.main([str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path} holds no exp12.json: not exp12's folder\n"
+
+
+def test_a_sweeps_report_gives_exp12s_gpu_runs_each_scripts_ratio_per_env(tmp_path):
+    """--grid gpu's exp12 runs, read by plot.py: report/continuous.py's section of the sweep's report."""
+    for script, mode, steady in (("ppo_continuous_linen", "jit", 0.05), ("ppo_continuous_torch", "env-jit", 0.2)):
+        write_run(str(tmp_path / "runs" / "exp12" / f"exp12__{script}__{mode}__hopper__small__n2048__1"),
+                  [30.0] + [1.5 * steady] * 7 + [steady] * 8, variant=script, compile_mode=mode, env_id="hopper",
+                  num_envs=2048, num_steps=64)
+    result = run_plot(tmp_path)
+    assert result.returncode == 0, result.stderr
+    section = (tmp_path / "REPORT.md").read_text().split("Continuous control on Brax's envs (exp12)")[1]
+    assert "| continuous_linen (jit) | 0.05 | 1.00× |" in section
+    assert "| continuous_torch (env-jit) | 0.2 | 4.00× |" in section

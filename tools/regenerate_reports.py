@@ -33,7 +33,8 @@ class Report(NamedTuple):
     inputs: tuple  # plot.py's arguments before --out: sweep folders (the first is the sitting), or a --compare
 
 
-NOT_PLOT = ("cpu-2core-exp9-env-throughput", "cpu-2core-exp10", "cpu-2core-exp11")  # committed reports that plot.py does not write
+# committed reports that plot.py does not write
+NOT_PLOT = ("cpu-2core-exp9-env-throughput", "cpu-2core-exp10", "cpu-2core-exp11", "cpu-2core-exp12")
 
 REPORTS = (
     Report("cpu-2core-exp1-small", ("results/cpu-2core-exp1-small",)),
