@@ -32,6 +32,7 @@ GPU_PRIOR = {
     "compile-cudagraphs": (30, 150, (160, 200, 380)),
     "torch-native": (5, 440, (450, 480, 600)),
     "torch-native-compile": (40, 150, (160, 200, 380)),
+    "torch-native-compile-cudagraphs": (45, 40, (50, 90, 300)),  # a replay per step: launches gone, a guess
     # the continuous-action scripts on Brax (MJX) envs, guesses: compiling the env takes a minute on a CPU; a step
     # of 2,048 envs costs milliseconds, so the iteration grows with the batch; torch adds its launches per step and
     # per minibatch

@@ -52,6 +52,7 @@ class Config:
     num_envs: int
     timing: str  # "sync" (--sync-timing) or "async"
     agents: int = 1
+    seed: int = 0  # a configuration of one seed only, this one, in the first repeat (0: every repeat's own seed)
 
     @property
     def variant(self) -> v.Variant:
@@ -261,8 +262,8 @@ class Exp5(Experiment):
     ITERATIONS = 12  # windows 0, 1-7 and 8-11: a steady state of 4 iterations
     QUICK_VARIANTS = (v.LINEN, v.TORCH, v.TORCH_GYMNASIUM, v.LINEN_GYMNASIUM_VECTOR, v.TORCH_NATIVE_COMPILE)
     QUICK_NUM_ENVS = (8, 32, 128)
-    # --grid gpu: up to where the GPU saturates, Linen and torch
-    GPU_VARIANTS = (v.LINEN, v.TORCH)
+    # --grid gpu: up to where the GPU saturates, Linen and torch at its GPU best (on envs in torch, CUDA graphs)
+    GPU_VARIANTS = (v.LINEN, v.TORCH_NATIVE_COMPILE_CUDAGRAPHS)
     GPU_ENVS = ("CartPole-v1",)
     GPU_NUM_ENVS = (8, 128, 2048, 16384, 65536)
 
@@ -374,12 +375,21 @@ class Exp7(Experiment):
     QUICK_VARIANTS = (v.LINEN, v.TORCH)
     QUICK_ENVS = ("CartPole-v1",)
     QUICK_SMALL_SEEDS = 2
-    # --grid gpu, in GPU_SIZE_ORDER: every fully compiled variant, torch env-jit, torch.compile with and without CUDA
-    # graphs, torch on envs in torch eager and compiled (CartPole-v1 only), one seed
+    # --grid gpu: (a) torch at its GPU best first, torch on envs in torch compiled with CUDA graphs beside Linen and
+    # torch.compile with graphs (GPU_GRAPH_VARIANTS) on GPU_GRAPH_BLOCKS; (b) seeds GPU_SEEDS of CartPole-v1 small for
+    # GPU_SEED_VARIANTS, so that the GPU answer has intervals; last, (f) the rest of GPU_VARIANTS in GPU_SIZE_ORDER:
+    # every fully compiled variant, torch env-jit, torch.compile with and without CUDA graphs, torch on envs in torch
+    # eager, compiled and with graphs (CartPole-v1 only), one seed
     GPU_VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.LINEN_SCAN, v.TORCH, v.TORCH_COMPILE,
-                    v.TORCH_COMPILE_CUDAGRAPHS, v.TORCH_NATIVE, v.TORCH_NATIVE_COMPILE)
+                    v.TORCH_COMPILE_CUDAGRAPHS, v.TORCH_NATIVE, v.TORCH_NATIVE_COMPILE, v.TORCH_NATIVE_COMPILE_CUDAGRAPHS)
     GPU_SIZE_ORDER = (("CartPole-v1", "small"), ("CartPole-v1", "large"), ("Breakout-MinAtar", "small"),
                       ("Breakout-MinAtar", "large"), ("CartPole-v1", "medium"))
+    GPU_GRAPH_VARIANTS = (v.LINEN, v.TORCH_COMPILE_CUDAGRAPHS, v.TORCH_NATIVE_COMPILE_CUDAGRAPHS)
+    GPU_GRAPH_BLOCKS = (("CartPole-v1", "small"), ("CartPole-v1", "large"), ("Acrobot-v1", "small"))
+    GPU_SEED_VARIANTS = (v.LINEN, v.EQUINOX, v.LINEN_SCAN, v.TORCH, v.TORCH_COMPILE, v.TORCH_COMPILE_CUDAGRAPHS,
+                         v.TORCH_NATIVE_COMPILE, v.TORCH_NATIVE_COMPILE_CUDAGRAPHS)
+    GPU_SEEDS = (2, 3)
+    QUICK_GPU_SEED_VARIANTS = (v.LINEN, v.TORCH)
 
     def runs(self, choices):
         """Each variant at small and large on ENVS, at medium on all 12 envs (--quick: CartPole-v1); then the
@@ -396,11 +406,26 @@ class Exp7(Experiment):
                        for size, env, variant in itertools.product(SIZES, self.SYNC_ENVS, variants)
                        if variant is not v.LINEN_SCAN and (size != "large" or variant in self.SYNC_AT_LARGE)]
 
-    def gpu_runs(self, choices):
-        order = self.GPU_SIZE_ORDER[:1] if choices.quick else self.GPU_SIZE_ORDER
+    def gpu_graph_runs(self, choices):
+        """(a) the CUDA-graph designs beside Linen, on GPU_GRAPH_BLOCKS (--quick: the first)."""
+        blocks = self.GPU_GRAPH_BLOCKS[:1] if choices.quick else self.GPU_GRAPH_BLOCKS
         return [Config(self.name, variant.script, variant.mode, env, size, choices.num_envs, "async")
-                for env, size in order for variant in self.GPU_VARIANTS
-                if not variant.classic_only or env in CLASSIC_ENVS]
+                for env, size in blocks for variant in self.GPU_GRAPH_VARIANTS]
+
+    def gpu_seed_runs(self, choices):
+        """(b) seeds GPU_SEEDS of CartPole-v1 small, each a configuration of its seed (--quick: seed 2 of two)."""
+        variants, seeds = (self.QUICK_GPU_SEED_VARIANTS, self.GPU_SEEDS[:1]) if choices.quick else (
+            self.GPU_SEED_VARIANTS, self.GPU_SEEDS)
+        return [Config(self.name, variant.script, variant.mode, "CartPole-v1", "small", choices.num_envs, "async",
+                       seed=seed) for seed in seeds for variant in variants]
+
+    def gpu_runs(self, choices):
+        """(f) every GPU variant in GPU_SIZE_ORDER but the runs of (a) (--quick: the first block)."""
+        order = self.GPU_SIZE_ORDER[:1] if choices.quick else self.GPU_SIZE_ORDER
+        first = set(self.gpu_graph_runs(choices))
+        return [config for env, size in order for variant in self.GPU_VARIANTS
+                if (not variant.classic_only or env in CLASSIC_ENVS) and (config := Config(
+                    self.name, variant.script, variant.mode, env, size, choices.num_envs, "async")) not in first]
 
     def min_seeds(self, config, choices):
         """The small async runs give their answer over seeds."""
@@ -540,13 +565,15 @@ UNFILED = {"async": EXP1.name, "sync": "sync"}
 def gpu_grid(choices):
     """--grid gpu, the runs that answer most per GPU minute in priority order, so that a sitting cut short
     (benchmark.sh --max-minutes, one chunk per device command) still answers the first question: the warm-up run
-    (torch env-jit: imports JAX and torch, initialises CUDA under both), then (a) the ranking per model size, (b) the
-    number of envs, Linen and torch, CartPole-v1, (c) many agents, (d) the DQN scripts on gymnax. Existing experiments'
-    names and run names, so that the report reads a GPU sweep as a CPU one and --compare pairs them; last (e) the
-    continuous-action scripts on Brax's envs (exp12)."""
+    (torch env-jit: imports JAX and torch, initialises CUDA under both), then (a) torch at its GPU best, on envs in
+    torch with CUDA graphs, beside Linen and torch.compile with graphs, (b) seeds 2 and 3 of CartPole-v1 small, (c)
+    the number of envs, Linen and torch on envs in torch with graphs, CartPole-v1, (d) many agents, (e) the DQN scripts
+    on gymnax, (f) the rest of the ranking per model size, last the continuous-action scripts on Brax's envs (exp12).
+    Existing experiments' names and run names, so that the report reads a GPU sweep as a CPU one and --compare pairs
+    them."""
     grid = product(WARMUP.name, ("CartPole-v1",), ("small",), (v.TORCH,), choices.num_envs)
-    return (grid + EXP7.gpu_runs(choices) + EXP5.gpu_runs(choices) + EXP6.gpu_runs(choices) + EXP8.gpu_runs(choices)
-            + EXP12.gpu_runs(choices))
+    return (grid + EXP7.gpu_graph_runs(choices) + EXP7.gpu_seed_runs(choices) + EXP5.gpu_runs(choices)
+            + EXP6.gpu_runs(choices) + EXP8.gpu_runs(choices) + EXP7.gpu_runs(choices) + EXP12.gpu_runs(choices))
 
 
 def min_seeds(config, choices):

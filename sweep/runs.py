@@ -102,19 +102,24 @@ def describe(run: Run, workload: Workload, parallel: int) -> str:
 
 def select(grid, repeats, min_seeds, only=None, pattern=None, shard=(1, 1)):
     """The runs of the grid that the options select, in order: --repeats times the grid with seeds 1.. (a configuration
-    at least min_seeds(config) times; a group's agents seeds 1 + seed_stride r onwards), then --only (the runs that
+    at least min_seeds(config) times; a group's agents seeds 1 + seed_stride r onwards; a configuration of a pinned
+    seed once, where the grid puts it, and not again in a repeat), then --only (the runs that
     prepare the machine stay), --filter on the run's name, --shard K/N of the runs but those that prepare the machine,
     which go to every shard."""
     selected, index, position = [], 0, 0
+    pinned = {Run(config, config.seed, 0).name for config in grid if config.seed}
     for repeat in range(max([repeats, *map(min_seeds, grid)])):
         for config in grid:
-            if repeat >= repeats and repeat >= min_seeds(config):
+            if repeat >= repeats and repeat >= min_seeds(config) or (config.seed and repeat):
+                continue
+            seed = config.seed or 1 + repeat * config.experiment.seed_stride
+            if not config.seed and Run(config, seed, 0).name in pinned:  # a repeat's run that the grid pins already
                 continue
             index += 1
             prepares = config.experiment.prepares
             if only and config.exp != only and not prepares:
                 continue
-            run = Run(config, 1 + repeat * config.experiment.seed_stride, index)
+            run = Run(config, seed, index)
             if pattern and not pattern.search(run.name):
                 continue
             if not prepares:

@@ -94,6 +94,10 @@ TORCH_NATIVE = Variant("ppo_torch_native", "eager", (), "torch", "torch-native",
 TORCH_NATIVE_COMPILE = Variant("ppo_torch_native", "compile", ("--compile",), "torch", "torch-native-compile",
                                "torch_native", "#a63603", "ppo_torch", TORCH_ENV, baseline="torch_native (eager)",
                                design="torch.compile, env in torch", classic_only=True)
+TORCH_NATIVE_COMPILE_CUDAGRAPHS = Variant(  # CUDA graphs of the compiled rollout step and update: GPU only
+    "ppo_torch_native", "compile+cudagraphs", ("--compile", "--cudagraphs"), "torch",
+    "torch-native-compile-cudagraphs", "torch_native", "#54278f", "ppo_torch", TORCH_ENV,
+    baseline="torch_native (compile)", design="torch.compile + CUDA graphs, env in torch", classic_only=True)
 # DQN (CleanRL's CartPole-v1 DQN): three torch designs in three hues (ΔE2000 > 25 between any two); the cost
 # families are the scripts' own (sweep/estimate.py DQN_PRIOR)
 DQN_TORCH_GYMNASIUM = Variant("dqn_torch_gymnasium", "eager", (), "torch", "dqn-torch-gymnasium",
@@ -139,7 +143,7 @@ CONTINUOUS_LINEN_GYMNASIUM = Variant("ppo_continuous_linen_gymnasium", "jit", ()
 VARIANTS = (LINEN_NONE, LINEN, NNX_NONE, NNX, NNX_CACHED, NNX_TREE, EQUINOX_NONE, EQUINOX, TORCH_NONE, TORCH,
             TORCH_COMPILE, TORCH_COMPILE_CUDAGRAPHS, LINEN_GYMNASIUM, LINEN_GYMNASIUM_VECTOR, TORCH_GYMNASIUM,
             TORCH_GYMNASIUM_VECTOR, TORCH_GYMNASIUM_ASYNC, LINEN_GYMNASIUM_ASYNC, LINEN_SCAN, TORCH_NATIVE,
-            TORCH_NATIVE_COMPILE, DQN_TORCH_GYMNASIUM, DQN_LINEN_GYMNASIUM, DQN_TORCH, DQN_LINEN, DQN_TORCH_COMPILE,
+            TORCH_NATIVE_COMPILE, TORCH_NATIVE_COMPILE_CUDAGRAPHS, DQN_TORCH_GYMNASIUM, DQN_LINEN_GYMNASIUM, DQN_TORCH, DQN_LINEN, DQN_TORCH_COMPILE,
             DQN_TORCH_COMPILE_CUDAGRAPHS, DQN_NNX, DQN_EQUINOX, DQN_LINEN_VMAP, CONTINUOUS_LINEN, CONTINUOUS_NNX,
             CONTINUOUS_EQUINOX, CONTINUOUS_TORCH, CONTINUOUS_TORCH_COMPILE, CONTINUOUS_TORCH_GYMNASIUM,
             CONTINUOUS_LINEN_GYMNASIUM)

@@ -26,29 +26,64 @@ def gpu_runs():
     return dry_run("--grid", "gpu", "--out", "/tmp/benchback-never-made")
 
 
-def test_the_gpu_grid_answers_exp7s_question_first_then_exp5_exp6_dqn_and_brax_last(gpu_runs):
-    order = ["warmup", "exp7", "exp5", "exp6", "exp8", "exp12"]
-    exps = [run["exp"] for run in gpu_runs]
-    assert exps == sorted(exps, key=order.index) and set(exps) == set(order)
-    exp7 = [run for run in gpu_runs if run["exp"] == "exp7"]
-    blocks = list(dict.fromkeys((run["env"], run["size"]) for run in exp7))
-    assert blocks == [("CartPole-v1", "small"), ("CartPole-v1", "large"), ("Breakout-MinAtar", "small"),
-                      ("Breakout-MinAtar", "large"), ("CartPole-v1", "medium")]
-    for env, size in blocks:  # every variant per block; torch on envs in torch where it has the env
+PRIORITIES = ["(a) graphs", "(b) seeds", "exp5", "exp6", "exp8", "(f) the rest of exp7", "exp12"]
+
+
+def priority(run: dict) -> str:
+    """The part of the GPU grid's order a run belongs to (its exp, exp7's split in three)."""
+    if run["exp"] != "exp7":
+        return run["exp"]
+    if run["seed"] != 1:
+        return "(b) seeds"
+    graphs = experiments.EXP7.GPU_GRAPH_VARIANTS
+    block = (run["env"], run["size"]) in experiments.EXP7.GPU_GRAPH_BLOCKS
+    return "(a) graphs" if block and (run["script"], run["mode"]) in {(v.script, v.mode) for v in graphs} \
+        else "(f) the rest of exp7"
+
+
+def test_the_gpu_grid_puts_torch_at_its_gpu_best_and_the_seeds_first_then_exp5_exp6_dqn_the_rest_brax_last(gpu_runs):
+    assert gpu_runs[0]["exp"] == "warmup"
+    parts = [priority(run) for run in gpu_runs[1:]]
+    assert parts == sorted(parts, key=PRIORITIES.index) and set(parts) == set(PRIORITIES)
+    graphs = [(run["script"], run["mode"], run["env"], run["size"]) for run in gpu_runs if priority(run) == "(a) graphs"]
+    assert graphs == [(variant.script, variant.mode, env, size) for env, size in experiments.EXP7.GPU_GRAPH_BLOCKS
+                      for variant in experiments.EXP7.GPU_GRAPH_VARIANTS]
+    assert ("ppo_torch_native", "compile+cudagraphs", "Acrobot-v1", "small") in graphs
+    seeds = {(run["script"], run["mode"], run["seed"]) for run in gpu_runs if priority(run) == "(b) seeds"}
+    assert seeds == {(variant.script, variant.mode, seed) for variant in experiments.EXP7.GPU_SEED_VARIANTS
+                     for seed in (2, 3)}
+    assert all(run["env"] == "CartPole-v1" and run["size"] == "small" for run in gpu_runs if run["seed"] != 1)
+    cudagraphs = [run for run in gpu_runs if run["mode"] == "compile+cudagraphs"]
+    assert cudagraphs and all("--cudagraphs" in run["line"].split() for run in cudagraphs)
+    native = [run for run in cudagraphs if run["script"] == "ppo_torch_native"]
+    assert native and all({"--compile", "--cudagraphs"} <= set(run["line"].split()) for run in native)
+    assert len({run["run_name"] for run in gpu_runs}) == len(gpu_runs)
+
+
+def test_the_rest_of_exp7_is_every_gpu_variant_per_block_but_the_runs_before(gpu_runs):
+    exp7 = [run for run in gpu_runs if run["exp"] == "exp7" and run["seed"] == 1]
+    rest = [run for run in exp7 if priority(run) == "(f) the rest of exp7"]
+    assert list(dict.fromkeys((run["env"], run["size"]) for run in rest)) == list(experiments.EXP7.GPU_SIZE_ORDER)
+    for env, size in experiments.EXP7.GPU_SIZE_ORDER:  # every variant per block, with (a)'s; torch on envs in torch
         variants = {(run["script"], run["mode"]) for run in exp7 if (run["env"], run["size"]) == (env, size)}
         expected = {(variant.script, variant.mode) for variant in experiments.EXP7.GPU_VARIANTS}
         if env == "Breakout-MinAtar":
-            expected -= {("ppo_torch_native", "eager"), ("ppo_torch_native", "compile")}
+            expected = {(script, mode) for script, mode in expected if script != "ppo_torch_native"}
         assert variants == expected, (env, size)
-    cudagraphs = [run for run in gpu_runs if run["mode"] == "compile+cudagraphs"]
-    assert cudagraphs and all("--cudagraphs" in run["line"].split() for run in cudagraphs)
-    assert all(run["seed"] == 1 for run in gpu_runs) and len({run["run_name"] for run in gpu_runs}) == len(gpu_runs)
+
+
+def test_repeats_of_the_gpu_grid_run_a_pinned_seed_once():
+    runs = dry_run("--grid", "gpu", "--repeats", "3", "--out", "/tmp/benchback-never-made")
+    names = [run["run_name"] for run in runs if run["exp"] == "exp7"]
+    assert len(names) == len(set(names)) and "exp7__ppo_linen__jit__CartPole-v1__small__2" in names
 
 
 def test_the_gpu_grid_goes_to_65536_envs_populations_of_256_agents_and_the_dqn_scripts_on_gymnax(gpu_runs):
-    exp5 = {(run["script"], int(run["line"].split("--num-envs ")[1].split()[0])) for run in gpu_runs
+    exp5 = {(run["script"], run["mode"], int(run["line"].split("--num-envs ")[1].split()[0])) for run in gpu_runs
             if run["exp"] == "exp5"}
-    assert exp5 == {(script, n) for script in ("ppo_linen", "ppo_torch") for n in experiments.EXP5.GPU_NUM_ENVS}
+    assert exp5 == {(script, mode, n) for script, mode in (("ppo_linen", "jit"), ("ppo_torch_native",
+                                                                                  "compile+cudagraphs"))
+                    for n in experiments.EXP5.GPU_NUM_ENVS}
     assert max(experiments.EXP5.GPU_NUM_ENVS) == 65536
     exp6 = {(run["script"], run["agents"]) for run in gpu_runs if run["exp"] == "exp6"}
     assert {("ppo_linen_scan", 64), ("ppo_linen_scan", 256), ("ppo_linen", 8)} <= exp6
@@ -65,22 +100,23 @@ def test_the_gpu_grid_runs_16_iterations_12_at_large_and_in_exp5_and_its_own_dqn
                for run in dqn)
 
 
-def test_the_gpu_grid_is_sized_for_25_minutes_on_one_gpu_by_its_estimate_before_its_brax_runs():
+def test_the_gpu_grid_answers_its_first_questions_in_two_10_minute_windows_by_its_estimate():
     sweep = Plan(["--grid", "gpu"], "benchmark.sh", str(REPO), "python", GPU_CORES, GPU_CORES)
-    minutes = sweep.estimator.total_ms(run.config for run in sweep.selected if run.config.exp != "exp12") / 60000
-    assert 20 <= minutes <= 25
-    # (e) exp12's Brax runs, last: a window that reaches them has answered everything before
-    brax = sweep.estimator.total_ms(run.config for run in sweep.selected if run.config.exp == "exp12") / 60000
-    assert brax <= 10
-    # (a) alone, the question a short sitting answers, fits in two 10-minute windows
-    exp7 = sweep.estimator.total_ms(run.config for run in sweep.selected if run.config.exp in ("warmup", "exp7"))
-    assert exp7 / 60000 <= 16
+    exp7 = experiments.EXP7
+    first = 1 + len(exp7.GPU_GRAPH_BLOCKS) * len(exp7.GPU_GRAPH_VARIANTS) + len(exp7.GPU_SEED_VARIANTS) * len(
+        exp7.GPU_SEEDS)  # the warm-up, (a) and (b)
+    minutes = {part: sweep.estimator.total_ms(run.config for run in sweep.selected if part(run)) / 60000 for part in (
+        lambda run: True, lambda run: run.config.exp == "exp12", lambda run: run.index <= first)}
+    total, brax, first = minutes.values()
+    assert 40 <= total <= 55  # the whole grid: five or six windows
+    assert brax <= 10  # exp12's Brax runs, last: a window that reaches them has answered everything before
+    assert first <= 16  # (a) and (b), the question a short sitting answers: two 10-minute windows
 
 
 def test_the_gpu_grids_dry_run_names_what_its_estimate_is_for():
     result = benchmark("--grid", "gpu", "--dry-run", "--out", "/tmp/benchback-never-made")
     assert result.returncode == 0, result.stderr
-    assert re.search(r"^81 runs; estimated time on one H100 GPU: about \d+ min", result.stderr, re.M), result.stderr
+    assert re.search(r"^103 runs; estimated time on one H100 GPU: about \d+ min", result.stderr, re.M), result.stderr
 
 
 def test_a_bad_grid_is_one_line_naming_the_three_grids():
@@ -93,7 +129,7 @@ NO_GPU = "#!/bin/sh\nexit 9\n"
 # the chunk's built-in figures: ppo_nnx_cached 10 minutes, any other run 10 ms (a fake run takes longer; the
 # estimator scales unseen runs by what the seen ones took, so the first chunk cannot reach ppo_nnx_cached)
 LONG_NNX = "\n\ndef prior_ms(config, *args):\n    return 600000 if config.script == 'ppo_nnx_cached' else 10\n"
-CHUNK = ("--quick", "--filter", "^exp7__ppo_(linen|nnx_cached)__")
+CHUNK = ("--quick", "--filter", "^exp7__ppo_(linen|nnx_cached)__.*__1$")  # seed 1: (a)'s Linen run, (f)'s NNX one
 
 
 def sitting(*args, repo=REPO, gpu=FAKE_GPU, tmp_path, env=None):
@@ -282,8 +318,9 @@ def test_compare_puts_each_sides_steady_iteration_relative_to_its_fastest_whatev
 
 def test_the_help_gives_the_gpu_grids_run_counts(gpu_runs):
     text = benchmark("--help").stdout.split("--grid gpu, ")[1].split("Every run of exp1")[0]
-    counts = {exp: sum(run["exp"] == exp for run in gpu_runs) for exp in ("warmup", "exp7", "exp5", "exp8")}
-    for exp, count in counts.items():
-        assert re.search(rf"^  {exp} +{count} runs? ", text, re.M), (exp, count)
+    counts = {exp: sum(run["exp"] == exp for run in gpu_runs) for exp in ("warmup", "exp7", "exp5", "exp8", "exp12")}
+    for exp, count in counts.items():  # an experiment on several lines (exp7's parts of the order): their sum
+        listed = re.findall(rf"^  {exp} +(\d+) runs? ", text, re.M)
+        assert listed and sum(map(int, listed)) == count, (exp, listed, count)
     groups = sum(run["exp"] == "exp6" for run in gpu_runs)
     assert re.search(rf"^  exp6 +{groups} groups ", text, re.M)

@@ -116,3 +116,96 @@ def test_the_eager_loop_reads_the_host_once_per_iteration_and_compiles_nothing(s
     fetches = [(f["method"], f["file"]) for f in record["fetches"] if not f["nested"]]
     assert fetches == [("torch.Tensor.tolist", os.path.join(ROOT, SCRIPT))] * iterations
     assert record["compilations"] == []
+
+
+# CUDA GRAPHS, without CUDA: torch.cuda's streams and graphs replaced by stand-ins. A stand-in graph records, at
+# capture, which function ran on which static inputs into which outputs; a replay runs it again on the static inputs
+# and writes the outputs in place, as a CUDA graph replays its kernels into the memory it captured
+class FakeStream:
+    def __init__(self):
+        self.waited = 0
+
+    def wait_stream(self, other):
+        self.waited += 1
+
+
+class FakeGraph:
+    capturing = None  # the graph in capture, which Recorded functions register with
+
+    def __init__(self):
+        self.recorded, self.replays = [], 0
+
+    def replay(self):
+        self.replays += 1
+        for fn, args, outs in self.recorded:
+            for out, value in zip(outs, fn.compute(*args)):
+                out.copy_(value)
+
+
+class Recorded:
+    """A step for the graph: out = (2 x + y, x.sum()); counts its real calls (warm-up and capture)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    @staticmethod
+    def compute(x, y):
+        return 2 * x + y, x.sum()
+
+    def __call__(self, x, y):
+        self.calls += 1
+        outs = self.compute(x, y)
+        if FakeGraph.capturing is not None:
+            FakeGraph.capturing.recorded.append((self, (x, y), outs))
+        return outs
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    streams = []
+
+    class GraphCapture:
+        def __init__(self, graph):
+            self.graph = graph
+
+        def __enter__(self):
+            FakeGraph.capturing = self.graph
+
+        def __exit__(self, *exc):
+            FakeGraph.capturing = None
+
+    def new_stream():
+        streams.append(FakeStream())
+        return streams[-1]
+
+    monkeypatch.setattr(torch.cuda, "Stream", new_stream)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda: FakeStream())
+    monkeypatch.setattr(torch.cuda, "stream", lambda stream: GraphCapture(None))
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
+    monkeypatch.setattr(torch.cuda, "graph", GraphCapture)
+    return streams
+
+
+def test_cuda_graph_runs_its_warmup_calls_for_real_then_captures_once_and_replays_new_inputs(fake_cuda):
+    fn = Recorded()
+    graph = native.CudaGraph(fn, warmup=2)
+    x, y = torch.arange(3.0), torch.ones(3)
+    for _ in range(2):  # warm-up: the function itself, on a side stream that waits for the current one
+        out = graph(x, y)
+        assert graph.graph is None and torch.equal(out[0], 2 * x + y)
+    assert fn.calls == 2 and fake_cuda[0].waited == 2
+    for step in range(3):  # the capture (one more real call), then replays only
+        x, y = torch.arange(3.0) + step, torch.full((3,), float(step))
+        out = graph(x, y)
+        assert torch.equal(out[0], 2 * x + y) and torch.equal(out[1], x.sum())
+    assert fn.calls == 3 and graph.graph.replays == 3
+    assert out[0].data_ptr() != graph.static_out[0].data_ptr()  # a clone: the next replay cannot overwrite it
+
+
+def test_cuda_graph_copies_an_argument_of_once_per_object_only_when_it_is_a_new_object(fake_cuda):
+    graph = native.CudaGraph(Recorded(), once_per_object=(1,), warmup=0)
+    batch = torch.ones(3)
+    assert torch.equal(graph(torch.zeros(3), batch)[0], batch)
+    batch.fill_(5.0)  # the same object again: not copied, the graph still holds its first values
+    assert torch.equal(graph(torch.zeros(3), batch)[0], torch.ones(3))
+    assert torch.equal(graph(torch.zeros(3), batch.clone())[0], torch.full((3,), 5.0))  # a new object: copied
