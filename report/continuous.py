@@ -11,7 +11,6 @@ hypothesis, measured at the heavy end.
 
 In a sweep's report (plot.py), section_continuous gives exp12's runs there (--grid gpu: the continuous-action
 scripts on Brax's envs) the same per-env ratios."""
-import json
 import math
 import os
 import statistics
@@ -20,7 +19,7 @@ import sys
 from matplotlib.figure import Figure
 
 from report.load import SkippedRun, read_event_file, window_names
-from report.search import ratio
+from report.search import ratio, read_json_file
 from report.settings import LABEL_COLORS
 from report.stats import metric_values, rows_of, where
 from report.study import CHARTS, DPI, run_command, write_markdown
@@ -35,14 +34,8 @@ STEADY_FROM = 2  # the steady iterations: 2 onwards (0 compiles; 1 can still war
 
 
 def read_plan(directory: str) -> dict:
-    path = os.path.join(directory, PLAN_FILE)
-    try:
-        with open(path) as f:
-            plan = json.load(f)
-    except OSError:
-        raise Refused(f"{directory} holds no {PLAN_FILE}: not exp12's folder") from None
-    except json.JSONDecodeError as error:
-        raise Refused(f"{path} is not JSON: {error}") from None
+    """DIR/exp12.json; refused where it is missing, not JSON, or lists no runs."""
+    plan, path = read_json_file(directory, PLAN_FILE)
     if not isinstance(plan, dict) or not isinstance(plan.get("runs"), list) or not plan["runs"]:
         raise Refused(f"{path} lists no runs")
     return plan

@@ -41,17 +41,22 @@ class Entry(NamedTuple):
     figures: Figures | None
 
 
-def read_plan(directory: str, plan_file: str = PLAN_FILE) -> dict:
-    """DIR/exp10.json (or another command set's plan_file); a folder without it, or a file that is not one, is
-    refused."""
+def read_json_file(directory: str, plan_file: str):
+    """DIR/plan_file's JSON, its path; a folder without it, or a file that is not JSON, is refused."""
     path = os.path.join(directory, plan_file)
     try:
         with open(path) as f:
-            plan = json.load(f)
+            return json.load(f), path
     except OSError:
         raise Refused(f"{directory} holds no {plan_file}: not {plan_file.split('.')[0]}'s folder") from None
     except json.JSONDecodeError as error:
         raise Refused(f"{path} is not JSON: {error}") from None
+
+
+def read_plan(directory: str, plan_file: str = PLAN_FILE) -> dict:
+    """DIR/exp10.json (or another command set's plan_file); a folder without it, or a file that is not one, is
+    refused."""
+    plan, path = read_json_file(directory, plan_file)
     studies = plan.get("studies") if isinstance(plan, dict) else None
     if not isinstance(studies, list) or not all(isinstance(item, dict) and STUDY_KEYS <= set(item) for item in studies):
         raise Refused(f"{path}: want a 'studies' list, each study with its {', '.join(sorted(STUDY_KEYS))}")
