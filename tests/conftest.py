@@ -43,8 +43,11 @@ import os
 import shutil
 import tempfile
 
+import time
+
 import pytest
 
+import ledger
 from helpers import SharedRuns
 
 SHARED = {}
@@ -69,7 +72,7 @@ def background_kind(item):
 
 
 def pytest_configure(config):
-    """The session's JAX compilation cache, for every process started from here on (set before jax is imported), and
+    """The ledger (tests/ledger.py) records every process started from here on. The session's JAX compilation cache, for every process started from here on (set before jax is imported), and
     no JAX preallocation on a GPU: this process's JAX would otherwise hold most of the GPU the scripts it starts use."""
     os.environ.update(
         XLA_PYTHON_CLIENT_PREALLOCATE="false",
@@ -77,6 +80,7 @@ def pytest_configure(config):
         JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
         JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1",
     )
+    ledger.install()
 
 
 def pytest_collection_modifyitems(items):
@@ -94,6 +98,24 @@ def pytest_collection_finish(session):
         start = getattr(shared(), background_kind(item))
         params = item.callspec.params if hasattr(item, "callspec") else {}
         start(**{name: params[name] for name in inspect.signature(start).parameters if name in params}, background=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    """The test's setup, call and teardown seconds, and the processes it starts, in the ledger."""
+    ledger.LEDGER.current.test, start = item.nodeid, time.monotonic()
+    yield
+    ledger.LEDGER.record_test(item.nodeid, time.monotonic() - start)
+    ledger.LEDGER.current.test = None
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """The ledger's costliest processes and tests, also stored in pytest's cache (key ledger.CACHE_KEY)."""
+    summary = ledger.LEDGER.summary()
+    terminalreporter.section("ledger")
+    ledger.report(terminalreporter.write_line, summary)
+    if config.cache is not None:
+        config.cache.set(ledger.CACHE_KEY, summary)
 
 
 def pytest_sessionfinish(session):

@@ -12,6 +12,7 @@ import sys
 from typing import NamedTuple
 
 import numpy as np
+from ledger import keyed
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
 from sweep import variants
@@ -313,6 +314,20 @@ class Run(NamedTuple):
     record: dict | None  # what tests/probe.py recorded, for a probed run
 
 
+def run_label(key: tuple) -> str:
+    """A shared run's key as one line for the ledger (tests/ledger.py): its script, arguments and marks."""
+    words = []
+    for part in key:
+        if isinstance(part, tuple):  # the arguments, or the environment's (name, value) pairs
+            words += ["=".join(item) if isinstance(item, tuple) else item for item in part]
+        elif part is True:
+            words.append("[probe]")
+        elif part not in (False, None):
+            words.append(str(part))
+    text = " ".join(words).replace(" ".join(DQN_TINY), "DQN_TINY").replace(" ".join(TINY), "TINY")
+    return text if len(text) <= 110 else text[:107] + "..."
+
+
 class SharedRuns:
     """Fresh-process runs shared by the whole test session: a run asked for twice (same script, arguments,
     environment variables and probe) runs once, and every test that needs it reads the same logs. Runs can also be
@@ -325,7 +340,7 @@ class SharedRuns:
     def future(self, key: tuple, work, background: bool) -> concurrent.futures.Future:
         """The future of `work(folder)` (a fresh folder), done once per `key`: now, or queued in the background."""
         if key not in self.runs:
-            work = functools.partial(work, os.path.join(self.root, f"run{len(self.runs)}"))
+            work = keyed(run_label(key), functools.partial(work, os.path.join(self.root, f"run{len(self.runs)}")))
             if background:
                 self.runs[key] = self.background.submit(work)
             else:
