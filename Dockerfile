@@ -26,10 +26,10 @@ COPY --chown=bench:bench requirements.txt .
 RUN pip install --user -r requirements.txt \
     && pip install --user "jax[cuda13]==$(sed -n 's/^jax==//p' requirements.txt)"
 
-COPY --chown=bench:bench ppo_linen.py ppo_nnx.py ppo_nnx_cached.py ppo_nnx_tree.py ppo_equinox.py ppo_torch.py ppo_torch_compile.py \
-    ppo_torch_gymnasium.py ppo_linen_gymnasium.py \
-    benchmark.sh sweep_info.py plot.py ./
-RUN mkdir results
+# The whole tree but what .dockerignore leaves out (results, tests, docs, git and caches): every script, the sweep,
+# the report, the search and the tools, so that nothing here lists a file that a later change could leave stale.
+COPY --chown=bench:bench . .
+RUN mkdir -p results
 VOLUME ["/home/bench/benchback/results"]
 
 ENTRYPOINT ["./benchmark.sh"]

@@ -1,4 +1,4 @@
-"""Hyperparameter search over any ppo_*.py or dqn_*.py script with Optuna: each trial a fresh process of the script."""
+"""Hyperparameter search over any PPO or DQN script with Optuna: each trial a fresh process of the script."""
 import importlib.util
 import os
 import shlex
@@ -10,17 +10,18 @@ from typing import Literal
 import tyro
 
 from search import Refused
+from sweep import variants
 from search.space import SET_BY_POPULATION, SET_BY_TUNE, agent_fields, check_space, load_space, script_fields
 
 USAGE = "python tune.py [options] SCRIPT [script flags]"
 DESCRIPTION = f"""{USAGE}
 
-Searches the hyperparameters of SCRIPT (any ppo_*.py or dqn_*.py) with Optuna. Each trial is a fresh process of
-SCRIPT with the script flags, the trial's values, its own --seed (the study's + the trial's number) and its own run
-folder (OUT/runs/trial_NNNN). The objective, maximised: the mean episodic return over the last 10 % of the trial's env
-steps. Each iteration's mean return goes to the pruner as the trial runs; a pruned trial gets SIGTERM. A rerun of
-the same command resumes the study up to --trials; a trial whose worker was killed is failed and its configuration
-retried. At the end: trials.csv, the best configuration rerun on --eval-seeds fresh seeds, and OUT/REPORT.md with its
+Searches the hyperparameters of SCRIPT (any ppo_*.py, ppo_continuous_*.py or dqn_*.py; the default space is its
+algorithm's) with Optuna. Each trial is a fresh process of SCRIPT with the script flags, the trial's values, its own
+--seed (the study's + the trial's number) and its own run folder (OUT/runs/trial_NNNN). The objective, maximised:
+the mean episodic return over the last 10 % of the trial's env steps. Each iteration's mean return goes to the pruner
+as the trial runs; a pruned trial gets SIGTERM. A rerun of the same command resumes the study up to --trials; a trial
+whose worker was killed is failed and its configuration retried. At the end: trials.csv, the best configuration rerun on --eval-seeds fresh seeds, and OUT/REPORT.md with its
 charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` shows the trials' HParams table.
 
 With --population N (a SCRIPT that takes --hparams: ppo_linen_scan.py, dqn_linen_vmap.py), N trials at a time are the
@@ -102,11 +103,12 @@ def check_options(options: TuneArgs):
 
 
 def check_script(script: str, script_flags: list, population: int) -> tuple[str, dict]:
-    """SCRIPT is a ppo_*.py or dqn_*.py file; each of its flags is a field of its Args that tune.py does not set."""
+    """SCRIPT is a ppo_*.py, ppo_continuous_*.py or dqn_*.py file (its algorithm the registry's rule, which names the
+    default space); each of its flags is a field of its Args that tune.py does not set."""
     name = os.path.basename(script)
-    algorithm = name.split("_", 1)[0]
-    if algorithm not in ("ppo", "dqn") or not os.path.isfile(script):
-        raise Refused(f"unknown script {script}: want a ppo_*.py or dqn_*.py file")
+    algorithm = variants.algorithm_of(name.removesuffix(".py"))
+    if algorithm is None or not name.endswith(".py") or not os.path.isfile(script):
+        raise Refused(f"unknown script {script}: want a ppo_*.py, ppo_continuous_*.py or dqn_*.py file")
     fields = script_fields(script)
     for word in script_flags:
         if not word.startswith("--"):

@@ -4,7 +4,7 @@ import itertools
 
 from sweep.experiments import SIZES
 from report.charts import colors_for, draw_points, draw_speedup_strips, new_figure, save_figure
-from report.machines import gpu_text, machine_lines, shard_differences
+from report.machines import cpu_difference, cpu_name, gpu_text, machine_lines, shard_differences
 from report.messages import warn
 from report.settings import LABEL_COLORS
 from report.stats import geometric_mean, interval, inverted, median, paired, where
@@ -15,7 +15,7 @@ from report.text import Answer, image, markdown_table, seconds_text, speedup_tex
 def side_name(letter, folders, sweep):
     """'A: shard-1, shard-2 (NVIDIA H100 80GB HBM3 (driver 580.65) ×1)': a compared side's folders and machine."""
     system = sweep.systems[0][1] if sweep.systems else {}
-    machine = gpu_text(system) if system.get("gpu") else system.get("cpu") or "unknown machine"
+    machine = gpu_text(system) if system.get("gpu") else cpu_name(system) if system else "unknown machine"
     return f"{letter}: {', '.join(folder.name for folder in folders)} ({machine})"
 
 
@@ -37,7 +37,10 @@ def section_compare(sides, sweeps, out):
     lines = ["## Comparison of two sweeps", "", f"- {name_a}", f"- {name_b}",
              "- Only configurations (experiment, variant, mode, env, size, timing, workload) present in both are "
              "compared, paired by seed; totals only between runs of the same number of iterations.",
-             "- B's speedup over A = A's time / B's time: above 1× where B is faster.", ""]
+             "- B's speedup over A = A's time / B's time: above 1× where B is faster."]
+    difference = cpu_difference([(letter, sweep.systems[0][1] if sweep.systems else {})
+                                 for letter, sweep in zip("AB", sweeps)])
+    lines += [f"- **Warning:** A and B ran on {difference}.", ""] if difference else [""]
     labels_timings = ordered(((row["label"], row["timing"]) for row in sweep_a.rows + sweep_b.rows),
                              list(itertools.product(LABEL_COLORS, ("async", "sync"))))
     steady = steady_pairs(sweep_a, sweep_b, labels_timings)

@@ -19,12 +19,13 @@ import sys
 from matplotlib.figure import Figure
 
 from report.load import SkippedRun, read_event_file, window_names
-from report.search import ratio, read_json_file
+from report.folder import CHARTS, DPI, ratio, read_json_file, run_command, write_markdown
+from report.machines import plan_machine
 from report.settings import LABEL_COLORS
-from report.stats import metric_values, rows_of, where
-from report.study import CHARTS, DPI, run_command, write_markdown
+from report.stats import level_with_first, metric_values, ranges_apart, rows_of, where
 from report.summary import ordered
-from report.text import Answer, heading, markdown_table, number_text, percent_text, seconds_text, speedup_text
+from report.text import (Answer, heading, listed, markdown_table, number_text, percent_text, seconds_text,
+                         speedup_text)
 from search import Refused
 from sweep.experiments import EXP12
 from sweep.variants import BY_LABEL
@@ -60,11 +61,12 @@ def run_numbers(directory: str, name: str) -> dict | None:
 
 
 def cells(directory: str, plan: dict) -> dict:
-    """{(env, backend): {label: [run numbers, one per repeat]}}, in the plan's order."""
+    """{(env, backend): {label: [run numbers with their repeat, one per repeat]}}, in the plan's order."""
     table = {}
     for item in plan["runs"]:
         numbers = run_numbers(directory, item["run"])
         if numbers:
+            numbers["repeat"] = item.get("repeat", 1)
             table.setdefault((item["env"], item["backend"]), {}).setdefault(item["label"], []).append(numbers)
     return table
 
@@ -87,6 +89,23 @@ def steady(runs: list) -> tuple:
     return statistics.median(values), (min(values), max(values))
 
 
+def first_iterations(runs: list) -> tuple:
+    """Iteration 0 of the first repeat (compiled into the sitting's empty cache: what a fresh process pays) and the
+    median of the later repeats' (the persistent compilation cache warm); NaN where there is none."""
+    first = min(run["repeat"] for run in runs)
+    cold = [run["first"] for run in runs if run["repeat"] == first]
+    warm = [run["first"] for run in runs if run["repeat"] != first]
+    return statistics.median(cold), statistics.median(warm) if warm else math.nan
+
+
+def lead(by_label: dict):
+    """The Lead (stats.level_with_first) of the env's scripts by their median steady iteration: a script is level with
+    the fastest where their ranges over repeats overlap."""
+    medians = {label: steady(runs)[0] for label, runs in by_label.items()}
+    values = {label: [run["steady"] for run in runs] for label, runs in by_label.items()}
+    return level_with_first(sorted(medians, key=medians.get), lambda a, b: ranges_apart(values[a], values[b]))
+
+
 def env_rows(plan: dict, env: str, backend: str, by_label: dict) -> tuple:
     """The env's table rows, its framework spread (slowest over fastest steady iteration) and its share of the
     fastest script's iteration."""
@@ -96,13 +115,26 @@ def env_rows(plan: dict, env: str, backend: str, by_label: dict) -> tuple:
     rows = []
     for label, runs in by_label.items():
         median, (low, high) = medians[label]
+        cold, warm = first_iterations(runs)
         rows.append([label, f"{number_text(median)} [{number_text(low)}–{number_text(high)}]", str(len(runs)),
                      speedup_text(median / fastest), percent_text(min(ratio(env_time, median), 1.0), sign=""),
-                     number_text(statistics.median(run["first"] for run in runs)),
+                     number_text(cold), seconds_text(warm),
                      number_text(statistics.median(run["startup"] for run in runs)),
                      seconds_text(statistics.median(run["return"] for run in runs))])
     spread = max(median for median, _ in medians.values()) / fastest
     return rows, spread, ratio(env_time, fastest)
+
+
+def answer_line(name: str, by_label: dict, spread: float, shares: tuple) -> str:
+    """One env's answer: the env's share of the fastest iteration with its range over the env's processes, the
+    fastest script (with those level with it), the slowest's ratio."""
+    share, low, high = shares
+    first = lead(by_label)
+    level = f", level with {listed(first.level)} (ranges over repeats overlap)" if first.level else ""
+    beyond = ", beyond the whole iteration: the env timed alone, not inside it" if high > 1 else ""
+    return (f"- **{name}**: the env's steps alone take {percent_text(share, sign='')} of the fastest script's steady "
+            f"iteration [{percent_text(low, sign='')}–{percent_text(high, sign='')} over the env's processes"
+            f"{beyond}]; fastest {first.first}{level}; the slowest takes {speedup_text(spread)} the fastest's.")
 
 
 def spread_chart(points: list, path: str):
@@ -144,28 +176,43 @@ def write_report(directory: str) -> str:
         env_time, (low, high), compile_seconds = env_seconds(plan, env, backend)
         name = f"{env} ({backend})"
         points.append((name, share, spread))
-        answer.append(f"- **{name}**: the env takes {percent_text(min(share, 1.0), sign='')} of the fastest "
-                      f"script's iteration; the slowest script takes {speedup_text(spread)} the fastest's.")
+        fastest = env_time / share
+        answer.append(answer_line(name, by_label, spread, (share, low / fastest, high / fastest)))
         compiled = "" if math.isnan(compile_seconds) else (
             f"; compiling its reset and steps takes {number_text(compile_seconds)} s")
         sections += [f"### {name}", "",
                      f"The env's steps alone: {number_text(env_time)} s an iteration [{number_text(low)}–"
                      f"{number_text(high)} over processes]{compiled}.", ""]
         sections += markdown_table(["script (mode)", "steady iteration, s [range]", "runs", "vs fastest",
-                                    "env share", "iteration 0, s", "start-up, s", "last return"], rows)
+                                    "env share", "iteration 0, s: cold", "warm cache", "start-up, s", "last return"],
+                                   rows)
     spread_chart(points, os.path.join(directory, CHARTS, "spread_by_env_share.png"))
     lines = ["# exp12: does the framework matter less when the env is expensive?", "", "## The answer", ""]
     lines += answer + ["", f"![framework spread against env share]({CHARTS}/spread_by_env_share.png)", ""]
-    lines += [f"*The numbers:* {plan.get('machine', 'an unknown machine')}, load average {plan.get('load', '–')} at "
+    lines += [f"*The numbers:* {plan_machine(plan)}, load average {plan.get('load', '–')} at "
               f"the start, {plan.get('date', '–')} to {plan.get('end', '–')}, commit {plan.get('commit', '–')}; "
               f"every run `{plan.get('workload', '–')}`, {plan.get('iterations', '–')} iterations, the small model; "
               f"the steady iteration is the median of iterations {STEADY_FROM} onwards, then the median over the "
               "repeats (alternated: each repeat runs every script once, in the same order). The env share is the "
-              "env's steps alone (the median of 3 processes) over the steady iteration, at most 100 %.", ""]
+              "env's steps alone (the median of 3 processes, timed in processes of their own) over the steady "
+              "iteration, at most 100 % in the tables; the answer gives its range over those processes. Iteration 0 "
+              "*cold* is the first repeat's, " + cache_words(plan) + "; *warm cache* the median of the later "
+              "repeats', which read the compilations the first left in the sitting's persistent cache: a fresh "
+              "search trial, with no such cache, pays the cold figure.", ""]
     lines += ["## Per env", ""] + sections + backend_lines(plan)
     known = [label for label in {label for by_label in table.values() for label in by_label} if label in BY_LABEL]
     lines += [f"*Scripts:* {', '.join(sorted({BY_LABEL[label].file for label in known}))}.", ""]
     return write_markdown(directory, lines)
+
+
+def cache_words(plan: dict) -> str:
+    """Whether the first repeat compiled cold: the sitting's compilation cache was empty at its start (recorded since
+    tools/exp12.py records it; an older sitting's plan does not say)."""
+    empty = plan.get("cache_empty_at_start")
+    if empty is None:
+        return "compiled into the sitting's compilation cache (empty at its start, which this plan does not record)"
+    return "compiled cold (the sitting's compilation cache was empty at its start)" if empty else (
+        "not cold: the sitting's compilation cache already held compilations at its start (a resumed sitting)")
 
 
 SWEEP_STEADY = "iter8_99_median_s"  # a sweep's steady window (its name read from the runs)

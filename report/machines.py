@@ -10,11 +10,50 @@ def gpu_model(system):
     return gpu.get("name", "?") if isinstance(gpu, dict) else gpu or None
 
 
+def cpu_generation(system):
+    """The CPU's microarchitecture, family and model and widest vector extension, 'Zen 5, family 26 model 2, AVX-512';
+    None where system.json predates these details (one model name, "AMD EPYC", has covered several generations)."""
+    details = system.get("cpu_details") or {}
+    if details.get("family") is None:
+        return None
+    words = [details["microarchitecture"]] if details.get("microarchitecture") else []
+    words.append(f"family {details['family']} model {details['model']}")
+    return ", ".join(words + ([details["vector"]] if details.get("vector") else []))
+
+
+def cpu_name(system):
+    """'AMD EPYC (Zen 5, family 26 model 2, AVX-512)', or the model name alone where the generation is unknown."""
+    generation = cpu_generation(system)
+    return (system.get("cpu") or "unknown CPU") + (f" ({generation})" if generation else "")
+
+
+def plan_machine(plan):
+    """A command set's plan's machine in words (its `machine` and `cpu_details`): 'AMD EPYC (Zen 5, family 26 model 2,
+    AVX-512)', or 'AMD EPYC (generation not recorded)'."""
+    system = {"cpu": plan.get("machine") or "an unknown machine", "cpu_details": plan.get("cpu_details")}
+    return cpu_name(system) if cpu_generation(system) else f"{system['cpu']} (generation not recorded)"
+
+
 def machine_kind(system):
-    """What runs must share to be ranked or paired: the CPU model and the GPU model, e.g. 'AMD EPYC, no GPU'."""
+    """What runs must share to be ranked or paired: the CPU (its generation where recorded) and the GPU model, e.g.
+    'AMD EPYC (Zen 5, family 26 model 2, AVX-512), no GPU'."""
     if system is None:
         return "unknown machine (no system.json)"
-    return f"{system.get('cpu') or 'unknown CPU'}, {gpu_model(system) or 'no GPU'}"
+    return f"{cpu_name(system)}, {gpu_model(system) or 'no GPU'}"
+
+
+def cpu_difference(named_systems):
+    """A warning where CPUs whose numbers are set side by side may differ: their generations differ, or one is not
+    recorded; None where all are recorded and the same. named_systems: [(name, system.json)]."""
+    generations = {name: cpu_name(system) for name, system in named_systems}
+    unknown = [name for name, system in named_systems if cpu_generation(system) is None]
+    if len(set(generations.values())) > 1:
+        return ("**different CPUs**, so a ratio across them mixes the CPU with the framework: "
+                + "; ".join(f"{name}: {cpu}" for name, cpu in generations.items()))
+    if unknown:
+        return (f"**the CPU's generation is not recorded** for {', '.join(unknown)} (a record from before system.json "
+                "held it): the same model name has covered several generations, so the CPUs may differ")
+    return None
 
 
 def gpu_text(system):
@@ -27,9 +66,9 @@ def gpu_text(system):
 
 
 def cpu_text(system):
-    """'AMD EPYC, 2 cores' (the core count where known)."""
+    """'AMD EPYC (Zen 5, family 26 model 2, AVX-512), 2 cores' (the generation and core count where known)."""
     cores = system.get("cpu_count")
-    return f"{system.get('cpu', '?')}" + (f", {cores} cores" if cores else "")
+    return cpu_name(system) + (f", {cores} cores" if cores else "")
 
 
 def machine_summary(systems):
@@ -41,7 +80,7 @@ def machine_summary(systems):
     for _, system in systems:
         cores, gpu, gpus = system.get("cpu_count"), gpu_model(system), system.get("gpu")
         count = gpus.get("count", 1) if isinstance(gpus, dict) else 1
-        words = [f"{cores}-core {system.get('cpu') or 'unknown CPU'}" if cores else system.get("cpu") or "unknown CPU",
+        words = [f"{cores}-core {cpu_name(system)}" if cores else cpu_name(system),
                  (f"{count}× " * (count > 1) + gpu) if gpu else "no GPU"]
         words += [str(system["date"])[:10]] if system.get("date") else []
         if system.get("git_commit"):

@@ -17,9 +17,10 @@ import numpy as np
 import optuna
 from matplotlib.figure import Figure
 
-from report.search import load_entry, rank_correlation, ratio, read_plan, shared_values, spread, study_link
-from report.study import (CHARTS, DPI, WALL_TIME, Figures, duration_text, evaluation_text, params_text, rate_text,
-                          run_command, write_markdown)
+from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
+from report.machines import plan_machine
+from report.search import load_entry, rank_correlation, read_plan, shared_values, spread, study_link
+from report.study import WALL_TIME, Figures, duration_text, evaluation_text, params_text, quiet, rate_text
 from report.text import markdown_table, number_text, percent_text, speedup_text
 from search import evaluation, trial as trial_process
 from sweep.variants import LINEN
@@ -195,7 +196,7 @@ def rate_line(env: str, entries: list, model: tuple) -> str:
 
 
 def numbers_lines(plan: dict) -> list:
-    return [f"*The numbers:* {plan.get('machine', 'an unknown machine')}, load average {plan.get('load', '–')} at "
+    return [f"*The numbers:* {plan_machine(plan)}, load average {plan.get('load', '–')} at "
             f"the start, {plan.get('date', '–')} to {plan.get('end', '–')}, commit {plan.get('commit', '–')}; "
             f"{plan.get('trials', '–')} configurations per study, each trial `{plan.get('workload', '–')}` (small "
             "model); a random sampler seeded per trial number over the PPO space's float fields (the others at the "
@@ -231,7 +232,7 @@ def write_report(directory: str) -> str:
 def main(argv: list | None = None) -> int:
     """`python -m report.population DIR`: writes exp11's REPORT.md."""
     return run_command(argv, "python -m report.population", __doc__.split("\n\n")[0],
-                       f"exp11's folder (it holds {PLAN_FILE} and the study folders)", write_report)
+                       f"exp11's folder (it holds {PLAN_FILE} and the study folders)", quiet(write_report))
 
 
 if __name__ == "__main__":

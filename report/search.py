@@ -7,7 +7,6 @@ Part (a) runs the same random search with every design: the cost of that search 
 agree. Part (b) runs our source's study per design: the best so far against wall time, the best configuration, its
 re-evaluation and the parameters' importances. The first design of part (a) in exp10.json is the one the others are
 measured against. Wall time, the best so far and the importances are report/study.py's."""
-import json
 import math
 import os
 import statistics
@@ -19,9 +18,10 @@ import optuna
 from matplotlib.figure import Figure
 from scipy.stats import spearmanr
 
-from report.study import (CHARTS, DPI, WALL_TIME, Figures, best_so_far, clock_unit, completed, draw_best,
-                          duration_text, evaluation_text, figures, importances, params_text, rate_text, run_command,
-                          time_points, write_markdown)
+from report.folder import CHARTS, DPI, ratio, read_json_file, run_command, write_markdown
+from report.machines import plan_machine
+from report.study import (WALL_TIME, Figures, best_so_far, clock_unit, completed, draw_best, duration_text,
+                          evaluation_text, figures, importances, params_text, quiet, rate_text, time_points)
 from report.text import listed, markdown_table, number_text, percent_text, speedup_text
 from search import Refused, evaluation
 from search.study import load
@@ -39,18 +39,6 @@ class Entry(NamedTuple):
     workers: int
     study: optuna.Study | None
     figures: Figures | None
-
-
-def read_json_file(directory: str, plan_file: str):
-    """DIR/plan_file's JSON, its path; a folder without it, or a file that is not JSON, is refused."""
-    path = os.path.join(directory, plan_file)
-    try:
-        with open(path) as f:
-            return json.load(f), path
-    except OSError:
-        raise Refused(f"{directory} holds no {plan_file}: not {plan_file.split('.')[0]}'s folder") from None
-    except json.JSONDecodeError as error:
-        raise Refused(f"{path} is not JSON: {error}") from None
 
 
 def read_plan(directory: str, plan_file: str = PLAN_FILE) -> dict:
@@ -140,11 +128,6 @@ def cost_lines(entries: list) -> list:
     header = ["design", "workers", "wall time", "× the fastest", "trials per hour", "median trial",
               "completed / failed", "best value"]
     return markdown_table(header, rows)
-
-
-def ratio(numerator: float, denominator: float) -> float:
-    """numerator / denominator, NaN where the denominator is 0 or NaN."""
-    return numerator / denominator if denominator else math.nan
 
 
 def configuration_chart(entries: list, shared: dict, path: str):
@@ -274,7 +257,7 @@ def numbers_lines(plan: dict, entries: list, directory: str) -> list:
     steps = plan.get("total_timesteps", "–")
     folders = [f"{entry.label} (not run)" if entry.study is None else f"[{entry.label}]({study_link(directory, entry)})"
                for entry in entries]
-    return [f"*The numbers:* {plan.get('machine', 'an unknown machine')}, load average {plan.get('load', '–')} at "
+    return [f"*The numbers:* {plan_machine(plan)}, load average {plan.get('load', '–')} at "
             f"the start, {plan.get('date', '–')}; {plan.get('trials', '–')} trials per study of "
             f"{number_text(steps) if isinstance(steps, int) else steps} env steps each; the objective is the mean "
             f"episodic return over the last 10 % of env steps. The studies: {', '.join(folders)}.", "", WALL_TIME, ""]
@@ -302,7 +285,7 @@ def write_report(directory: str) -> str:
 def main(argv: list | None = None) -> int:
     """`python -m report.search DIR`: writes exp10's REPORT.md."""
     return run_command(argv, "python -m report.search", __doc__.split("\n\n")[0],
-                       f"exp10's folder (it holds {PLAN_FILE} and the study folders)", write_report)
+                       f"exp10's folder (it holds {PLAN_FILE} and the study folders)", quiet(write_report))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ outcomes, the study's wall time), then the study's settings, the charts (best so
 the contour of the two most important parameters) and the best trials. Wall time here, and the best-so-far chart's
 clock, is the time at least one trial ran: the length of the union of the trials' start-to-end intervals, so the gaps
 between an interrupted study and its resumption do not count."""
-import argparse
 import math
 import os
 import statistics
@@ -21,8 +20,9 @@ import optuna
 from matplotlib.figure import Figure
 from optuna.trial import TrialState
 
+from report.folder import CHARTS, DPI, run_command, write_markdown
 from report.text import markdown_table, mean_and_spread, number_text
-from search import Refused, evaluation, records
+from search import evaluation, records
 from search.study import load
 
 matplotlib.use("Agg")  # Optuna's contour draws with pyplot: no window, whatever the machine
@@ -31,8 +31,6 @@ OBJECTIVE = "the mean episodic return over the last 10 % of env steps"
 WALL_TIME = ("*Wall time* is the time at least one trial ran: the length of the union of the trials' start-to-end "
              "intervals, so the gaps between resumed runs do not count (the best-so-far chart's clock too).")
 TOP_TRIALS = 10
-CHARTS = "charts"
-DPI = 100
 
 
 class Figures(NamedTuple):
@@ -366,32 +364,18 @@ def write_report(study_dir: str) -> str:
     return write_markdown(study_dir, lines)
 
 
-def write_markdown(directory: str, lines: list) -> str:
-    """DIRECTORY/REPORT.md with the lines; its path."""
-    path = os.path.join(directory, "REPORT.md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines).rstrip() + "\n")
-    return path
-
-
-def run_command(argv: list | None, prog: str, description: str, folder_help: str, write) -> int:
-    """A report's command line: one folder, write(folder)'s path printed; bad input: one error line, exit 2."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument("folder", help=folder_help)
-    args = parser.parse_args(argv)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    try:
-        print(write(args.folder))
-    except Refused as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+def quiet(write):
+    """`write(folder)` with Optuna's line per loaded trial silenced."""
+    def run(folder: str) -> str:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        return write(folder)
+    return run
 
 
 def main(argv: list | None = None) -> int:
     """`python -m report.study STUDY_DIR`: writes the folder's REPORT.md."""
     return run_command(argv, "python -m report.study", __doc__.split("\n\n")[0],
-                       "a study folder of tune.py (it holds study.json)", write_report)
+                       "a study folder of tune.py (it holds study.json)", quiet(write_report))
 
 
 if __name__ == "__main__":

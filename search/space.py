@@ -1,4 +1,5 @@
-"""The search space: the algorithm's default (docs/tuning.md) or a JSON file, checked against the script's Args.
+"""The search space: the algorithm's default (docs/tuning.md's table is `python -m search.space`) or a JSON file,
+checked against the script's Args.
 
 A space maps an `Args` field to its range: {"type": "float" | "int", "low": L, "high": H, "log": true | false} or
 {"type": "categorical", "choices": [...]}."""
@@ -31,6 +32,19 @@ DEFAULT_SPACES = {
         "max_grad_norm": {"type": "float", "low": 0.3, "high": 1.0},
         "num_minibatches": {"type": "categorical", "choices": [4, 8, 16]},
         "update_epochs": {"type": "categorical", "choices": [4, 10]},
+    },
+    # around CleanRL's continuous-action defaults (the scripts' own): lr 3e-4, no entropy bonus, 32 minibatches of a
+    # 2,048-step batch, 10 epochs
+    "ppo-continuous": {
+        "learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3, "log": True},
+        "ent_coef": {"type": "categorical", "choices": [0.0, 0.001, 0.01]},
+        "clip_coef": {"type": "float", "low": 0.1, "high": 0.3},
+        "gamma": {"type": "float", "low": 0.95, "high": 0.999},
+        "gae_lambda": {"type": "float", "low": 0.8, "high": 0.99},
+        "vf_coef": {"type": "float", "low": 0.25, "high": 1.0},
+        "max_grad_norm": {"type": "float", "low": 0.3, "high": 1.0},
+        "num_minibatches": {"type": "categorical", "choices": [16, 32, 64]},
+        "update_epochs": {"type": "categorical", "choices": [5, 10, 20]},
     },
 }
 SET_BY_TUNE = ("seed", "log_dir", "run_name")  # each trial's own
@@ -135,3 +149,37 @@ def suggest(trial: optuna.Trial, space: dict) -> dict:
 def flags(params: dict) -> list:
     """The script flags that set the values: --learning-rate 0.001 ..."""
     return [word for name, value in params.items() for word in (f"--{name.replace('_', '-')}", str(value))]
+
+
+# THE DEFAULT SPACES AS DOCS/TUNING.MD GIVES THEM
+def number_text(value) -> str:
+    """1e-4, 0.95, 5,000: a bound or choice as the docs write it."""
+    if isinstance(value, float) and value and abs(value) < 0.01:
+        mantissa, exponent = f"{value:.0e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def range_text(entry: dict | None) -> str:
+    """One range in words: 'log [1e-4, 3e-3]', 'int, log [1,000, 50,000]', '{4, 8, 16}'; '–' for None."""
+    if entry is None:
+        return "–"
+    if entry["type"] == "categorical":
+        return "{" + ", ".join(map(number_text, entry["choices"])) + "}"
+    words = (["int"] if entry["type"] == "int" else []) + (["log"] if entry.get("log") else [])
+    bounds = f"[{number_text(entry['low'])}, {number_text(entry['high'])}]"
+    return ", ".join(words[:-1] + [f"{words[-1]} {bounds}"]) if words else bounds
+
+
+def spaces_table() -> str:
+    """The default spaces as one markdown table: a row per field, a column per algorithm."""
+    names = list(DEFAULT_SPACES)
+    fields = list(dict.fromkeys(field for space in DEFAULT_SPACES.values() for field in space))
+    lines = ["| field | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    lines += [f"| `{field}` | " + " | ".join(range_text(DEFAULT_SPACES[name].get(field)) for name in names) + " |"
+              for field in fields]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(spaces_table(), end="")

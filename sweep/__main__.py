@@ -79,6 +79,7 @@ def start(path):
     source = f", from the runs already timed in {sweep.out}" if sweep.estimator.observed_prior_ms else \
         f" (rough: built-in figures for {sweep.machine_kind}; refined as runs finish)"
     print(f"estimated time for the {len(todo)} runs: {left}{source}")
+    print(records.LEARNING_CHECK)
     return 0
 
 

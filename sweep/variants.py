@@ -10,6 +10,15 @@ GYMNAX, GYMNASIUM, TORCH_ENV = "gymnax", "Gymnasium", "torch"  # the env backend
 BRAX, MUJOCO = "Brax", "MuJoCo"  # the continuous family's expensive envs: JAX (gymnax and Brax), C (through Gymnasium)
 
 
+def algorithm_of(script: str) -> str | None:
+    """The algorithm of a script (its name without .py, a copy's included), by the family's name prefix: ppo_continuous_
+    (a Gaussian policy), dqn_, ppo_; None for any other name."""
+    for prefix, algorithm in (("ppo_continuous_", PPO_CONTINUOUS), ("dqn_", DQN), ("ppo_", PPO)):
+        if script.startswith(prefix):
+            return algorithm
+    return None
+
+
 @dataclass(frozen=True)
 class Variant:
     """One (script, mode): how the sweep runs it and what the report and the tools say of it."""
@@ -31,9 +40,7 @@ class Variant:
 
     @property
     def algorithm(self) -> str:
-        if self.script.startswith("ppo_continuous_"):
-            return PPO_CONTINUOUS
-        return DQN if self.script.startswith("dqn_") else PPO
+        return algorithm_of(self.script)
 
     @property
     def label(self) -> str:

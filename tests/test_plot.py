@@ -472,6 +472,17 @@ def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_pa
     assert "Acrobot-v1 · small: no episode finished in any run" in report  # the empty panel says why
 
 
+def test_a_sweeps_report_is_written_where_optuna_cannot_be_imported(tmp_path):
+    """plot.py reads a sweep with no search library: optuna (tune.py's) unimportable in its process."""
+    root = write_known_sweep(tmp_path / "sweep")
+    blocked = ("import runpy, sys; sys.modules['optuna'] = None; sys.argv = sys.argv[1:]; "
+               "runpy.run_path(sys.argv[0], run_name='__main__')")
+    result = subprocess.run([sys.executable, "-c", blocked, str(PLOT), str(root), "--out", str(tmp_path / "out"),
+                             "--workers", "0"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "out" / "REPORT.md").read_text().startswith("# ")
+
+
 def test_identical_learning_curves_are_named_and_drawn_apart(known_sweep):
     root, _ = known_sweep
     report = (root / "REPORT.md").read_text()

@@ -12,7 +12,8 @@ import urllib.request
 
 import pytest
 
-mlflow = pytest.importorskip("mlflow")
+mlflow = pytest.importorskip("mlflow", reason="MLflow, tune.py --mlflow's optional extra, is not installed: "
+                                               "pip install -r requirements-mlflow.txt")
 pytest.importorskip("optuna")  # tune.py's; search/study.py imports it
 
 from optuna.distributions import FloatDistribution

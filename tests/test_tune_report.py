@@ -194,7 +194,9 @@ def exp10_report(tmp_path_factory):
             (directory / folder).mkdir()
             make_study(directory / folder, trials, evaluation)
     (directory / "exp10.json").write_text(json.dumps({
-        "machine": "AMD EPYC 7B13 (2 cores)", "load": "0.12", "date": "2026-11-27", "trials": 5,
+        "machine": "AMD EPYC 7B13", "load": "0.12",
+        "cpu_details": {"vendor": "AuthenticAMD", "family": 25, "model": 1, "stepping": 1, "mhz": 2450,
+                        "vector": "AVX2", "microarchitecture": "Zen 3"}, "date": "2026-11-27", "trials": 5,
         "total_timesteps": 20000, "studies": [{"part": part, "label": label, "folder": folder, "workers": 1 + (k == 1)}
                                               for k, (part, label, folder, _, _) in enumerate(studies)]}))
     with open(search_report.write_report(str(directory))) as f:
@@ -208,7 +210,9 @@ def test_the_search_report_opens_with_the_fastest_design_and_the_first_to_near_i
     # 50, 96, 100: within 5 % of 100 from the second trial's end, 20 min of wall time
     assert ("- Part (b): **Source design** first came within 5% of its final best value (100) after 20 min of wall "
             "time.") in answer
-    assert "AMD EPYC 7B13 (2 cores), load average 0.12 at the start, 2026-11-27; 5 trials per study of 20,000" in answer
+    # the machine with its CPU's generation (sweep/records.py cpu_details)
+    assert ("AMD EPYC 7B13 (Zen 3, family 25 model 1, AVX2), load average 0.12 at the start, 2026-11-27; 5 trials per "
+            "study of 20,000") in answer
 
 
 def test_the_search_report_tables_the_cost_of_each_design_and_lists_those_not_run(exp10_report):

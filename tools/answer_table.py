@@ -6,10 +6,12 @@ iterations 8 on) relative to the fastest design of the same sweep and selection,
 (report/standings.py's fastest_label and relative_to, imported): the fastest is the smallest geometric mean over the
 (env, seed) pairs every design ran, and a design's ratio is the geometric mean of its ratios to the fastest, paired by
 env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
-of that sitting. The search columns are another metric: the wall time of the same random search relative to the design
-that finished it first; DQN on Doors from exp10's sitting (tools/exp10.sh: its part a, one env, one worker), PPO on
-CartPole-v1 from exp11's (tools/exp11.py: trials in processes two at a time, or ppo_linen_scan.py's populations, the
-size that finished first).
+of that sitting; in the continuous-action columns, one marked = is level with the fastest (their ranges over repeats
+overlap: report/continuous.py's rule). The search columns are another metric: the wall time of the same random search
+relative to the design that finished it first; DQN on Doors from exp10's sitting (tools/exp10.sh: its part a, one env,
+one worker), PPO on CartPole-v1 from exp11's (tools/exp11.py: trials in processes two at a time, or
+ppo_linen_scan.py's populations, the size that finished first). The last row names each column's machine (a CPU's
+generation where its sitting recorded it): ratios from different CPUs are never set side by side without saying so.
 
     python tools/answer_table.py            # print the table (markdown)
     python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the table as printed
@@ -25,7 +27,8 @@ from typing import NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
 
-from report.continuous import cells as exp12_cells, read_plan, steady  # noqa: E402 (after the path)
+from report.continuous import cells as exp12_cells, lead, read_plan, steady  # noqa: E402 (after the path)
+from report.machines import cpu_generation, cpu_name, gpu_model  # noqa: E402
 from report.standings import fastest_label, relative_to  # noqa: E402
 from report.study import wall_seconds  # noqa: E402
 from report.types import Condition  # noqa: E402
@@ -199,16 +202,21 @@ def population_cells(results, column):
 
 def continuous_cells(results, column):
     """{design name: its steady iteration relative to the fastest script's} on the column's env in exp12's sitting
-    (report/continuous.py's medians over repeats), and the fastest's seconds."""
+    (report/continuous.py's medians over repeats), and the fastest's seconds. By the report's rule, a design whose
+    range over repeats overlaps the fastest's is marked level with it ('='): no design is crowned within noise."""
     folder = os.path.join(results, column.sweep)
     try:
         plan = read_plan(folder)
     except Refused as error:
         fail(f"{error}: run tools/exp12.py into {folder} first")
     by_label = {design.continuous.label: design.name for design in DESIGNS if design.continuous}
-    seconds = {by_label[label]: steady(runs)[0] for (env, _), labels in exp12_cells(folder, plan).items()
-               if env in column.envs for label, runs in labels.items()}
-    return relative_cells(seconds)
+    cells, fastest = {}, math.nan
+    for (env, _), labels in exp12_cells(folder, plan).items():
+        if env in column.envs:
+            level = {by_label[label] for label in lead(labels).level}
+            cells, fastest = relative_cells({by_label[label]: steady(runs)[0] for label, runs in labels.items()})
+            cells = {name: text + "=" * (name in level) for name, text in cells.items()}
+    return cells, fastest
 
 
 def table_lines(results):
@@ -227,7 +235,25 @@ def table_lines(results):
             lines.append("| " + " | ".join([f"{design.name} ({scripts})", *row]) + " |")
     seconds = [f"{fastest_s:.3g} s" for _, fastest_s in columns]
     lines.append("| " + " | ".join(["*the fastest's steady iteration (search: wall time)*", *seconds]) + " |")
+    cpus = [column_cpu(results, column) for column in (*COLUMNS, SEARCH, POPULATION, *CONTINUOUS)]
+    lines.append("| " + " | ".join(["*the machine (a GPU column: its GPU)*", *cpus]) + " |")
     return lines
+
+
+def column_cpu(results: str, column: Column) -> str:
+    """The CPU of the column's sitting: its system.json's, with the generation where recorded (report/machines.py),
+    or its GPU; a command set's folder without one gives its plan's machine (generation unknown)."""
+    folder = os.path.join(results, column.sweep)
+    try:
+        with open(os.path.join(folder, "system.json")) as file:
+            system = json.load(file)
+    except OSError:
+        plan = os.path.join(folder, f"{column.exp}.json")
+        with open(plan) as file:
+            system = {"cpu": json.load(file).get("machine")}
+    if gpu_model(system):
+        return gpu_model(system)
+    return cpu_name(system) + ("" if cpu_generation(system) else ", generation not recorded")
 
 
 def main(argv=None):

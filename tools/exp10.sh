@@ -63,14 +63,14 @@ study() { # study PART KEY LABEL WORKERS SAMPLER PRUNER EVAL_SEEDS SCRIPT [FLAGS
 
 record() { # exp10.json: what ran, where
   "$PYTHON" - "$OUT" "$TRIALS" "$TIMESTEPS" "$LOAD" "$DATE" "${STUDIES[@]}" <<'PY'
-import json, platform, sys
+import json, sys
+sys.path.insert(0, sys.path[0] or ".")
+from sweep.records import command_set_machine
 out, trials, timesteps, load, date, *studies = sys.argv[1:]
-model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-             platform.processor())
 entries = [dict(zip(("part", "folder", "label", "workers", "script", "flags"), study.split("|"))) for study in studies]
 for entry in entries:
     entry["workers"] = int(entry["workers"])
-json.dump({"machine": model, "load": load, "date": date, "trials": int(trials),
+json.dump({**command_set_machine(), "load": load, "date": date, "trials": int(trials),
            "total_timesteps": int(timesteps), "studies": entries}, open(f"{out}/exp10.json", "w"), indent=1)
 PY
 }
@@ -90,6 +90,7 @@ PY
 
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg) DATE=$(date -u +%F) # at the start
 cd "$ROOT"
+"$PYTHON" -c "from sweep.records import LEARNING_CHECK; print(LEARNING_CHECK)"
 for design in "${DESIGNS[@]}"; do
   IFS='|' read -r key label script flags <<<"$design"
   # shellcheck disable=SC2086 # the design's flags, words

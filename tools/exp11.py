@@ -17,7 +17,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 
@@ -25,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from search.space import DEFAULT_SPACES  # noqa: E402 (the repository's root first)
+from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
 
 ENVS = ("CartPole-v1", "Breakout-MinAtar")
 PLAN_FILE, SPACE_FILE = "exp11.json", "space.json"
@@ -62,12 +62,6 @@ def studies(populations: list) -> list:
               for n in populations)]
 
 
-def machine() -> str:
-    with open("/proc/cpuinfo") as f:
-        return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
-                    platform.processor())
-
-
 def commit() -> str:
     found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     return found.stdout.strip() or "none"
@@ -102,10 +96,11 @@ def main(argv: list) -> int:
         workload = ["--num-envs", "4", "--num-steps", "32", "--num-iterations", "2"]
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
+    print(LEARNING_CHECK, flush=True)
     space = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
     with open(os.path.join(out, SPACE_FILE), "w") as f:
         json.dump(space, f, indent=1)
-    plan = {"machine": machine(), "load": " ".join(open("/proc/loadavg").read().split()[:3]),
+    plan = {**command_set_machine(), "load": " ".join(open("/proc/loadavg").read().split()[:3]),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"), "commit": commit(),
             "trials": options.trials, "workload": " ".join(workload), "eval_seeds": options.eval_seeds,
             "studies": []}

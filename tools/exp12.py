@@ -26,7 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from sweep import variants as v  # noqa: E402 (the repository's root first)
-from exp11 import commit, machine, positive  # noqa: E402 (tools/, this file's folder)
+from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
+from exp11 import commit, positive  # noqa: E402 (tools/, this file's folder)
 
 PLAN_FILE = "exp12.json"
 JAX_ENV_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
@@ -100,7 +101,10 @@ def main(argv: list) -> int:
         envs, workload, repeats, iterations = ENVS[:2], TINY_WORKLOAD, 1, 2
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
-    plan = {"machine": machine(), "load": load(), "commit": commit(), "iterations": iterations,
+    print(LEARNING_CHECK, flush=True)
+    cache = os.path.join(out, "jax-cache")
+    plan = {**command_set_machine(), "cache_empty_at_start": not (os.path.isdir(cache) and os.listdir(cache)),
+            "load": load(), "commit": commit(), "iterations": iterations,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
             "workload": " ".join(workload), "envs": [list(env[:3]) for env in envs], "env_costs": [],
             "brax_backends": [], "runs": []}

@@ -2,10 +2,11 @@
 # tools/local_slurm.sh: a one-node SLURM cluster on this machine, to test `benchmark.sh --slurm`
 # (tests/test_slurm.py) where no real cluster is at hand. Debian or Ubuntu, as root, no systemd needed.
 #
-#   tools/local_slurm.sh start    install slurm-wlm and munge if missing (apt-get), write a munge key
-#                                 and /etc/slurm/slurm.conf for node "localhost" with this machine's
-#                                 cores and memory, start munged, slurmctld and slurmd, and wait until
-#                                 the node accepts jobs; what already runs is left running
+#   tools/local_slurm.sh install  install slurm-wlm and munge if missing (apt-get; .ci/run does this,
+#                                 the tests never install anything)
+#   tools/local_slurm.sh start    write a munge key and /etc/slurm/slurm.conf for node "localhost" with
+#                                 this machine's cores and memory, start munged, slurmctld and slurmd,
+#                                 and wait until the node accepts jobs; what already runs is left running
 #   tools/local_slurm.sh stop     cancel the cluster's jobs and stop the daemons that start started
 #   tools/local_slurm.sh status   one line: whether the cluster accepts jobs (exit 0) or not (exit 1)
 #
@@ -42,16 +43,23 @@ running() { # running PIDFILE NAME: the pid file names a live process (not a zom
   [[ $stat == "$pid ($2) "[^ZX]* ]]
 }
 
-install_packages() { # slurm-wlm and munge, from the distribution, when a daemon or sbatch is missing
-  local missing=0 program log=/tmp/local_slurm-apt.log
+installed() { # the daemons and sbatch are on the PATH
+  local program
   for program in munged slurmctld slurmd sbatch; do
-    command -v "$program" >/dev/null || missing=1
+    command -v "$program" >/dev/null || return 1
   done
-  ((missing)) || return 0
-  command -v apt-get >/dev/null || fail "slurm-wlm and munge are not installed and there is no apt-get to install them"
-  # the packages' service start-up is not wanted (and needs systemd): the daemons are started below
-  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge; } >"$log" 2>&1 ||
-    fail "apt-get install slurm-wlm munge failed; see $log"
+}
+
+cmd_install() { # slurm-wlm and munge, from the distribution, when a daemon or sbatch is missing
+  local log=/tmp/local_slurm-apt.log
+  if ! installed; then
+    ((EUID == 0)) || fail "install needs root: it runs apt-get install slurm-wlm munge"
+    command -v apt-get >/dev/null || fail "slurm-wlm and munge are not installed and there is no apt-get here"
+    # the packages' service start-up is not wanted (and needs systemd): start starts the daemons itself
+    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge; } >"$log" 2>&1 ||
+      fail "apt-get install slurm-wlm munge failed; see $log"
+  fi
+  echo "slurm-wlm and munge installed: tools/local_slurm.sh start starts the cluster"
 }
 
 node_line() { # the NodeName line: this machine's CPUs, sockets, cores, threads and memory, as slurmd sees them
@@ -143,7 +151,7 @@ describe() { # "node localhost (2 CPUs, 24105 MB), partition local"
 
 cmd_start() {
   ((EUID == 0)) || fail "start needs root: it writes /etc/slurm and /etc/munge and starts the daemons as root"
-  install_packages
+  installed || fail "slurm-wlm and munge are not installed: tools/local_slurm.sh install (as root) installs them"
   write_conf
   start_munge
   start_slurm
@@ -194,11 +202,12 @@ cmd_status() {
 }
 
 case ${1:-} in
+  install) cmd_install ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   *)
-    echo "usage: tools/local_slurm.sh start|stop|status" >&2
+    echo "usage: tools/local_slurm.sh install|start|stop|status" >&2
     exit 2
     ;;
 esac
