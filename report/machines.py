@@ -46,8 +46,9 @@ def cpu_difference(named_systems):
     """A warning where CPUs whose numbers are set side by side may differ: their generations differ, or one is not
     recorded; None where all are recorded and the same. named_systems: [(name, system.json)]."""
     generations = {name: cpu_name(system) for name, system in named_systems}
+    models = {system.get("cpu") for _, system in named_systems}
     unknown = [name for name, system in named_systems if cpu_generation(system) is None]
-    if len(set(generations.values())) > 1:
+    if len(models) > 1 or (not unknown and len(set(generations.values())) > 1):
         return ("**different CPUs**, so a ratio across them mixes the CPU with the framework: "
                 + "; ".join(f"{name}: {cpu}" for name, cpu in generations.items()))
     if unknown:

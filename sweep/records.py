@@ -50,7 +50,7 @@ def cpu_model() -> str:
 # what a sitting tool (benchmark.sh, the exp command sets) prints before it runs: the learning tier is not in the README's
 # test command (one learning run per equivalence class is), and a reference sitting should stand on scripts that learn
 LEARNING_CHECK = ("before a reference sitting: `python -m pytest -m learning` checks that every script learns on this "
-                  "machine (one learning run per script; docs/running.md)")
+                  "machine (one learning run per script, minutes; docs/running.md)")
 # (vendor, family): [(first model, last model, name)]; a model not listed is named by its family and model numbers
 MICROARCHITECTURES = {
     ("AuthenticAMD", 23): [(0x00, 0x2F, "Zen / Zen+"), (0x30, 0xFF, "Zen 2")],

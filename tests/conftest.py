@@ -1,60 +1,84 @@
-"""Fixtures shared by every test file, and the suite's time budget.
+"""Fixtures shared by every test file, the suite's ledger and its time budget.
 
-Budget, on 2 idle cores: `python -m pytest` (the full suite, CI's command) at most 15 minutes on an Intel Xeon,
-25 on the slower AMD EPYC; `python -m pytest -m "not slow"` at most 3 minutes (AMD EPYC: 4), and it still runs every
-script at least once.
-A new variant (one more script in the registry, sweep/variants.py, which tests/helpers.py reads) may add at most
-~90 s to the full suite and ~15 s to the fast subset. What a script costs, roughly: a TINY run of a JAX script
-a few seconds; a cold torch.compile run ~45 s (the script disables every compile cache on purpose);
-an eager (--no-jit) run ~35 s, almost all of it JAX compiling each primitive once; a learning run
-(default config, LEARNING_ITERATIONS) from ~25 s (JAX) to minutes (torch, torch.compile).
+Budget, on 2 idle cores: `python -m pytest` (the full suite, CI's command) at most 20 minutes on the slower AMD EPYC
+(about 12 on an Intel Xeon); `python -m pytest -m "not slow"` at most 3 minutes there (Xeon: under 2), and it still
+runs every script once. Measured: FIGURES.
+`python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
+command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
+
+What costs what (tests/ledger.py prints the 15 costliest processes and tests at the end of every run, and
+`python tools/ledger.py` reads the last run's ledger back): a fresh JAX process starts in ~3.5 s (imports, gymnax's
+among them, ~2 s); a TINY run of a JAX script ~5 s; a cold torch.compile run ~15-20 s; an eager run ~7-10 s; a learning
+run 8-27 s. A new script adds its smoke run to the fast subset (~5 s, ~2.5 s of wall time on 2 cores; torch.compile
+~20 s) and its per-script runs to the full suite (smoke, profiled, other seed, unknown env, its eager mode if it has
+one: ~20-30 s of a core). It adds a learning run to the README's command only where it starts an equivalence class of
+its own: otherwise it names, in helpers.LEARNS_AS, the parity or "trains alike" test that proves it learns as its
+class's representative, and its learning run joins the learning tier. It adds signal and divergence runs only where it
+is a runtime of its own (helpers.runtime). A new family is a new class and a new runtime: a learning run of 8-27 s and
+two runs of ~5 s.
 
 Rules that keep the suite inside the budget:
 - Share fresh-process runs: ask the session-wide `shared_runs` fixture (tests/helpers.py, SharedRuns)
   for a run; the same script, arguments, environment and probe run once, whichever test asks first,
   and every assertion about that run reads the same logs. Put several assertions on one run rather
   than one run per assertion (a learning run also checks the tags; a probed run also its logs).
+  A job of several processes that one test reads (the README's commands, the committed reports remade, the real tune
+  studies) is shared the same way (SharedRuns.job), so that it too runs in the background.
 - Use the TINY config (`shared_runs.tiny`) unless the test is about learning or the default config.
 - Run a mode only where that mode is what is tested: eager runs for eager behaviour (one probed run
   per eager script counts compilations per iteration), env families (bsuite, MinAtar) once per
   gymnax framework family (their env code is the same line for line, which a test checks), sync
-  timing on its own run (which also profiles, so --profile costs no run of its own).
+  timing on its own run (which also profiles, so --profile costs no run of its own); a signal or a
+  diverged loss once per runtime (the harness is the same line for line in every script of a family).
 - Mark `@pytest.mark.slow` every learning run, eager run, cold torch.compile (in a script beyond
-  its one fast smoke run, or in the test process) and real sweep; the fast subset keeps one probed
-  TINY run per script, the unit and eager parity tests, the CLI probe (every script's bad input in
-  one process) and the dry runs.
-- Never add a run that proves what another run already proves.
-- tune.py's studies run tests/dqn_standin.py (the scripts' contract in a fraction of a second a trial), except one
-  tiny study per algorithm and exp10's command set at its tiny size, which run the real scripts.
-- Every JAX process of the session shares one persistent compilation cache, empty when the session
-  starts: the same function or primitive compiled twice (eager runs compile each primitive; runs
-  that differ only by seed or sync timing compile the same functions) is compiled once. JAX logs
-  "Compiling ..." when it lowers a function, before the cache lookup, so compilation counts still
-  count every compilation a script asks for.
-- The fresh-process runs start in the background, one at a time, as soon as the tests are
-  collected: a test marked `background(kind)` starts the shared run of that kind (a SharedRuns
-  method, in BACKGROUND's order: PPO's and DQN's smoke runs first, the learning runs last) with
-  its parameters (script, signame) there (the learning tests run last). They use one core for most
-  of the session while the tests in this process use the other; the tests that read no shared run
-  go first, those that read one after them, so that this process seldom waits for a run.
+  its one fast smoke run, or in the test process), real sweep and report of a synthetic sweep beyond the first of its
+  section; the fast subset keeps one probed TINY run per script, the unit and parity tests, the CLI probe (every
+  script's bad input in one process) and the dry runs (in this process, through the planner's own `plan` command; the
+  golden dry runs and the README's through bash).
+- Never add a run that proves what another run already proves; prefer a stand-in (tests/dqn_standin.py, the SLURM
+  tests' and the command sets' stand-in scripts) where the scripts are not what is under test. tune.py's end-to-end
+  studies on real scripts are two (trials in processes, and a population); a fake repository's sweep times no env (the
+  one real sweep does).
+- Short processes compile cheaply: the PPO scripts' shared runs but the learning runs, the tools' end-to-end runs and
+  this process's own JAX take XLA's cheapest CPU settings (helpers.FAST_COMPILE: the same numbers, compiled sooner);
+  DQN runs and learning runs, which execute more than they compile, keep XLA's defaults. Every shared run's torch uses
+  one intra-op thread (two processes share the two cores).
+- Every JAX process of the session shares one persistent compilation cache, and every torch.compile
+  one Inductor cache, both empty when the session starts: the same function or primitive compiled twice (eager runs
+  compile each primitive; runs that differ only by seed or sync timing compile the same functions) is compiled once.
+  JAX logs "Compiling ..." when it lowers a function, before the cache lookup, and torch counts its graphs before
+  Inductor's, so compilation counts still count every compilation a script asks for.
+- Both cores stay busy until the end: the shared runs that the selected tests mark `background(kind)` (a SharedRuns
+  method's name, or a function of the test module that takes the SharedRuns) start in a background thread as soon as
+  the tests are collected, one at a time, in BACKGROUND's order, the costliest first (the learning runs, the jobs of
+  many processes); a test that asks for a run the background has not started runs it itself, on the other core. The
+  tests that read no shared run go first, those that read one after them, the learning tests last.
 """
+import functools
 import inspect
+import json
 import os
 import shutil
 import tempfile
-
 import time
 
 import pytest
 
 import ledger
-from helpers import SharedRuns
+from helpers import FAST_COMPILE, SharedRuns
 
 SHARED = {}
-# the kinds of background runs (SharedRuns methods), in the order they start
+# the kinds of background runs, in the order they start: a SharedRuns method's name, or the name of a function of a
+# test module that takes the SharedRuns first (a test marked background(function) passes the function itself). The
+# costliest first: the learning runs, then the fixed jobs of many processes and the runs of several iterations, then
+# the cheap single runs, so that at the end, when a test asks for a run the background has not started, it runs that
+# one itself (SharedRuns.future) on this process's core while the background keeps the other busy
 BACKGROUND = [
-    "smoke", "dqn_smoke", "continuous_smoke", "cli", "profiled", "dqn_explore", "diverged", "interrupted",
-    "unknown_env", "learning", "dqn_learning", "continuous_learning",
+    "learning", "dqn_learning", "continuous_learning", "readme_commands_job", "regenerated_reports", "real_studies",
+    "brax_hopper_run", "compiled_torch_run", "native_compile_run", "family_env_run", "eager", "dqn_eager_run",
+    "scan_runs",
+    "interrupted", "profiled", "other_seed", "doors_run", "mujoco_hopper_run", "dqn_explore", "diverged", "smoke",
+    "dqn_smoke", "continuous_smoke", "cli", "unknown_env",
 ]
 LEARNING = {"learning", "dqn_learning", "continuous_learning"}
 
@@ -66,26 +90,67 @@ def shared():
 
 
 def background_kind(item):
-    """The kind of shared run a test marked `background` reads, else None."""
+    """The kind of shared run a test marked `background` reads (BACKGROUND's name of it), else None."""
     marker = item.get_closest_marker("background")
-    return marker.args[0] if marker else None
+    if not marker:
+        return None
+    kind = marker.args[0]
+    return kind if isinstance(kind, str) else kind.__name__
+
+
+def background_start(item):
+    """What starts the test's shared run in the background: the SharedRuns method, or the test module's function with
+    the SharedRuns as its first argument."""
+    kind = item.get_closest_marker("background").args[0]
+    return getattr(shared(), kind) if isinstance(kind, str) else functools.partial(kind, shared())
 
 
 def pytest_configure(config):
-    """The ledger (tests/ledger.py) records every process started from here on. The session's JAX compilation cache, for every process started from here on (set before jax is imported), and
-    no JAX preallocation on a GPU: this process's JAX would otherwise hold most of the GPU the scripts it starts use."""
+    """The ledger (tests/ledger.py) records every process started from here on. The session's JAX and torch.compile
+    (Inductor) caches, for every process started from here on (set before jax and torch are imported): the same function
+    compiled twice in a session is compiled once (the torch.compile scripts disable Inductor's caches, which
+    TORCHINDUCTOR_FORCE_DISABLE_CACHES=0 overrides; torch's compile counters, which the tests read, count every graph
+    all the same). No JAX preallocation on a GPU: this process's JAX would otherwise hold most of the GPU the scripts it
+    starts use."""
     os.environ.update(
         XLA_PYTHON_CLIENT_PREALLOCATE="false",
         JAX_COMPILATION_CACHE_DIR=os.path.join(shared().root, "jax-cache"),
         JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
         JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1",
+        TORCHINDUCTOR_FORCE_DISABLE_CACHES="0",
+        TORCHINDUCTOR_CACHE_DIR=os.path.join(shared().root, "inductor-cache"),
     )
     ledger.install()
+    compile_cheaply_here()
 
 
-def pytest_collection_modifyitems(items):
-    """The tests that read no shared run first, while the background runs start; then those that read one (by then
-    most have finished); the learning tests last, so that their background runs overlap with every other test."""
+def compile_cheaply_here():
+    """This process's JAX compiles with XLA's cheapest CPU settings (helpers.FAST_COMPILE): its tests compare numbers
+    that it computes alike, or against NumPy within a tolerance, and spend most of their time compiling. XLA reads
+    XLA_FLAGS once, when its backend starts: the flags are set for that moment only, and the processes started from
+    here keep the environment's own."""
+    saved = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = f"{saved or ''} {FAST_COMPILE}".strip()
+    try:
+        import jax
+
+        jax.devices()
+    finally:
+        if saved is None:
+            del os.environ["XLA_FLAGS"]
+        else:
+            os.environ["XLA_FLAGS"] = saved
+
+
+def pytest_collection_modifyitems(config, items):
+    """The learning runs that an equivalence test already proves (`learns_by_equivalence`) left out, unless the run
+    selects by marker (-m learning runs them all) or names tests by node id. Then the tests that read no shared run
+    first, while the background runs start; then those that read one; the learning tests last, so that their background
+    runs overlap with every other test."""
+    if not config.option.markexpr and not any("::" in arg for arg in config.args):
+        proven = [item for item in items if item.get_closest_marker("learns_by_equivalence")]
+        config.hook.pytest_deselected(items=proven)
+        items[:] = [item for item in items if not item.get_closest_marker("learns_by_equivalence")]
     items.sort(key=lambda item: (background_kind(item) in LEARNING, "shared_runs" in item.fixturenames))
 
 
@@ -95,7 +160,7 @@ def pytest_collection_finish(session):
         return
     marked = [item for item in session.items if background_kind(item)]
     for item in sorted(marked, key=lambda item: BACKGROUND.index(background_kind(item))):
-        start = getattr(shared(), background_kind(item))
+        start = background_start(item)
         params = item.callspec.params if hasattr(item, "callspec") else {}
         start(**{name: params[name] for name in inspect.signature(start).parameters if name in params}, background=True)
 
@@ -110,12 +175,16 @@ def pytest_runtest_protocol(item):
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    """The ledger's costliest processes and tests, also stored in pytest's cache (key ledger.CACHE_KEY)."""
+    """The ledger's costliest processes and tests, also stored in pytest's cache (key ledger.CACHE_KEY) and, where
+    BENCHBACK_LEDGER names a file, written there as JSON."""
     summary = ledger.LEDGER.summary()
     terminalreporter.section("ledger")
     ledger.report(terminalreporter.write_line, summary)
-    if config.cache is not None:
+    if getattr(config, "cache", None) is not None:  # none under -p no:cacheprovider
         config.cache.set(ledger.CACHE_KEY, summary)
+    if os.environ.get("BENCHBACK_LEDGER"):
+        with open(os.environ["BENCHBACK_LEDGER"], "w") as file:
+            json.dump(summary, file, indent=1)
 
 
 def pytest_sessionfinish(session):

@@ -25,6 +25,12 @@ class Args:
     """transitions"""
     iteration_steps: int = 1000
     """transitions per iteration"""
+    env_id: str = "CartPole-v1"
+    """the env (taken, as the scripts' flag, and unused)"""
+    num_envs: int = 1
+    """parallel environments (taken, as the scripts' flag, and unused)"""
+    learning_starts: int = 0
+    """transitions before the first gradient step (taken and unused)"""
     learning_rate: float = 2.5e-4
     """the learning rate"""
     gamma: float = 0.99

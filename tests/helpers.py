@@ -12,6 +12,7 @@ import sys
 from typing import NamedTuple
 
 import numpy as np
+import pytest
 from ledger import keyed
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
@@ -102,6 +103,14 @@ FAMILIES = {
     "gymnasium": GYMNASIUM_SCRIPTS,
     "native": NATIVE_SCRIPTS,
 }
+def runtime(script: str) -> tuple:
+    """What a script's process runs beyond the harness, which is the same line for line in every script of a family
+    (tests/test_harness.py): its algorithm, the frameworks in the process, what steps the env, and whether the whole
+    training is one compiled call. A signal or a diverged loss is checked once per runtime, in its first script."""
+    row = default_row(script)
+    return row.algorithm, frameworks(script), row.backend, row.num_seeds
+
+
 # the continuous-action PPO scripts (exp12): Pendulum-v1 by default, Brax in JAX, MuJoCo through Gymnasium
 CONTINUOUS_SCRIPTS = registry_scripts(variants.PPO_CONTINUOUS)
 CONTINUOUS_GYMNASIUM_SCRIPTS = registry_scripts(variants.PPO_CONTINUOUS, backend=variants.GYMNASIUM)
@@ -254,6 +263,45 @@ SKIPPED_ON_A_GPU = {"no gpu"}
 # default mode is "tree")
 PINNED_MODE = {script: default_row(script).mode != "tree" for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
                if default_row(script).framework == "nnx"}
+# LEARNING RUNS: one per equivalence class runs in the README's test command; a script whose learning follows from its
+# class representative's by an equivalence test (parity from identical weights, or "trains alike") has its learning run
+# in the learning tier alone: `python -m pytest -m learning` runs one learning run per script (docs/running.md: before
+# a reference sitting). {script: (the representative it learns as, the test that proves it, tests/FILE::NAME)}
+LEARNS_AS = {
+    "ppo_nnx.py": ("ppo_linen.py",
+                   "test_parity_nnx.py::test_rollout_and_update_parity_with_linen_from_identical_weights"),
+    "ppo_nnx_cached.py": ("ppo_nnx.py",
+                          "test_parity_nnx.py::test_cached_partial_parity_with_nnx_jit_over_two_iterations"),
+    "ppo_nnx_tree.py": ("ppo_linen.py", "test_parity_nnx_tree.py::"
+                        "test_tree_mode_two_iterations_through_jit_partial_match_linen_from_identical_weights"),
+    "ppo_equinox.py": ("ppo_linen.py",
+                       "test_parity_equinox.py::test_rollout_and_update_parity_with_linen_from_identical_weights"),
+    "ppo_linen_scan.py": ("ppo_linen.py",
+                          "test_scan.py::test_one_agent_computes_the_losses_and_returns_of_ppo_linen_with_its_seed"),
+    "ppo_torch_compile.py": ("ppo_torch.py",
+                             "test_parity_torch.py::test_parity_one_minibatch_update_loss_grad_clip_adam_matches_optax"),
+    "ppo_torch_gymnasium.py": ("ppo_linen_gymnasium.py",
+                               "test_parity_torch.py::test_parity_one_minibatch_update_loss_grad_clip_adam_matches_optax"),
+    "dqn_nnx.py": ("dqn_linen.py", "test_dqn.py::test_linen_nnx_and_equinox_train_alike_from_the_same_weights"),
+    "dqn_equinox.py": ("dqn_linen.py", "test_dqn.py::test_linen_nnx_and_equinox_train_alike_from_the_same_weights"),
+    "dqn_linen_vmap.py": ("dqn_linen.py", "test_dqn_population.py::"
+                          "test_each_agent_of_an_hparams_file_computes_what_dqn_linen_computes_with_its_seed_and_values"),
+    "dqn_torch_compile.py": ("dqn_torch.py", "test_dqn.py::test_torch_compile_trains_as_eager_torch_from_the_same_seed"),
+    "dqn_torch_gymnasium.py": ("dqn_linen_gymnasium.py", "test_dqn.py::"
+                               "test_the_gymnasium_pair_shares_its_env_replay_exploration_and_bookkeeping_code_line_for_line"),
+    "ppo_continuous_torch_gymnasium.py": ("ppo_continuous_linen_gymnasium.py", "test_continuous_gymnasium.py::"
+                                          "test_torch_loss_terms_and_every_gradient_match_the_reference"),
+}
+
+
+def learning_params(scripts: list) -> list:
+    """The scripts as the parameters of a learning test: each marked `learning`, and those of LEARNS_AS also
+    `learns_by_equivalence` (left out unless the run selects by marker: tests/conftest.py)."""
+    marks = [pytest.mark.learning]
+    return [pytest.param(script, marks=marks + [pytest.mark.learns_by_equivalence] * (script in LEARNS_AS))
+            for script in scripts]
+
+
 # the learning run: the default config in fewer iterations (the LR still anneals to 0 over them), seed 1, and the mean
 # of its last 5 episodic returns must reach LEARNED_RETURN (a random policy gets ~22). Measured on an Intel Xeon, seeds
 # 1-5 of every script (45 runs): at 80 iterations min 374, 10th percentile 432, median 496; at 100 min 381. Another
@@ -265,8 +313,17 @@ LEARNED_RETURN = 300
 DIVERGING = [
     "--num-envs", "4", "--num-steps", "16", "--num-minibatches", "1", "--update-epochs", "1", "--learning-rate", "1e30",
 ]
-EAGER_ITERATIONS = 5  # the probed eager run: compilations must stop growing after iteration 2
+EAGER_ITERATIONS = 3  # the probed eager run: iteration 2 must compile nothing that iterations 0 and 1 did not
+# XLA's cheapest CPU compile (LLVM unoptimised: the same numbers, compiled sooner, executed slower), for the short
+# processes whose time is compilation: the PPO scripts' shared runs but their learning runs (the runs whose numbers a
+# test compares all compile alike), and the tools' end-to-end runs. A DQN run of a few iterations already executes
+# more than it compiles, and the learning runs execute: XLA's defaults (DEFAULT_COMPILE)
+FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+CHEAP_COMPILE, DEFAULT_COMPILE = {"XLA_FLAGS": FAST_COMPILE}, {"XLA_FLAGS": ""}
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
+# every shared run's torch on one intra-op thread: two runs share the two cores (this process's tests and a run in the
+# background, or two runs), and torch's default of a thread per core slows both several-fold when they do
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
 
 
 @functools.cache
@@ -334,21 +391,26 @@ class SharedRuns:
     started in a background thread, one at a time, so that they overlap with the tests that run meanwhile."""
 
     def __init__(self, root):
-        self.root, self.runs, self.processes = str(root), {}, set()
+        self.root, self.runs, self.works, self.processes = str(root), {}, {}, set()
         self.background = concurrent.futures.ThreadPoolExecutor(max_workers=1)
 
     def future(self, key: tuple, work, background: bool) -> concurrent.futures.Future:
-        """The future of `work(folder)` (a fresh folder), done once per `key`: now, or queued in the background."""
+        """The future of `work(folder)` (a fresh folder), done once per `key`: now, or queued in the background. A run
+        asked for now that still waits in the background queue is taken out of it and done now (the background thread
+        meanwhile keeps the other core busy with the next one): no test waits for a run that has not started."""
         if key not in self.runs:
-            work = keyed(run_label(key), functools.partial(work, os.path.join(self.root, f"run{len(self.runs)}")))
+            folder = os.path.join(self.root, f"run{len(self.runs)}")
+            self.works[key] = keyed(run_label(key), functools.partial(work, folder))
             if background:
-                self.runs[key] = self.background.submit(work)
-            else:
-                self.runs[key] = concurrent.futures.Future()
-                try:
-                    self.runs[key].set_result(work())
-                except Exception as error:  # a timeout: every test that asks for this run fails with it
-                    self.runs[key].set_exception(error)
+                self.runs[key] = self.background.submit(self.works[key])
+                return self.runs[key]
+        elif background or not self.runs[key].cancel():
+            return self.runs[key]
+        self.runs[key] = concurrent.futures.Future()
+        try:
+            self.runs[key].set_result(self.works[key]())
+        except Exception as error:  # a timeout: every test that asks for this run fails with it
+            self.runs[key].set_exception(error)
         return self.runs[key]
 
     def get(
@@ -371,7 +433,9 @@ class SharedRuns:
         out, command = os.path.join(folder, "probe.json"), [script]
         if probe:
             command = [PROBE, out, os.path.join(ROOT, script)]
-        process = start_script(*command, *args, "--log-dir", folder, "--run-name", "run", env=env)
+        compile_flags = DEFAULT_COMPILE if script in DQN_SCRIPTS else CHEAP_COMPILE
+        process = start_script(*command, *args, "--log-dir", folder, "--run-name", "run",
+                               env={**ONE_THREAD, **compile_flags, **(env or {})})
         self.processes.add(process)
         try:
             result = finish_script(process, timeout=1800)
@@ -399,6 +463,7 @@ class SharedRuns:
             process = subprocess.Popen(
                 [sys.executable, os.path.join(ROOT, script), *long_run, *profiling,
                  "--log-dir", folder, "--run-name", "run"], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                env={**os.environ, **ONE_THREAD, **(DEFAULT_COMPILE if script in DQN_SCRIPTS else CHEAP_COMPILE)},
             )
             self.processes.add(process)
             try:
@@ -410,6 +475,12 @@ class SharedRuns:
             stderr.seek(0)
             result = subprocess.CompletedProcess(process.args, process.returncode, started, stderr.read())
         return Run(result, os.path.join(folder, "run"), {}, {}, None)
+
+    def job(self, key: tuple, work, background: bool = False):
+        """What `work(folder)` returns (a fresh folder), done once per `key` in the session: a job of several processes
+        that one test reads, shared so that it can run in the background."""
+        future = self.future(key, work, background)
+        return None if background else future.result()
 
     def interrupted(self, script: str, signame: str, profile: bool = False, background: bool = False) -> Run | None:
         """The run of `interrupt`, shared."""
@@ -451,16 +522,20 @@ class SharedRuns:
         """The profiled run (TINY, the flags of `profiled(script)`), which also times the rollout and update apart."""
         return self.tiny(script, *profiled(script), background=background)
 
-    def eager(self, script: str) -> Run:
+    def eager(self, script: str, background: bool = False) -> Run | None:
         """An eager script's probed eager run (TINY, EAGER_ITERATIONS)."""
-        return self.tiny(script, EAGER_FLAG[script], iterations=EAGER_ITERATIONS, probe=True)
+        return self.tiny(script, EAGER_FLAG[script], iterations=EAGER_ITERATIONS, probe=True, background=background)
+
+    def other_seed(self, script: str, background: bool = False) -> Run | None:
+        """The smoke run's config with seed 2."""
+        return self.tiny(script, "--seed", "2", background=background)
 
     def learning(self, script: str, background: bool = False) -> Run | None:
         """The learning run: the default config with LEARNING_ITERATIONS, seed 1 (a fused script: LEARNING_AGENTS agents,
         seeds 1 onwards, in one process, FUSED_LEARNING_ITERATIONS)."""
         agents = ("--num-seeds", str(LEARNING_AGENTS)) if script in FUSED_SCRIPTS else ()
         args = ("--seed", "1", "--num-iterations", str(learning_iterations(script)), *agents)
-        return self.get(script, *args, background=background)
+        return self.get(script, *args, env=DEFAULT_COMPILE, background=background)
 
 
     def continuous_smoke(self, script: str, background: bool = False) -> Run | None:
@@ -470,7 +545,7 @@ class SharedRuns:
     def continuous_learning(self, script: str, background: bool = False) -> Run | None:
         """The continuous learning run: the default config over CONTINUOUS_LEARNING_ITERATIONS, seed 1."""
         return self.get(script, "--seed", "1", "--num-iterations", str(CONTINUOUS_LEARNING_ITERATIONS),
-                        background=background)
+                        env=DEFAULT_COMPILE, background=background)
 
     def dqn_smoke(self, script: str, background: bool = False) -> Run | None:
         """Each DQN script's one fast run: DQN_TINY, CartPole, its default mode, seed 1, probed."""
@@ -482,7 +557,8 @@ class SharedRuns:
 
     def dqn_learning(self, script: str, background: bool = False) -> Run | None:
         """The DQN learning run: the default config over DQN_LEARNING_TIMESTEPS, seed 1."""
-        return self.get(script, "--total-timesteps", str(DQN_LEARNING_TIMESTEPS), background=background)
+        return self.get(script, "--total-timesteps", str(DQN_LEARNING_TIMESTEPS), env=DEFAULT_COMPILE,
+                        background=background)
 
 
 class CliProbe(NamedTuple):
@@ -500,6 +576,14 @@ def frameworks(script: str) -> str:
     if row.framework != "torch":
         return "jax"
     return "torch+jax" if row.backend == variants.GYMNAX else "torch"
+
+
+def runtime_scripts(scripts: list) -> list:
+    """The first script of each runtime among `scripts`, in their order."""
+    firsts = {}
+    for script in scripts:
+        firsts.setdefault(runtime(script), script)
+    return list(firsts.values())
 
 
 def bad_values(script: str) -> list:

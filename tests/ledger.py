@@ -3,7 +3,8 @@
 `pytest --durations` sees only the tests' own time: a shared run started in the background (tests/helpers.py,
 SharedRuns) costs a core for as long as it runs and no test's duration shows it. The ledger records:
 - every process any test starts (subprocess.Popen, which subprocess.run uses): its key (a shared run's key, else its
-  command line shortened), the test that started it (or "background"), and its wall seconds from start to exit;
+  command line shortened), the test that started it (or "background"), when it started (seconds into the session) and
+  its wall seconds from start to exit;
 - every test's wall seconds (setup, call and teardown), and how long it waited on a background run.
 At the end it prints the 15 costliest processes and tests and the totals, and stores the whole ledger in pytest's
 cache (`.pytest_cache`, key benchback/ledger) for a before/after comparison (tools/ledger.py reads it).
@@ -37,9 +38,10 @@ class Ledger:
         text = " ".join(shlex.quote(word) for word in words)
         return text if len(text) <= 110 else text[:107] + "..."
 
-    def record_process(self, label: str, test: str, seconds: float):
+    def record_process(self, label: str, test: str, start: float, seconds: float):
         with self.lock:
-            self.processes.append({"key": label, "test": test, "seconds": round(seconds, 2)})
+            self.processes.append({"key": label, "test": test, "start": round(start - self.started, 2),
+                                   "seconds": round(seconds, 2)})
 
     def record_test(self, nodeid: str, seconds: float):
         with self.lock:
@@ -66,7 +68,8 @@ class LedgeredPopen(subprocess.Popen):
     def _ledger_close(self):
         if self.returncode is not None and not self._ledger_done:
             self._ledger_done = True
-            LEDGER.record_process(self._ledger_label, self._ledger_test, time.monotonic() - self._ledger_start)
+            LEDGER.record_process(self._ledger_label, self._ledger_test, self._ledger_start,
+                                  time.monotonic() - self._ledger_start)
 
     def wait(self, timeout=None):
         try:

@@ -1,6 +1,8 @@
 """benchmark.sh and its planner (the sweep package): the grid it lists (dry runs) and how it runs, records and
 resumes a sweep."""
 
+import contextlib
+import io
 import itertools
 import json
 import os
@@ -10,13 +12,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from sweep import estimate, experiments, variants
+from sweep import __main__ as planner, estimate, experiments, records as records_module, variants
 from sweep.runs import describe
 from sweep.plan import Plan
 
@@ -101,11 +104,28 @@ def benchmark(*args, repo=REPO, env=None, shell="bash", **kwargs):
     )
 
 
+def planned(*args, env=None):
+    """What `benchmark.sh ARGS` answers before its loop (--help, a dry run, a refused option) as a completed process,
+    from the planner's `plan` command called in this process as benchmark.sh calls it: no bash and no Python start-up
+    (benchmark() runs the real thing, and tests/test_golden_dry_runs.py the real dry runs)."""
+    environ = {"PYTHON": sys.executable, "BENCHMARK_MEM_AVAILABLE_KB": str(2**30), **(env or {})}
+    stdout, stderr, cwd = io.StringIO(), io.StringIO(), os.getcwd()
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch, contextlib.chdir(REPO), \
+            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        for name, value in environ.items():
+            patch.delenv(name, raising=False) if value is None else patch.setenv(name, value)
+        try:
+            status = planner.main(["plan", folder, cwd, shlex.join([str(REPO / "benchmark.sh"), *args]), "--", *args])
+        except SystemExit as stop:
+            status = stop.code if isinstance(stop.code, int) else 2
+    return subprocess.CompletedProcess(["benchmark.sh", *args], status, stdout.getvalue(), stderr.getvalue())
+
+
 def dry_run(*args, repo=REPO):
     """The runs of `benchmark.sh --dry-run ARGS` as dicts: index, exp, argv and the fields of the command. An exp6
     group's run_name is the group's (its --log-dir's folder), with its agents, processes, how many run at a time
     (parallel), its --seed and --run-name as written (a group of processes: ranges) and its first seed."""
-    result = benchmark("--dry-run", *args, repo=repo)
+    result = planned("--dry-run", *args) if repo == REPO else benchmark("--dry-run", *args, repo=repo)
     assert result.returncode == 0, result.stderr
     return parse_dry_run(result.stdout)
 
@@ -197,6 +217,12 @@ def expected_exp7(variants, envs=EXP7_ENVS, medium_envs=ENVS, seeds=3):
     return Counter(runs)
 
 
+ENV_TIMING = "def env_timing(env_ids, num_envs: int = 32, num_steps: int = 256, repeats: int = 5) -> dict:\n"
+UNTIMED_ENVS = ('    return {"num_envs": num_envs, "num_steps": num_steps, "repeats": 0,\n'
+                '            "device": "none: a fake repository",\n'
+                '            "envs": {env_id: {"step_seconds": 1e-6, "relative": 1.0} for env_id in env_ids}}\n')
+
+
 def fake_repo(tmp_path, scripts, data=()):
     """A copy of the sweep (benchmark.sh, its planner, the SLURM template) with the given {file name: source} as its
     scripts; `data`: (old, new) replacements in the planner's data, sweep/experiments.py."""
@@ -206,6 +232,11 @@ def fake_repo(tmp_path, scripts, data=()):
     shutil.copy(REPO / "doors.py", repo / "doors.py")  # exp9's env: the sweep times every env of its grid
     for folder in ("sweep", "slurm"):
         shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    # its sweeps time no env (each env's JAX step compiled and timed: seconds a sweep): env_timing.json says so; the
+    # real sweep of test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skips_them times them
+    records = (repo / "sweep" / "records.py").read_text()
+    assert records.count(ENV_TIMING) == 1
+    (repo / "sweep" / "records.py").write_text(records.replace(ENV_TIMING, ENV_TIMING + UNTIMED_ENVS))
     source = (repo / "sweep" / "experiments.py").read_text()
     for old, new in data:
         assert source.count(old) == 1, old
@@ -343,7 +374,7 @@ def test_quick_holds_a_reduced_exp5_on_cartpole_with_its_own_iterations():
 
 def estimate_seconds(*args, env=None, repo=REPO):
     """The number of runs and the estimated seconds that `benchmark.sh --dry-run ARGS` prints."""
-    result = benchmark("--dry-run", *args, env=env, repo=repo)
+    result = planned("--dry-run", *args, env=env) if repo == REPO else benchmark("--dry-run", *args, env=env, repo=repo)
     match = re.search(r"^(\d+) runs.*; estimated time on a 2-core CPU: about (.+) \(rough", result.stderr, re.M)
     assert match, result.stderr
     units = {"days": 86400, "h": 3600, "min": 60, "s": 1}
@@ -855,7 +886,7 @@ def test_dry_run_estimates_the_duration_weighting_eager_runs_above_compiled_ones
     ],
 )
 def test_bad_options_fail_with_one_line_on_stderr_and_exit_2(args):
-    result = benchmark("--dry-run", *args)
+    result = planned("--dry-run", *args)
     assert result.returncode == 2
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("benchmark.sh: ")
@@ -1110,7 +1141,7 @@ writer.add_event(Event(step=1, summary=Summary(value=[Summary.Value(tag="time/to
 writer.close()
 """
 # A fake ppo_linen.py that finishes after EAGER_SECONDS when eager, at once otherwise.
-EAGER_SECONDS = 12
+EAGER_SECONDS = 8  # long enough to tell apart from a compiled run (about a second) in whole seconds, no longer
 TIMED_SCRIPT = f"import sys, time\nif '--no-jit' in sys.argv:\n    time.sleep({EAGER_SECONDS})\n{FINISH}"
 # A fake script that prints its arguments (into the run's log) and finishes at once.
 ECHO_SCRIPT = f"import sys\nprint(' '.join(sys.argv[1:]))\n{FINISH}"
@@ -1140,6 +1171,7 @@ def test_the_sweep_prints_the_run_count_and_an_estimate_before_the_first_run(tim
     before = result.stdout.split("[1/4]")[0]
     assert "4 runs selected, 0 already finished, 4 to run" in before
     assert re.search(r"estimated time for the 4 runs: about \d+ (s|min) \(rough", before)
+    assert records_module.LEARNING_CHECK in before  # how to check, before a reference sitting, that every script learns
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ import pytest
 
 from helpers import (
     ALWAYS_TAGS, BRAX_TINY, CONTINUOUS_GYMNASIUM_SCRIPTS, CONTINUOUS_LEARNED_RETURN, CONTINUOUS_SCRIPTS,
-    default_row, final_return, table, top_level_sources,
+    default_row, final_return, learning_params, table, top_level_sources,
 )
 from sweep import variants
 
@@ -27,17 +27,23 @@ def test_smoke_run_on_pendulum_logs_every_tag_and_its_compile_mode(script, share
     assert all(np.isfinite(value) for _, value in run.scalars["losses/policy_loss"])
 
 
+def compiled_torch_run(shared_runs, background=False):
+    row = variants.CONTINUOUS_TORCH_COMPILE
+    return shared_runs.tiny(row.file, *row.flags, background=background)
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(compiled_torch_run)
 def test_compiled_torch_mode_runs_and_names_its_mode(shared_runs):
     row = variants.CONTINUOUS_TORCH_COMPILE
-    run = shared_runs.tiny(row.file, *row.flags)
+    run = compiled_torch_run(shared_runs)
     assert table(run.texts["system"])["compile_mode"] == row.mode
     assert ALWAYS_TAGS <= set(run.scalars)
 
 
 @pytest.mark.slow
 @pytest.mark.background("continuous_learning")
-@pytest.mark.parametrize("script", CONTINUOUS_SCRIPTS)
+@pytest.mark.parametrize("script", learning_params(CONTINUOUS_SCRIPTS))
 def test_default_config_learns_pendulum(script, shared_runs):
     run = shared_runs.continuous_learning(script)
     returns = [value for _, value in run.scalars["charts/episodic_return"]]
@@ -45,19 +51,29 @@ def test_default_config_learns_pendulum(script, shared_runs):
     assert final_return(run.scalars) >= CONTINUOUS_LEARNED_RETURN, returns[-5:]
 
 
+def brax_hopper_run(shared_runs, script, background=False):
+    return shared_runs.tiny(script, *BRAX_TINY, iterations=2, background=background)
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(brax_hopper_run)
 @pytest.mark.parametrize("script", [variants.CONTINUOUS_LINEN.file, variants.CONTINUOUS_TORCH.file])
 def test_brax_hopper_runs_with_episodes_truncated_at_the_episode_length(script, shared_runs):
-    run = shared_runs.tiny(script, *BRAX_TINY, iterations=2)
+    run = brax_hopper_run(shared_runs, script)
     lengths = [value for _, value in run.scalars["charts/episodic_length"]]
     assert lengths and all(1 <= value <= 8 for value in lengths), lengths
     assert table(run.texts["system"])["brax"]
 
 
+def mujoco_hopper_run(shared_runs, script, background=False):
+    return shared_runs.tiny(script, "--env-id", "Hopper-v5", iterations=2, background=background)
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(mujoco_hopper_run)
 @pytest.mark.parametrize("script", CONTINUOUS_GYMNASIUM_SCRIPTS)
 def test_mujoco_hopper_runs_through_gymnasium(script, shared_runs):
-    run = shared_runs.tiny(script, "--env-id", "Hopper-v5", iterations=2)
+    run = mujoco_hopper_run(shared_runs, script)
     assert ALWAYS_TAGS <= set(run.scalars)
     assert table(run.texts["hyperparameters"])["env_id"] == "Hopper-v5"
 

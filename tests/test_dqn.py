@@ -24,7 +24,8 @@ import dqn_torch_gymnasium
 from flax import nnx
 from helpers import (
     DQN_COMPILE_MODE, DQN_GYMNAX_SCRIPTS, DQN_LEARNED_RETURN, DQN_LEARNING_TIMESTEPS, DQN_SCRIPTS, DQN_TAGS, DQN_TINY,
-    DQN_TORCH_GYMNAX_SCRIPTS, ROOT, auto_device, final_return, import_keeping_flax_config, read_run, table,
+    DQN_TORCH_GYMNAX_SCRIPTS, ROOT, auto_device, final_return, import_keeping_flax_config, learning_params, read_run,
+    table,
     top_level_sources,
 )
 
@@ -419,13 +420,20 @@ def test_every_script_stores_its_env_backends_transitions_for_the_same_seed_and_
     assert len(traces) == 1 and os.path.getsize(traces[0]) > 0
 
 
+def dqn_eager_run(shared_runs, script, flag, background=False):
+    """DQN_TINY's first 2 iterations in the eager mode, epsilon 1 throughout."""
+    return shared_runs.get(script, *DQN_TINY, "--start-e", "1", "--end-e", "1", flag, "--total-timesteps", "1000",
+                           background=background)
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(dqn_eager_run)
 @pytest.mark.parametrize("script,flag", [("dqn_linen_gymnasium.py", "--no-jit"), ("dqn_torch.py", "--no-jit-env")])
 def test_the_eager_mode_takes_the_same_transitions_op_by_op(script, flag, shared_runs):
     """Epsilon 1 as in the pair test: the eager mode ("none") stores what the compiled mode stores, over the first 2
     of its 4 iterations (op by op, each gradient step costs ~0.1 s)."""
     compiled = shared_runs.dqn_explore(script)
-    eager = shared_runs.get(script, *DQN_TINY, "--start-e", "1", "--end-e", "1", flag, "--total-timesteps", "1000")
+    eager = dqn_eager_run(shared_runs, script, flag)
     assert table(eager.texts["system"])["compile_mode"] == "none"
     for tag in ("charts/episodic_return", "charts/episodic_length"):
         assert eager.scalars[tag] == compiled.scalars[tag][:2]
@@ -434,9 +442,8 @@ def test_the_eager_mode_takes_the_same_transitions_op_by_op(script, flag, shared
 
 @pytest.mark.slow
 @pytest.mark.background("dqn_learning")
-@pytest.mark.parametrize("script", [script for script in DQN_SCRIPTS if script != "dqn_linen_vmap.py"])
+@pytest.mark.parametrize("script", learning_params(DQN_SCRIPTS))
 def test_dqn_learns_cartpole(script, shared_runs):
-    """Every script but dqn_linen_vmap.py, whose agents compute what dqn_linen.py computes (test_dqn_population.py)."""
     run = shared_runs.dqn_learning(script)
     assert final_return(run.scalars) >= DQN_LEARNED_RETURN, run.scalars["charts/episodic_return"][-5:]
     assert len(run.scalars["time/iteration"]) == DQN_LEARNING_TIMESTEPS // 10000

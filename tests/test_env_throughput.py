@@ -13,13 +13,11 @@ import pytest
 
 import doors
 import env_throughput as et
-from helpers import ROOT
+from helpers import FAST_COMPILE, ROOT
 
 TOOL = os.path.join(ROOT, "tools", "env_throughput.py")
 NUM_ENVS = [2, 4]
 TINY = ["--num-envs", "2", "4", "--seconds", "0.05", "--repeats", "1", "--async-max-envs", "2"]
-# the end-to-end run checks the tool, not XLA's code: its workers compile with XLA's cheapest CPU settings
-FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ dry runs anew, and the commit shows what the change added or moved."""
 import gzip
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

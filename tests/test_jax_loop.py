@@ -119,6 +119,7 @@ LOOP_SCRIPTS = [script for script in JAX_SCRIPTS if script not in FUSED_SCRIPTS]
 
 
 @pytest.mark.slow
+@pytest.mark.background("profiled")
 @pytest.mark.parametrize("script", LOOP_SCRIPTS)
 def test_a_steady_state_iteration_executes_its_compiled_calls_and_nothing_else(script, shared_runs):
     """The profiler trace of the shared sync-timing run (its last iteration): every XLA execution is one of the loop's

@@ -244,7 +244,7 @@ def test_unfinished_corrupt_and_cut_runs_are_skipped_with_one_warning_each(known
     assert {key[5] for key in read_summary(root)} == {"1"}  # seeds 2, 3 and 4 were the skipped runs
 
 
-@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("workers", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_workers_sets_the_processes_and_the_calls_that_read_the_event_files(workers, known_sweep, tmp_path,
                                                                           monkeypatch):
     pools = []
@@ -315,6 +315,7 @@ def test_the_report_opens_with_the_answer_a_bullet_per_experiment_linked_to_its_
     assert row.split(" | ")[7] == "8.89×"  # its steady-state column
 
 
+@pytest.mark.slow  # the word limit over three reports
 def test_no_generated_conclusion_runs_over_the_word_limit(reference_sweep, known_sweep, shards):
     reports = [(reference_sweep[0] / "report" / "REPORT.md").read_text(), (known_sweep[0] / "REPORT.md").read_text(),
                shards[2]]
@@ -445,6 +446,7 @@ def test_compare_puts_two_sweeps_side_by_side_with_their_ratio(tmp_path, known_s
     assert wordy_lines(report) == []
 
 
+@pytest.mark.slow  # a report of the committed quick sweep; test_reports.py remakes every committed report too
 def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_path):
     """results/cpu-quick is a real `benchmark.sh --quick` sweep of all five scripts (exp1 small only)."""
     sweep = PLOT.parent / "results" / "cpu-quick"
@@ -472,6 +474,7 @@ def test_every_chart_kind_is_written_from_the_real_quick_sweep_in_results(tmp_pa
     assert "Acrobot-v1 · small: no episode finished in any run" in report  # the empty panel says why
 
 
+@pytest.mark.slow  # a process of its own
 def test_a_sweeps_report_is_written_where_optuna_cannot_be_imported(tmp_path):
     """plot.py reads a sweep with no search library: optuna (tune.py's) unimportable in its process."""
     root = write_known_sweep(tmp_path / "sweep")

@@ -314,6 +314,7 @@ def test_a_sweep_of_exp8_alone_says_ppos_exp4_is_not_in_it_and_writes_only_its_o
     assert "num_steps ?" not in report and "exp8 (" not in section(report, "## Method and machine")
 
 
+@pytest.mark.slow  # two more reports of a whole synthetic sweep
 def test_without_exp8_there_is_no_dqn_section_and_the_header_names_it_missing(with_and_without_exp8):
     ppo, _ = with_and_without_exp8
     assert DQN_SECTION not in ppo and "dqn" not in ppo
@@ -321,6 +322,7 @@ def test_without_exp8_there_is_no_dqn_section_and_the_header_names_it_missing(wi
     assert "exp8 (DQN across frameworks and env backends: does the framework matter more than for PPO);" in absent
 
 
+@pytest.mark.slow
 def test_adding_exp8_to_a_ppo_sweep_leaves_every_ppo_section_unchanged(with_and_without_exp8):
     ppo, both = (sections(report) for report in with_and_without_exp8)
     headings = list(both)

@@ -102,3 +102,50 @@ def test_shards_of_one_machine_kind_read_as_one_sweep(tmp_path):
     assert "machine kinds" not in report and " — machine" not in report
     assert "| small | linen (jit) over torch_compile (compile) | 4 | 2 | 1.30× [range 1.30–1.30] |" in report
     assert (tmp_path / "report" / "ranking.png").exists()
+
+
+# "AMD EPYC" has named several generations: system.json records the CPU's details (sweep/records.py cpu_details)
+ZEN4_CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 17
+model name\t: AMD EPYC
+stepping\t: 1
+cpu MHz\t\t: 2600.000
+flags\t\t: fpu sse2 avx avx2 avx512f avx512bw
+
+processor\t: 1
+vendor_id\t: AuthenticAMD
+"""
+
+
+def test_system_json_tells_two_cpus_of_one_model_name_apart_by_their_generation():
+    from report.machines import cpu_difference, cpu_name, machine_kind
+    from sweep.records import cpu_details
+
+    details = cpu_details(ZEN4_CPUINFO)
+    assert details == {"vendor": "AuthenticAMD", "family": 25, "model": 17, "stepping": 1, "mhz": 2600,
+                       "vector": "AVX-512", "microarchitecture": "Zen 4"}
+    zen4 = {"cpu": "AMD EPYC", "cpu_details": details}
+    zen5 = {"cpu": "AMD EPYC", "cpu_details": {**details, "family": 26, "model": 2, "microarchitecture": "Zen 5"}}
+    assert cpu_name(zen4) == "AMD EPYC (Zen 4, family 25 model 17, AVX-512)"
+    assert machine_kind(zen4) != machine_kind(zen5)  # never ranked or paired as one machine kind
+    assert "different CPUs" in cpu_difference([("A", zen4), ("B", zen5)])
+    assert "not recorded" in cpu_difference([("A", zen4), ("B", {"cpu": "AMD EPYC"})])
+    assert cpu_difference([("A", zen4), ("B", dict(zen4))]) is None
+    assert cpu_details("")["microarchitecture"] is None  # no /proc/cpuinfo: nothing invented
+
+
+def test_compare_says_when_its_two_sides_ran_on_different_cpus(tmp_path):
+    sides = []
+    for name, family, model in (("a", 25, 17), ("b", 26, 2)):
+        folder = write_shard(tmp_path / name, "AMD EPYC", [4.0] + [1.0] * 11, [14.0] + [0.5] * 11)
+        system = {"cpu": "AMD EPYC", "cpu_count": 2, "gpu": None,
+                  "cpu_details": {"vendor": "AuthenticAMD", "family": family, "model": model}}
+        write_json(folder / "system.json", system)
+        sides.append(folder)
+    result = run_plot("--compare", sides[0], "--vs", sides[1], "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    assert ("- **Warning:** A and B ran on **different CPUs**, so a ratio across them mixes the CPU with the framework: "
+            "A: AMD EPYC (family 25 model 17); B: AMD EPYC (family 26 model 2).") in report

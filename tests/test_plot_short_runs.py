@@ -36,9 +36,10 @@ def section(report, heading):
     return report[start: end if end >= 0 else len(report)]
 
 
-# 3 iterations (the length a user hit) reads like 8, the edge the fast subset keeps: slow.
-@pytest.fixture(scope="module", ids=lambda n: f"{n}-iterations",  # 1 and 8 (no steady window) in the fast subset
-                params=(1, pytest.param(3, marks=pytest.mark.slow), 8, pytest.param(9, marks=pytest.mark.slow)))
+# 1 iteration (nothing but iteration 0) is the edge the fast subset keeps; 3 (the length a user hit), 8 (no steady
+# window) and 9 read in the full suite
+@pytest.fixture(scope="module", ids=lambda n: f"{n}-iterations",
+                params=(1, *(pytest.param(n, marks=pytest.mark.slow) for n in (3, 8, 9))))
 def short_sweep(request, tmp_path_factory):
     """A synthetic sweep of exp1 to exp4 (2 envs, small, 1 seed) whose runs all have request.param iterations."""
     root = tmp_path_factory.mktemp(f"iterations{request.param}")

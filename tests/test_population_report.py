@@ -94,7 +94,7 @@ def test_exp11_refuses_bad_arguments_in_one_line(argv, message, capsys):
     assert stopped.value.code == 2 and message in capsys.readouterr().err
 
 
-def test_exp11_runs_one_tune_study_per_env_and_way_with_the_same_sampler_space_and_seed(tmp_path, monkeypatch):
+def test_exp11_runs_one_tune_study_per_env_and_way_with_the_same_sampler_space_and_seed(tmp_path, monkeypatch, capsys):
     commands = []
 
     class Ended:
@@ -102,7 +102,9 @@ def test_exp11_runs_one_tune_study_per_env_and_way_with_the_same_sampler_space_a
 
     monkeypatch.setattr(exp11.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
     assert exp11.main([str(tmp_path), "--trials", "5", "--populations", "4,16"]) == 0
+    assert capsys.readouterr().out.startswith("before a reference sitting: `python -m pytest -m learning`")
     plan = json.load(open(tmp_path / "exp11.json"))
+    assert {"family", "model", "stepping", "mhz", "vector", "microarchitecture"} <= set(plan["cpu_details"])
     assert [study["folder"] for study in plan["studies"]] == [
         f"{env}-{key}" for env in ("CartPole-v1", "Breakout-MinAtar")
         for key in ("torch", "linen", "population4", "population16")]

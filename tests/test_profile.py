@@ -20,6 +20,7 @@ def profiled_run(script, shared_runs):
     return Path(shared_runs.profiled(script).run_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.background("profiled")
 @pytest.mark.parametrize("script", ["ppo_linen.py"])
 def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_rollout_and_update(script, shared_runs):
@@ -33,6 +34,7 @@ def test_profile_jax_writes_a_tensorboard_profile_and_a_perfetto_trace_of_rollou
     assert any("rollout" in name for name in names) and any("update" in name for name in names), sorted(names)[:50]
 
 
+@pytest.mark.slow
 @pytest.mark.background("profiled")
 @pytest.mark.parametrize("script", ["ppo_torch.py"])
 def test_profile_torch_writes_a_chrome_trace_with_the_policy_action_hand_over_dlpack_and_update_steps(script, shared_runs):
@@ -66,6 +68,7 @@ def trace_names(run_dir: str, script: str) -> set:
 
 
 @pytest.mark.slow
+@pytest.mark.background("profiled")
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_profile_in_every_script_writes_a_readable_trace_of_the_policy_and_update(script, shared_runs):
     names = trace_names(str(profiled_run(script, shared_runs)), script)
@@ -75,9 +78,10 @@ def test_profile_in_every_script_writes_a_readable_trace_of_the_policy_and_updat
         assert any(name.endswith(": policy_step") for name in names) and "aten::linear" in names
 
 
+@pytest.mark.slow
 @pytest.mark.background("interrupted")
 @pytest.mark.parametrize("script,signame,profile", [
-    ("ppo_torch.py", "SIGTERM", True), pytest.param("ppo_linen.py", "SIGTERM", True, marks=pytest.mark.slow),
+    ("ppo_torch.py", "SIGTERM", True), ("ppo_linen.py", "SIGTERM", True),
 ])
 def test_a_signal_in_the_profiled_iterations_closes_the_profiler_exits_143_and_leaves_a_readable_trace(
     script, signame, profile, shared_runs

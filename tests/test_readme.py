@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -132,7 +133,7 @@ def test_every_link_and_image_of_the_readme_and_docs_resolves(page):
 
 
 # how each command the README shows is tried: the part a test can run as written, the rest by a dry run or shorter
-CAPS = {"ppo": ["--num-iterations", "2"],
+CAPS = {"ppo": ["--num-iterations", "2", "--num-steps", "64"],
         "dqn": ["--total-timesteps", "2000", "--learning-starts", "1000", "--iteration-steps", "1000"]}
 
 
@@ -188,17 +189,32 @@ def test_the_readmes_sweep_commands_run_as_dry_runs(tmp_path):
         assert result.returncode == 0, (command, result.stderr[-2000:])
 
 
-@pytest.mark.slow
-def test_the_readmes_script_and_plot_commands_run(tmp_path):
-    """Each script command as written, shortened to a few iterations; then plot.py on a sweep (the smoke sample)."""
-    subprocess.run(["cp", "-r", str(REPO / "results" / "cpu-quick"), str(tmp_path / "sweep")], check=True)
+def readme_commands_run(folder):
+    """Each script command of the README as written, shortened to a few iterations, then plot.py on a sweep (the smoke
+    sample), from `folder`: [(command, its completed process)], and the report plot.py wrote."""
+    folder = Path(folder)
+    folder.mkdir()
+    subprocess.run(["cp", "-r", str(REPO / "results" / "cpu-quick"), str(folder / "sweep")], check=True)
     commands = [part.strip() for command in readme_commands() for part in command.split("&&")
                 if part.strip().startswith("python") and not part.strip().startswith("python -m")]
-    assert any("plot.py" in command for command in commands) and len(commands) >= 3
-    for command in commands:
-        result = subprocess.run(tried(command, tmp_path), cwd=REPO, capture_output=True, text=True, timeout=600)
+    results = [(command, subprocess.run(tried(command, folder), cwd=REPO, capture_output=True, text=True, timeout=600))
+               for command in commands]
+    report = folder / "sweep" / "REPORT.md"
+    return results, report.read_text() if report.exists() else ""
+
+
+def readme_commands_job(shared_runs, background=False):
+    return shared_runs.job(("README commands",), readme_commands_run, background)
+
+
+@pytest.mark.slow
+@pytest.mark.background.with_args(readme_commands_job)
+def test_the_readmes_script_and_plot_commands_run(shared_runs):
+    results, report = readme_commands_job(shared_runs)
+    assert any("plot.py" in command for command, _ in results) and len(results) >= 3
+    for command, result in results:
         assert result.returncode == 0, (command, result.stderr[-2000:])
-    assert (tmp_path / "sweep" / "REPORT.md").read_text().startswith("# ")
+    assert report.startswith("# ")
 
 
 def method_variant_cells():

@@ -130,11 +130,18 @@ def test_the_tool_refuses_an_unknown_report_with_one_line():
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def regenerated_reports(shared_runs, background=False):
+    """The error lines of tools/regenerate_reports.py --check (its plot.py processes, in the background)."""
+    return shared_runs.job(("regenerated reports",), lambda folder: regenerate_reports.check(regenerate_reports.REPORTS),
+                           background)
+
+
 @pytest.mark.slow
-def test_every_committed_report_is_reproduced_without_a_chart_problem():
+@pytest.mark.background.with_args(regenerated_reports)
+def test_every_committed_report_is_reproduced_without_a_chart_problem(shared_runs):
     """tools/regenerate_reports.py --check: each committed sitting's report made again (2–10 s each) equals the
     committed REPORT.md, and no chart of any of them has a point outside its axes or past its labelled ticks, or a
     legend over a label."""
-    errors = regenerate_reports.check(regenerate_reports.REPORTS)
+    errors = regenerated_reports(shared_runs)
     assert [error for error in errors if "chart problem" in error] == []
     assert errors == []

@@ -12,22 +12,16 @@ import pytest
 
 from helpers import (
     CONTINUOUS_SCRIPTS, DQN_SCRIPTS, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines,
-    bad_values, command_lines, frameworks, read_run,
+    bad_values, command_lines, frameworks, read_run, runtime_scripts,
 )
 
 LOSS_TAGS = ["losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/old_approx_kl"]
 DQN_LOSS_TAGS = ["losses/td_loss", "losses/q_values"]
 ALL_SCRIPTS = SCRIPTS + DQN_SCRIPTS
-# the fast subset runs the divergence and signal tests on one script: the stop on a NaN loss and the signal handlers
-# are the harness's Run, the same line for line in every script (tests/test_harness.py); the full suite runs every
-# script, SIGTERM too
-FAST = {"ppo_linen.py"}
-FAST_SIGNALS = {("ppo_linen.py", "SIGINT")}
-
-
-def slow_unless_fast(cases):
-    """Mark slow the real runs of every script outside FAST."""
-    return [pytest.param(*case, marks=[] if case[0] in FAST else [pytest.mark.slow]) for case in cases]
+# the stop on a NaN loss and the signal handlers are the harness's Run, the same line for line in every script of a
+# family (tests/test_harness.py): the divergence and signal tests run once per runtime (helpers.runtime: algorithm,
+# frameworks, env backend, fused training), in the full suite
+RUNTIME_SCRIPTS = runtime_scripts(ALL_SCRIPTS)
 
 
 PROBED_SCRIPTS = ALL_SCRIPTS + CONTINUOUS_SCRIPTS  # the CLI probe's: the continuous family's command lines too
@@ -105,8 +99,9 @@ def last_line(stderr: str) -> str:
     return lines[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.background("diverged")
-@pytest.mark.parametrize("script", slow_unless_fast([(script,) for script in ALL_SCRIPTS]))
+@pytest.mark.parametrize("script", RUNTIME_SCRIPTS)
 def test_diverged_run_exits_3_naming_the_iteration_and_keeps_the_iterations_before(script, shared_runs):
     run = shared_runs.diverged(script)
     result, run_dir = run.result, run.run_dir
@@ -124,10 +119,10 @@ def test_diverged_run_exits_3_naming_the_iteration_and_keeps_the_iterations_befo
     assert not all(math.isfinite(scalars[tag][-1][1]) for tag in loss_tags)
 
 
+@pytest.mark.slow
 @pytest.mark.background("interrupted")
-@pytest.mark.parametrize("script,signame", [  # the fast subset: FAST_SIGNALS
-    pytest.param(script, signame, marks=[] if (script, signame) in FAST_SIGNALS else [pytest.mark.slow])
-    for script, signame in [(script, "SIGTERM") for script in ALL_SCRIPTS] + [(SCRIPTS[0], "SIGINT")]
+@pytest.mark.parametrize("script,signame", [
+    *((script, "SIGTERM") for script in RUNTIME_SCRIPTS), (SCRIPTS[0], "SIGINT"),
 ])
 def test_signal_closes_the_event_file_and_exits_128_plus_signal(script, signame, shared_runs):
     run = shared_runs.interrupted(script, signame)

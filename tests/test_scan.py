@@ -106,9 +106,18 @@ def test_the_memory_check_refuses_agents_whose_batches_would_not_fit(monkeypatch
     assert reason == "BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not 'lots'"
 
 
+def scan_runs(shared_runs, background=False):
+    """Four agents in one scan process, the three Linen runs of seeds 2-4 beside them, and the scan run in chunks: the
+    scan script's runs (a list, with None for each when started in the background)."""
+    return [shared_runs.tiny(SCAN, "--num-seeds", "4", background=background),
+            shared_runs.tiny(SCAN, "--chunk-iterations", "2", background=background),
+            *(shared_runs.tiny(LINEN, "--seed", str(seed), background=background) for seed in (2, 3, 4))]
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(scan_runs)
 def test_four_agents_write_a_run_folder_each_and_compute_what_ppo_linen_computes_with_their_seeds(shared_runs):
-    run = shared_runs.tiny(SCAN, "--num-seeds", "4")
+    run = scan_runs(shared_runs)[0]
     assert sorted(os.listdir(os.path.dirname(run.run_dir))) == ["run__seed1", "run__seed2", "run__seed3", "run__seed4"]
     for seed, (scalars, texts) in enumerate(agent_runs(run.run_dir), start=1):
         hyperparameters = table(texts["hyperparameters"])
@@ -118,9 +127,10 @@ def test_four_agents_write_a_run_folder_each_and_compute_what_ppo_linen_computes
 
 
 @pytest.mark.slow
+@pytest.mark.background.with_args(scan_runs)
 def test_chunks_of_2_and_1_iterations_compute_what_one_call_of_3_computes(shared_runs):
     """3 iterations as chunks of 2 and 1, both compiled ahead in iteration 0, each iteration logged as it ends."""
-    run = shared_runs.tiny(SCAN, "--chunk-iterations", "2")
+    run = scan_runs(shared_runs)[1]
     assert_same_curves(run.scalars, shared_runs.smoke(SCAN).scalars)
     assert [step for step, _ in run.scalars["time/iteration"]] == [0, 1, 2] and "time/total" in run.scalars
 

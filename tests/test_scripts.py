@@ -9,10 +9,10 @@ import re
 import pytest
 
 from helpers import (
-    ALWAYS_TAGS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, ENV_REFUSALS, FAMILIES, FUSED_SCRIPTS,
-    JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NATIVE_SCRIPTS, ROOT, SCRIPTS, SYNC_PROFILED,
-    SYNC_TAGS, agent_runs, assert_clean_error, auto_device, final_return, learning_iterations, profiled, table,
-    top_level_sources,
+    ALWAYS_TAGS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, ENV_REFUSALS, FAMILIES,
+    FUSED_SCRIPTS, JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NATIVE_SCRIPTS, ROOT, SCRIPTS,
+    SYNC_PROFILED, SYNC_TAGS, agent_runs, assert_clean_error, auto_device, final_return, learning_iterations,
+    learning_params, table, top_level_sources,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -51,6 +51,7 @@ def test_smoke_run_logs_every_spec_tag(script, shared_runs):
 
 
 @pytest.mark.slow
+@pytest.mark.background("profiled")
 @pytest.mark.parametrize("script", [script for script in SCRIPTS if script not in FUSED_SCRIPTS])
 def test_sync_timing_run_logs_the_rollout_and_update_times_too(script, shared_runs):
     run = shared_runs.tiny(script, *SYNC_PROFILED)
@@ -58,20 +59,28 @@ def test_sync_timing_run_logs_the_rollout_and_update_times_too(script, shared_ru
 
 
 @pytest.mark.slow
+@pytest.mark.background("eager")
 @pytest.mark.parametrize("script", EAGER_SCRIPTS)
 def test_eager_run_logs_every_spec_tag(script, shared_runs):
     run = shared_runs.eager(script)
     assert_every_spec_tag(run, script, "CartPole-v1", eager=True, sync=False, iterations=EAGER_ITERATIONS)
 
 
+def family_env_run(shared_runs, script, env_id, eager, sync, background=False):
+    """The TINY run of a family's script on a bsuite or MinAtar env, eager or not, timed synchronously or not."""
+    flags = ["--env-id", env_id] + ([EAGER_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
+    return shared_runs.tiny(script, *flags, background=background)
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(family_env_run)
 @pytest.mark.parametrize(
     "script,env_id,eager,sync",
     [(script, *case) for script in FAMILY_SCRIPTS for case in ENV_FAMILY_CASES if EAGER_FLAG[script] or not case[1]],
 )
 def test_bsuite_and_minatar_runs_log_every_spec_tag_once_per_framework_family(script, env_id, eager, sync, shared_runs):
-    flags = ["--env-id", env_id] + ([EAGER_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
-    assert_every_spec_tag(shared_runs.tiny(script, *flags), script, env_id, eager, sync, iterations=3)
+    run = family_env_run(shared_runs, script, env_id, eager, sync)
+    assert_every_spec_tag(run, script, env_id, eager, sync, iterations=3)
 
 
 # Doors (doors.py), an env a module of the project ships, --env-id doors:Doors-v0: once per gymnax framework family,
@@ -96,10 +105,15 @@ def make_gymnax(env_id):
 '''
 
 
+def doors_run(shared_runs, script, flags, background=False):
+    return shared_runs.tiny(script, "--env-id", "doors:Doors-v0", *flags, background=background)
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(doors_run)
 @pytest.mark.parametrize("script,flags,compile_mode", DOORS_CASES)
 def test_doors_from_its_module_runs_and_logs_every_spec_tag_once_per_family(script, flags, compile_mode, shared_runs):
-    run = shared_runs.tiny(script, "--env-id", "doors:Doors-v0", *flags)
+    run = doors_run(shared_runs, script, flags)
     assert_every_spec_tag(run, script, "doors:Doors-v0", eager=False, sync=False, iterations=3,
                           compile_mode=compile_mode)
 
@@ -143,6 +157,7 @@ def test_default_mode_compiles_nothing_in_jax_after_iteration_0(script, shared_r
 
 
 @pytest.mark.slow
+@pytest.mark.background("eager")
 @pytest.mark.parametrize("script", JAX_EAGER_SCRIPTS)
 def test_eager_mode_compilations_do_not_grow_with_iterations(script, shared_runs):
     """JAX's compile log, counted at each iteration's end: iterations 3 to 5 compile nothing more than 1 and 2."""
@@ -151,14 +166,9 @@ def test_eager_mode_compilations_do_not_grow_with_iterations(script, shared_runs
     assert boundaries[1] > 0 and boundaries[1:] == [boundaries[1]] * (EAGER_ITERATIONS - 1), boundaries
 
 
-# the first in the fast subset; each costs a process that imports its framework
-FAMILY_FIRSTS = {scripts[0] for scripts in FAMILIES.values()}
-
-
+@pytest.mark.slow
 @pytest.mark.background("unknown_env")
-@pytest.mark.parametrize("script", [
-    pytest.param(script, marks=[] if script in FAMILY_FIRSTS else [pytest.mark.slow]) for script in SCRIPTS
-])
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_bad_input_in_a_fresh_process_writes_its_one_error_line_and_nothing_else(script, shared_runs):
     """The CLI probe (tests/test_robustness.py) runs every bad command line of every script in its one process, where
     each script's imports happened once before; here the script's own process, imports included, says only why."""
@@ -169,7 +179,7 @@ def test_bad_input_in_a_fresh_process_writes_its_one_error_line_and_nothing_else
 
 @pytest.mark.slow
 @pytest.mark.background("learning")
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", learning_params(SCRIPTS))
 def test_default_config_learns_cartpole_with_the_lr_annealed_to_zero(script, shared_runs):
     """Every agent of the run: a fused script's learning run trains LEARNING_AGENTS, seeds 1 onwards, each must learn."""
     runs, iterations = agent_runs(shared_runs.learning(script).run_dir), learning_iterations(script)
@@ -188,9 +198,10 @@ def curve(run):
 
 
 @pytest.mark.slow
+@pytest.mark.background("other_seed")
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_same_seed_same_curve_with_or_without_sync_timing_and_profiling_other_seed_differs(script, shared_runs):
     first = curve(shared_runs.smoke(script))
     assert table(shared_runs.smoke(script).texts["hyperparameters"])["seed"] == "1"
-    assert curve(shared_runs.tiny(script, *profiled(script))) == first  # neither changes what is computed
-    assert curve(shared_runs.tiny(script, "--seed", "2")) != first
+    assert curve(shared_runs.profiled(script)) == first  # neither changes what is computed
+    assert curve(shared_runs.other_seed(script)) != first

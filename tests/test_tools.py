@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import torch_step_parts
-from helpers import ROOT
+from helpers import FAST_COMPILE, ROOT
 
 TOOL = os.path.join(ROOT, "tools", "host_time_jax.py")
 
@@ -19,7 +19,7 @@ def test_host_time_tool_times_the_outermost_call_of_each_compiled_function():
     variants = ["nnx.cached_partial(nnx.jit)", "nnx.jit_partial (tree)", "Equinox jax.jit"]
     result = subprocess.run(
         [sys.executable, TOOL, "--rounds", "1", "--num-iterations", "3", "--tiny", "--variants", *variants],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "XLA_FLAGS": FAST_COMPILE},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in result.stdout.splitlines() if "|" in line}

@@ -89,10 +89,15 @@ def test_the_torch_env_steps_as_gymnax_does_through_terminations_and_truncations
     assert (stats.finished_count, stats.finished_length_sum) == (counts["episodes"], counts["lengths"])
 
 
+def native_compile_run(shared_runs, background=False):
+    return shared_runs.tiny(SCRIPT, "--compile", probe=True, background=background)
+
+
 @pytest.mark.slow
+@pytest.mark.background.with_args(native_compile_run)
 def test_compile_makes_the_rollout_step_and_the_minibatch_update_one_graph_each_and_never_recompiles(shared_runs):
     """A probed TINY run with --compile (tests/probe.py): a cold compile, so in the full suite only."""
-    run = shared_runs.tiny(SCRIPT, "--compile", probe=True)
+    run = native_compile_run(shared_runs)
     record, iterations = run.record, len(run.scalars["time/iteration"])
     compilations = [c for c in record["compilations"] if c["co_name"]]
     assert not [c for c in compilations if c["fail_type"]]

@@ -3,10 +3,13 @@ two workers on one storage), tiny studies of each algorithm with the real script
 
 Most studies run tests/dqn_standin.py, which follows the scripts' contract (iteration lines, event file, exit 3 on a
 NaN loss, SIGTERM) in a fraction of a second per trial; the real scripts run in the end-to-end studies."""
+import ast
+import contextlib
 import csv
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +23,9 @@ from tensorboard.plugins.hparams import metadata
 import tune
 from report.load import read_event_file
 from search import Refused
-from search.space import DEFAULT_SPACES
+from search.space import DEFAULT_SPACES, load_space, spaces_table
 from search.study import Settings, load, read_settings, save_settings
+from sweep import variants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STANDIN = os.path.join(ROOT, "tests", "dqn_standin.py")
@@ -76,6 +80,42 @@ def test_a_malformed_space_or_one_naming_a_flag_the_script_lacks_is_refused(spac
     path.write_text(space)
     with pytest.raises(Refused, match=expected.replace("(", r"\(").replace(")", r"\)")):
         tune.main(["--out", str(tmp_path / "study"), "--space", str(path), os.path.join(ROOT, "dqn_linen.py")])
+
+
+def script_defaults(path: str) -> dict:
+    """{field: default} of a script's Args, read with ast (literal defaults only)."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    args = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Args")
+    defaults = {}
+    for item in args.body:
+        if isinstance(item, ast.AnnAssign) and item.value is not None:
+            with contextlib.suppress(ValueError):
+                defaults[item.target.id] = ast.literal_eval(item.value)
+    return defaults
+
+
+def within(value, entry: dict) -> bool:
+    if entry["type"] == "categorical":
+        return value in entry["choices"]
+    return entry["low"] <= value <= entry["high"]
+
+
+@pytest.mark.parametrize("script", variants.SCRIPTS)
+def test_every_registry_script_gets_its_algorithms_default_space_which_holds_its_own_defaults(script):
+    """The space comes from the registry's algorithm (not the file name's first word): every field it searches is one of
+    the script's Args, and the script's default value of each lies in its range."""
+    path = os.path.join(ROOT, f"{script}.py")
+    algorithm, fields = tune.check_script(path, [], 0)
+    assert algorithm == variants.of_script(script)[0].algorithm
+    space, defaults = load_space("", algorithm), script_defaults(path)
+    assert set(space) <= set(fields)
+    assert {name: defaults[name] for name, entry in space.items() if not within(defaults[name], entry)} == {}
+
+
+def test_docs_tuning_gives_the_default_spaces_as_search_space_prints_them():
+    with open(os.path.join(ROOT, "docs", "tuning.md")) as f:
+        assert spaces_table() in f.read(), "docs/tuning.md's spaces are stale: python -m search.space prints them"
 
 
 def test_a_missing_space_file_and_an_unreachable_storage_get_one_error_line_and_exit_2(tmp_path):
@@ -341,20 +381,41 @@ def test_a_killed_population_process_is_retried_whole_and_a_killed_worker_s_popu
     assert [row["state"] for row in trials_csv(worker_dir)] == ["fail"] * 3 + ["complete"] * 3
 
 
-# END TO END, WITH THE REAL SCRIPTS
+# END TO END, WITH THE REAL SCRIPTS: each study a shared job, run in the background while other tests run
+TINY_WORKLOAD = ["--num-iterations", "2", "--num-envs", "4", "--num-steps", "64"]
+PER_AGENT_FLOATS = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
+
+
+def real_studies(shared_runs, background=False):
+    """(study folder, tune.py's completed process) of the tiny study of a real script (ppo_linen.py, trials in
+    processes), then of the tiny population study (ppo_linen_scan.py, the trials as the agents of one process)."""
+    def trials(folder):
+        return folder, tune_run("--trials", "3", "--eval-seeds", "1", "--out", folder, "ppo_linen.py", *TINY_WORKLOAD,
+                                cwd=ROOT)
+
+    def population(folder):
+        os.makedirs(folder)
+        space = os.path.join(folder, "space.json")
+        with open(space, "w") as f:
+            json.dump(PER_AGENT_FLOATS, f)
+        study_dir = os.path.join(folder, "study")
+        return study_dir, tune_run("--trials", "3", "--population", "3", "--eval-seeds", "1", "--space", space, "--out",
+                                   study_dir, "ppo_linen_scan.py", *TINY_WORKLOAD, cwd=ROOT)
+
+    return [shared_runs.job(("tiny study",), trials, background),
+            shared_runs.job(("tiny population study",), population, background)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("script, workload", [
-    ("dqn_torch_gymnasium.py", ["--total-timesteps", "1000", "--iteration-steps", "500", "--learning-starts", "200"]),
-    ("ppo_torch_gymnasium.py", ["--num-iterations", "2", "--num-envs", "4", "--num-steps", "64"]),
-])
-def test_a_tiny_study_of_each_algorithm_runs_its_default_space_end_to_end(script, workload, tmp_path):
-    study_dir = str(tmp_path / "study")
-    result = tune_run("--trials", "3", "--eval-seeds", "1", "--out", study_dir, script, *workload, cwd=ROOT)
+@pytest.mark.background.with_args(real_studies)
+def test_a_tiny_study_of_a_real_script_runs_its_default_space_end_to_end(shared_runs):
+    """The one study of trials in processes of a real script (the others run stand-ins; which space each script gets
+    is test_every_registry_script_gets_its_algorithms_default_space_which_holds_its_own_defaults's)."""
+    study_dir, result = real_studies(shared_runs)[0]
     assert result.returncode == 0, result.stderr
     rows = trials_csv(study_dir)
     assert len(rows) == 3 and all(row["state"] in ("complete", "pruned") for row in rows), rows
-    algorithm = script.split("_")[0]
-    assert set(json.load(open(os.path.join(study_dir, "study.json")))["space"]) == set(DEFAULT_SPACES[algorithm])
+    assert set(json.load(open(os.path.join(study_dir, "study.json")))["space"]) == set(DEFAULT_SPACES["ppo"])
     evaluation = json.load(open(os.path.join(study_dir, "evaluation.json")))
     assert evaluation["runs"][0]["value"] is not None
     report = open(os.path.join(study_dir, "REPORT.md")).read()
@@ -362,14 +423,11 @@ def test_a_tiny_study_of_each_algorithm_runs_its_default_space_end_to_end(script
 
 
 @pytest.mark.slow
-def test_a_tiny_population_study_of_ppo_linen_scan_trains_each_trial_as_an_agent_with_its_seed_and_values(tmp_path):
+@pytest.mark.background.with_args(real_studies)
+def test_a_tiny_population_study_of_ppo_linen_scan_trains_each_trial_as_an_agent_with_its_seed_and_values(shared_runs):
     """3 trials in one process (a space of the script's per-agent floats), the best rerun on a fresh seed."""
-    study_dir, space = str(tmp_path / "study"), tmp_path / "space.json"
-    floats = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
-    space.write_text(json.dumps(floats))
-    result = tune_run("--trials", "3", "--population", "3", "--eval-seeds", "1", "--space", str(space), "--out",
-                      study_dir, "ppo_linen_scan.py", "--num-iterations", "2", "--num-envs", "4", "--num-steps", "64",
-                      cwd=ROOT)
+    study_dir, result = real_studies(shared_runs)[1]
+    floats = PER_AGENT_FLOATS
     assert result.returncode == 0, result.stderr
     assert "population of trials 0-2: 3 agent(s) in one process" in result.stdout
     rows = trials_csv(study_dir)
@@ -385,12 +443,29 @@ def test_a_tiny_population_study_of_ppo_linen_scan_trains_each_trial_as_an_agent
     assert os.path.isfile(os.path.join(study_dir, "REPORT.md"))
 
 
+def standin_tree(tmp_path, scripts: list) -> str:
+    """A copy of what a command set runs (tune.py, its packages, the tools) with tests/dqn_standin.py as each of the
+    scripts: the command set's plan, studies and report in a fraction of a second per trial."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    for name in ("tune.py",):
+        shutil.copy(os.path.join(ROOT, name), root / name)
+    for folder in ("search", "report", "sweep", "tools"):
+        shutil.copytree(os.path.join(ROOT, folder), root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for script in scripts:
+        shutil.copy(STANDIN, root / script)
+    return str(root)
+
+
 @pytest.mark.slow
 def test_exp10s_command_set_runs_every_study_and_writes_its_report_at_a_tiny_size(tmp_path):
+    """The command set on stand-ins of its DQN scripts (tune.py's end to end on a real script: the tiny study)."""
     out = str(tmp_path / "exp10")
-    result = subprocess.run([os.path.join(ROOT, "tools", "exp10.sh"), out, "--tiny", "--trials", "1"],
+    root = standin_tree(tmp_path, ["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py", "dqn_torch.py", "dqn_linen.py"])
+    result = subprocess.run([os.path.join(root, "tools", "exp10.sh"), out, "--tiny", "--trials", "1"],
                             capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHON": sys.executable})
     assert result.returncode == 0, result.stderr[-2000:]
+    assert "`python -m pytest -m learning`" in result.stdout.splitlines()[0]  # before a reference sitting
     plan = json.load(open(os.path.join(out, "exp10.json")))
     folders = [study["folder"] for study in plan["studies"]]
     assert folders[:6] == ["a-torch-gymnasium", "a-linen-gymnasium", "a-torch", "a-linen", "a-linen-16envs",

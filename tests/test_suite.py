@@ -1,0 +1,83 @@
+"""The suite's own machinery: the ledger of what each process and test costs, shared runs taken out of the background
+queue by a test that needs them first, the learning tier and the equivalence tests it stands on."""
+import ast
+import os
+import subprocess
+import sys
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+import conftest
+import ledger
+from helpers import LEARNS_AS, ROOT, SCRIPTS, DQN_SCRIPTS, CONTINUOUS_SCRIPTS, SharedRuns, runtime, runtime_scripts
+
+
+def test_the_ledger_records_each_process_under_the_test_that_started_it(request):
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    (row,) = [row for row in ledger.LEDGER.processes if row["test"] == request.node.nodeid]
+    assert row["key"].endswith("-c pass") and row["seconds"] > 0 and row["start"] >= 0
+
+
+def test_a_run_asked_for_before_the_background_reaches_it_runs_at_once_in_the_asking_thread(tmp_path):
+    runs, release, threads = SharedRuns(tmp_path), threading.Event(), {}
+
+    def blocking(folder):
+        release.wait(timeout=60)
+        return "first"
+
+    def second(folder):
+        threads["second"] = threading.current_thread()
+        return "second"
+
+    runs.future(("first",), blocking, background=True)
+    runs.future(("second",), second, background=True)  # queued behind the first, which waits
+    try:
+        assert runs.job(("second",), second) == "second"  # not waiting for the first to end
+        assert threads["second"] is threading.current_thread()
+    finally:
+        release.set()
+        runs.close()
+    assert runs.job(("first",), blocking) == "first"
+
+
+def test_every_learning_run_left_to_the_tier_names_an_equivalence_test_that_exists_and_a_representative_in_ci():
+    every = SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
+    for script, (representative, test) in LEARNS_AS.items():
+        assert script in every and representative in every, script
+        while representative in LEARNS_AS:  # a chain ends at a script whose learning run the README's command runs
+            representative = LEARNS_AS[representative][0]
+        file, name = test.split("::")
+        tree = ast.parse(open(os.path.join(ROOT, "tests", file)).read())
+        assert name in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, test
+
+
+def item(name, *markers, fixtures=()):
+    marks = {marker: SimpleNamespace(args=()) for marker in markers}
+    return SimpleNamespace(name=name, get_closest_marker=marks.get, fixturenames=list(fixtures))
+
+
+@pytest.mark.parametrize("markexpr, args, kept", [
+    ("", ["tests"], ["unit", "shared", "representative"]),
+    ("learning", ["tests"], ["unit", "shared", "representative", "equivalent"]),
+    ("", ["tests/test_scripts.py::test_learns[ppo_nnx.py]"], ["unit", "shared", "representative", "equivalent"]),
+])
+def test_the_learning_runs_an_equivalence_proves_are_left_out_unless_a_marker_or_a_node_id_selects_them(
+        markexpr, args, kept):
+    items = [item("equivalent", "learning", "learns_by_equivalence", fixtures=["shared_runs"]),
+             item("representative", "learning", fixtures=["shared_runs"]), item("shared", fixtures=["shared_runs"]),
+             item("unit")]
+    deselected = []
+    config = SimpleNamespace(option=SimpleNamespace(markexpr=markexpr), args=args,
+                             hook=SimpleNamespace(pytest_deselected=lambda items: deselected.extend(items)))
+    conftest.pytest_collection_modifyitems(config, items)
+    assert sorted(i.name for i in items) == sorted(kept)
+    assert [i.name for i in items][0] == "unit"  # the tests that read no shared run first
+    assert [i.name for i in deselected] == (["equivalent"] if "equivalent" not in kept else [])
+
+
+def test_signals_and_divergence_run_once_per_runtime_and_every_runtime_once():
+    scripts = runtime_scripts(SCRIPTS + DQN_SCRIPTS)
+    assert len({runtime(script) for script in scripts}) == len(scripts)
+    assert {runtime(script) for script in scripts} == {runtime(script) for script in SCRIPTS + DQN_SCRIPTS}
