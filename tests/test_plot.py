@@ -180,12 +180,21 @@ def known_sweep(tmp_path_factory):
     return root, run_plot(root)
 
 
-@pytest.fixture(scope="module")
-def reference_sweep(tmp_path_factory):
+def write_reference_sweep(folder):
     """A synthetic sweep with every experiment, variant/mode and size (2 envs, 2 seeds), and plot.py's result."""
-    root = tmp_path_factory.mktemp("reference")
+    root = Path(folder)
     write_sweep(root, envs=("CartPole-v1", "Acrobot-v1"), seeds=(1, 2), num_iterations=12)
     return root, run_plot_process(root, "--out", root / "report")
+
+
+def reference_sweep_job(shared_runs, background=False):
+    """The reference sweep and its plot.py run, once in the session (in the background when the test is marked so)."""
+    return shared_runs.job(("reference_sweep",), write_reference_sweep, background)
+
+
+@pytest.fixture(scope="module")
+def reference_sweep(shared_runs):
+    return reference_sweep_job(shared_runs)
 
 
 def test_summary_csv_holds_the_exact_window_values_of_known_iteration_times(known_sweep):
@@ -273,6 +282,7 @@ def test_empty_or_missing_folder_fails_with_one_error_line(tmp_path, make_folder
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.background.with_args(reference_sweep_job)
 def test_every_chart_and_the_report_are_written_for_a_full_synthetic_sweep(reference_sweep):
     root, result = reference_sweep
     assert result.returncode == 0, result.stderr
