@@ -440,6 +440,7 @@ def main(args: Args, run: "Run"):
 # and run.finish, and the last lines of the file start it.
 # ======================================================================================================================
 import contextlib
+import gc
 import importlib.metadata
 import importlib.util
 import math
@@ -568,6 +569,13 @@ def fail(message: str, status: int = 2):
     sys.exit(status)
 
 
+def exits_are_dropped_in(frame) -> bool:
+    """Whether a signal handler interrupted a garbage-collection callback (JAX registers one) or a finaliser, where
+    Python prints the exception raised as "Exception ignored" with a traceback, and goes on."""
+    callbacks = {callback.__code__ for callback in gc.callbacks if hasattr(callback, "__code__")}
+    return frame is not None and (frame.f_code in callbacks or frame.f_code.co_name == "__del__")
+
+
 class Run:
     """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
 
@@ -647,7 +655,8 @@ class Run:
         self.ignore_signals()
         self.stopped_by = signal.Signals(signum)
         print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
-        sys.exit(128 + signum)
+        if not exits_are_dropped_in(frame):  # else the run's next check exits (log_iteration)
+            sys.exit(128 + signum)
 
     def ignore_signals(self):
         signal.signal(signal.SIGINT, signal.SIG_IGN)

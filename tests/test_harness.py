@@ -17,7 +17,7 @@ BANNER_RULE = "# " + "=" * 118
 # differ: the argument checks (which envs, which devices), the system text (package versions, compile mode, device
 # name), the profiler, the device synchronisation (torch only: JAX passes jax.block_until_ready), the device memory
 # peak, and the device choice (where a script keeps it in its harness)
-SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "Run"}
+SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "exits_are_dropped_in", "Run"}
 # the two families' harnesses share all of SHARED but Run: DQN's has no --sync-timing phases (its check_args refuses the
 # flag: an iteration's acting and learning cannot be timed apart) and no PPO loss (explained variance) to let through
 FAMILIES = {"PPO": SCRIPTS, "DQN": DQN_SCRIPTS, "PPO, continuous actions": CONTINUOUS_SCRIPTS}

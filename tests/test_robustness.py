@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from helpers import (
-    CONTINUOUS_SCRIPTS, DQN_SCRIPTS, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines,
+    CONTINUOUS_SCRIPTS, DQN_SCRIPTS, DQN_TINY, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines,
     bad_values, command_lines, frameworks, read_run, runtime_scripts,
 )
 
@@ -138,9 +138,11 @@ def test_signal_closes_the_event_file_and_exits_128_plus_signal(script, signame,
 # A signal's SystemExit raised where the handler ran inside library code can come out of that code as another error
 # (jit's C++ cache lookup comparing NNX graph metadata) or not at all (once, in torch.compile's compilation, the run
 # went on to its end): here the env's step, traced under jit, signals its own process and turns the SystemExit into a
-# ValueError or swallows it (the driver's first argument says which)
+# ValueError or swallows it (the driver's first argument says which). Inside a garbage-collection callback (JAX's runs
+# at every collection) Python would print it as an ignored exception, traceback and all: there a callback of the
+# driver's signals the process once the script's handler is in place
 SIGNAL_IN_LIBRARY = """
-import os, runpy, signal, sys
+import gc, os, runpy, signal, sys
 import gymnax
 make, swallow = gymnax.make, sys.argv[1] == "swallowed"
 def make_signalling(*args, **kwargs):
@@ -155,7 +157,15 @@ def make_signalling(*args, **kwargs):
         return step(*step_args)
     env.step = step_signalling
     return env, env_params
-gymnax.make = make_signalling
+def collect_signalling(phase, info):
+    if phase == "start" and not fired and callable(signal.getsignal(signal.SIGTERM)):
+        fired.append(phase)
+        os.kill(os.getpid(), signal.SIGTERM)
+fired = []
+if sys.argv[1] == "in_a_gc_callback":
+    gc.callbacks.append(collect_signalling)
+else:
+    gymnax.make = make_signalling
 sys.argv = sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
@@ -164,18 +174,22 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 @pytest.mark.slow
 @pytest.mark.parametrize("script,exit_comes_out", [
     ("ppo_linen.py", "as_another_error"), ("ppo_linen.py", "swallowed"), ("ppo_linen_scan.py", "swallowed"),
+    ("ppo_linen.py", "in_a_gc_callback"), ("dqn_linen.py", "in_a_gc_callback"),
+    ("ppo_continuous_linen.py", "in_a_gc_callback"), ("ppo_linen_scan.py", "in_a_gc_callback"),
 ])
 def test_a_signal_exit_that_library_code_converts_or_swallows_still_ends_the_run_partial_exiting_128_plus_signal(
     script, exit_comes_out, tmp_path
 ):
     result = subprocess.run(
-        [sys.executable, "-c", SIGNAL_IN_LIBRARY, exit_comes_out, os.path.join(ROOT, script), *TINY,
+        [sys.executable, "-c", SIGNAL_IN_LIBRARY, exit_comes_out, os.path.join(ROOT, script),
+         *(DQN_TINY if script in DQN_SCRIPTS else TINY),
          "--log-dir", str(tmp_path), "--run-name", "run"],
         capture_output=True, text=True, timeout=300,
     )
     run_dir = os.path.join(tmp_path, "run")
     assert result.returncode == 128 + signal.SIGTERM, result.stderr[-3000:]
     assert last_line(result.stderr) == f"interrupted by SIGTERM: partial run (no time/total) in {run_dir}"
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr[-3000:]
     assert whole_records(run_dir)
     scalars, texts = read_run(run_dir)
     assert "time/total" not in scalars and "hyperparameters" in texts
