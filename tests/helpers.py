@@ -103,6 +103,8 @@ FAMILIES = {
     "gymnasium": GYMNASIUM_SCRIPTS,
     "native": NATIVE_SCRIPTS,
 }
+
+
 def runtime(script: str) -> tuple:
     """What a script's process runs beyond the harness, which is the same line for line in every script of a family
     (tests/test_harness.py): its algorithm, the frameworks in the process, what steps the env, and whether the whole
@@ -286,7 +288,8 @@ LEARNS_AS = {
     "dqn_equinox.py": ("dqn_linen.py", "test_dqn.py::test_linen_nnx_and_equinox_train_alike_from_the_same_weights"),
     "dqn_linen_vmap.py": ("dqn_linen.py", "test_dqn_population.py::"
                           "test_each_agent_of_an_hparams_file_computes_what_dqn_linen_computes_with_its_seed_and_values"),
-    "dqn_torch_compile.py": ("dqn_torch.py", "test_dqn.py::test_torch_compile_trains_as_eager_torch_from_the_same_seed"),
+    "dqn_torch_compile.py": ("dqn_torch.py",
+                             "test_dqn.py::test_torch_compile_trains_as_eager_torch_from_the_same_seed"),
     "dqn_torch_gymnasium.py": ("dqn_linen_gymnasium.py", "test_dqn.py::"
                                "test_the_gymnasium_pair_shares_its_env_replay_exploration_and_bookkeeping_code_line_for_line"),
     "ppo_continuous_torch_gymnasium.py": ("ppo_continuous_linen_gymnasium.py", "test_continuous_gymnasium.py::"

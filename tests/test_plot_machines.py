@@ -147,5 +147,5 @@ def test_compare_says_when_its_two_sides_ran_on_different_cpus(tmp_path):
     result = run_plot("--compare", sides[0], "--vs", sides[1], "--out", tmp_path / "out")
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "out" / "REPORT.md").read_text()
-    assert ("- **Warning:** A and B ran on **different CPUs**, so a ratio across them mixes the CPU with the framework: "
-            "A: AMD EPYC (family 25 model 17); B: AMD EPYC (family 26 model 2).") in report
+    assert ("- **Warning:** A and B ran on **different CPUs**, so a ratio across them mixes the CPU with the "
+            "framework: A: AMD EPYC (family 25 model 17); B: AMD EPYC (family 26 model 2).") in report

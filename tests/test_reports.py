@@ -132,8 +132,8 @@ def test_the_tool_refuses_an_unknown_report_with_one_line():
 
 def regenerated_reports(shared_runs, background=False):
     """The error lines of tools/regenerate_reports.py --check (its plot.py processes, in the background)."""
-    return shared_runs.job(("regenerated reports",), lambda folder: regenerate_reports.check(regenerate_reports.REPORTS),
-                           background)
+    reports = regenerate_reports.REPORTS
+    return shared_runs.job(("regenerated reports",), lambda folder: regenerate_reports.check(reports), background)
 
 
 @pytest.mark.slow
