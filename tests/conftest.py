@@ -39,9 +39,11 @@ Rules that keep the suite inside the budget:
   diverged loss once per runtime (the harness is the same line for line in every script of a family).
 - Mark `@pytest.mark.slow` every learning run, eager run, cold torch.compile (in a script beyond
   its one fast smoke run, or in the test process), real sweep and report of a synthetic sweep beyond the first of its
-  section; the fast subset keeps one probed TINY run per script, the unit and parity tests, the CLI probe (every
-  script's bad input in one process) and the dry runs (in this process, through the planner's own `plan` command; the
-  golden dry runs and the README's through bash).
+  section, parity over whole iterations (rollout and update, two iterations, "trains alike"), an env's case beyond the
+  first where the cases differ only by env, and a tool's error line in a fresh process of its own; the fast subset
+  keeps one probed TINY run per script, the unit tests, each framework's parity on one minibatch (loss terms and every
+  gradient), the CLI probe (every script's bad input in one process) and the dry runs (in this process, through the
+  planner's own `plan` command; the golden dry runs and the README's through bash).
 - Never add a run that proves what another run already proves; prefer a stand-in (tests/dqn_standin.py, the SLURM
   tests' and the command sets' stand-in scripts) where the scripts are not what is under test. tune.py's end-to-end
   studies on real scripts are two (trials in processes, and a population); a fake repository's sweep times no env (the
@@ -56,10 +58,13 @@ Rules that keep the suite inside the budget:
   JAX logs "Compiling ..." when it lowers a function, before the cache lookup, and torch counts its graphs before
   Inductor's, so compilation counts still count every compilation a script asks for.
 - Both cores stay busy until the end: the shared runs that the selected tests mark `background(kind)` (a SharedRuns
-  method's name, or a function of the test module that takes the SharedRuns) start in a background thread as soon as
-  the tests are collected, one at a time, in BACKGROUND's order, the costliest first (the learning runs, the jobs of
-  many processes); a test that asks for a run the background has not started runs it itself, on the other core. The
-  tests that read no shared run go first, those that read one after them, the learning tests last.
+  method's name, or a function of the test module that takes the SharedRuns) run in a background thread, one at a
+  time, the first in BACKGROUND's order first, the costliest (the learning runs, the jobs of many processes). They are
+  queued as their tests are collected where the markers alone select (the whole suite, `-m "not slow"`), so that the
+  background starts while this process still collects, else once collection ends. A test that asks for a run the
+  background has not started runs it itself, on the other core; one that waits for a run the background is running
+  does the queued runs meanwhile. The tests that read no shared run go first, those that read one after them, the
+  learning tests last.
 """
 import functools
 import inspect
@@ -129,6 +134,7 @@ def pytest_configure(config):
     )
     ledger.install()
     compile_cheaply_here()
+    SHARED["selected_while_collected"] = selected_while_collected(config)
 
 
 def compile_cheaply_here():
@@ -161,15 +167,43 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: (background_kind(item) in LEARNING, "shared_runs" in item.fixturenames))
 
 
+def queue_in_background(item):
+    """Queue the shared run the test marked `background` reads, ranked by BACKGROUND's order."""
+    start = background_start(item)
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    shared().rank = BACKGROUND.index(background_kind(item))
+    start(**{name: params[name] for name in inspect.signature(start).parameters if name in params}, background=True)
+
+
+def selected_while_collected(config):
+    """How to tell, as a test is collected, whether the run keeps it, where the command line says so by markers alone
+    (the whole suite or `-m "not slow"`, on folders or files); else None: known once collection ends."""
+    option = config.option
+    narrowed = (option.collectonly, option.keyword, option.deselect, getattr(option, "lf", False),
+                getattr(option, "stepwise", False), any("::" in arg for arg in config.args))
+    if any(narrowed) or option.markexpr not in ("", "not slow"):
+        return None
+    if option.markexpr:
+        return lambda item: not item.get_closest_marker("slow")
+    return lambda item: not item.get_closest_marker("learns_by_equivalence")
+
+
+def pytest_itemcollected(item):
+    """A selected test's background run is queued as soon as the test is collected: the background thread starts on
+    the other core while this one collects the remaining test files (about 10 s)."""
+    selected = SHARED["selected_while_collected"]
+    if selected and background_kind(item) and selected(item):
+        queue_in_background(item)
+
+
 def pytest_collection_finish(session):
-    """Start the shared runs that the selected tests marked `background` read, in the background (BACKGROUND order)."""
+    """Queue the shared runs that the selected tests marked `background` read and that were not queued as they were
+    collected, in BACKGROUND's order (a run asked for twice is queued once)."""
     if session.config.option.collectonly:
         return
-    marked = [item for item in session.items if background_kind(item)]
-    for item in sorted(marked, key=lambda item: BACKGROUND.index(background_kind(item))):
-        start = background_start(item)
-        params = item.callspec.params if hasattr(item, "callspec") else {}
-        start(**{name: params[name] for name in inspect.signature(start).parameters if name in params}, background=True)
+    for item in session.items:
+        if background_kind(item):
+            queue_in_background(item)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -3,12 +3,14 @@ import ast
 import concurrent.futures
 import functools
 import glob
+import heapq
 import importlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -391,23 +393,32 @@ def run_label(key: tuple) -> str:
 class SharedRuns:
     """Fresh-process runs shared by the whole test session: a run asked for twice (same script, arguments,
     environment variables and probe) runs once, and every test that needs it reads the same logs. Runs can also be
-    started in a background thread, one at a time, so that they overlap with the tests that run meanwhile."""
+    queued for a background thread, which runs them one at a time, the first in `rank` first (then the first queued),
+    so that they overlap with the tests that run meanwhile."""
 
     def __init__(self, root):
         self.root, self.runs, self.works, self.processes = str(root), {}, {}, set()
         self.background = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self.queue, self.queue_lock, self.rank = [], threading.Lock(), 0
 
     def future(self, key: tuple, work, background: bool) -> concurrent.futures.Future:
         """The future of `work(folder)` (a fresh folder), done once per `key`: now, or queued in the background. A run
         asked for now that still waits in the background queue is taken out of it and done now (the background thread
-        meanwhile keeps the other core busy with the next one): no test waits for a run that has not started."""
+        meanwhile keeps the other core busy with the next one): no test waits for a run that has not started. A test
+        that asks for a run the background thread is running does the queued runs meanwhile, one at a time, until that
+        run is done: no core waits while runs are queued."""
         if key not in self.runs:
             folder = os.path.join(self.root, f"run{len(self.runs)}")
             self.works[key] = keyed(run_label(key), functools.partial(work, folder))
             if background:
-                self.runs[key] = self.background.submit(self.works[key])
+                self.runs[key] = concurrent.futures.Future()
+                with self.queue_lock:
+                    heapq.heappush(self.queue, (self.rank, len(self.runs), key, self.runs[key]))
+                self.background.submit(self.run_next_queued)
                 return self.runs[key]
         elif background or not self.runs[key].cancel():
+            while not background and not self.runs[key].done() and self.run_next_queued():
+                pass
             return self.runs[key]
         self.runs[key] = concurrent.futures.Future()
         try:
@@ -415,6 +426,21 @@ class SharedRuns:
         except Exception as error:  # a timeout: every test that asks for this run fails with it
             self.runs[key].set_exception(error)
         return self.runs[key]
+
+    def run_next_queued(self) -> bool:
+        """The queued run first in rank that no test has taken, done in this thread; False if none was left."""
+        while True:
+            with self.queue_lock:
+                if not self.queue:
+                    return False
+                _, _, key, future = heapq.heappop(self.queue)
+            if future.set_running_or_notify_cancel():  # False: a test took it (cancelled it) to run it itself
+                break
+        try:
+            future.set_result(self.works[key]())
+        except Exception as error:  # a timeout: every test that asks for this run fails with it
+            future.set_exception(error)
+        return True
 
     def get(
         self, script: str, *args: str, probe: bool = False, env: dict | None = None, background: bool = False,

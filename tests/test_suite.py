@@ -1,6 +1,8 @@
-"""The suite's own machinery: the ledger of what each process and test costs, shared runs taken out of the background
-queue by a test that needs them first, the learning tier and the equivalence tests it stands on."""
+"""The suite's own machinery: the ledger of what each process and test costs, the background queue (its order, runs
+taken out of it by a test that needs them first, done by a test that waits), the learning tier and the equivalence tests
+it stands on."""
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -40,6 +42,64 @@ def test_a_run_asked_for_before_the_background_reaches_it_runs_at_once_in_the_as
         release.set()
         runs.close()
     assert runs.job(("first",), blocking) == "first"
+
+
+def test_the_background_runs_the_queued_run_first_in_rank_whenever_it_was_queued(tmp_path):
+    runs, started, release, order = SharedRuns(tmp_path), threading.Event(), threading.Event(), []
+
+    def work(name, folder):
+        started.set()
+        release.wait(timeout=60)
+        order.append(name)
+
+    for name, rank in (("running", 0), ("last", 9), ("first", 1), ("second", 1)):
+        runs.rank = rank
+        runs.future((name,), functools.partial(work, name), background=True)
+        started.wait(timeout=60)  # the first is running before the others are queued
+    release.set()
+    runs.runs["last",].result(timeout=60)  # waited for, not asked for (which would run it here, at once)
+    assert order == ["running", "first", "second", "last"]
+    runs.close()
+
+
+def test_a_test_waiting_for_a_running_run_does_the_queued_runs_meanwhile(tmp_path):
+    runs, started, release, threads = SharedRuns(tmp_path), threading.Event(), threading.Event(), {}
+
+    def running(folder):
+        started.set()
+        release.wait(timeout=60)
+        return "running"
+
+    def queued(folder):
+        threads["queued"] = threading.current_thread()
+        release.set()
+        return "queued"
+
+    runs.future(("running",), running, background=True)
+    started.wait(timeout=60)
+    runs.future(("queued",), queued, background=True)
+    try:
+        assert runs.job(("running",), running) == "running"
+        assert threads["queued"] is threading.current_thread()
+    finally:
+        release.set()
+        runs.close()
+
+
+@pytest.mark.parametrize("markexpr, keyword, args, keeps", [
+    ("not slow", "", ["tests"], ["unit", "equivalent"]),
+    ("", "", ["tests/test_scripts.py", "tests/test_dqn.py"], ["unit", "slow"]),
+    ("learning", "", ["tests"], None),
+    ("", "smoke", ["tests"], None),
+    ("", "", ["tests/test_scripts.py::test_learns[ppo_nnx.py]"], None),
+])
+def test_runs_are_queued_as_their_tests_are_collected_only_where_the_markers_alone_select(
+        markexpr, keyword, args, keeps):
+    items = [item("unit"), item("slow", "slow"), item("equivalent", "learns_by_equivalence")]
+    option = SimpleNamespace(markexpr=markexpr, keyword=keyword, collectonly=False, deselect=[], lf=False,
+                             stepwise=False)
+    selected = conftest.selected_while_collected(SimpleNamespace(option=option, args=args))
+    assert (selected and [i.name for i in items if selected(i)]) == keeps
 
 
 def test_every_learning_run_left_to_the_tier_names_an_equivalence_test_that_exists_and_a_representative_in_ci():
