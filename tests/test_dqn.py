@@ -46,7 +46,7 @@ def cleanrl_due(total: int, learning_starts: int, every: int) -> list[int]:
     return [g for g in range(total) if g > learning_starts and g % every == 0]
 
 
-@pytest.mark.parametrize("num_envs", [1, 3, 16, 40])
+@pytest.mark.parametrize("num_envs", [1, *(pytest.param(n, marks=pytest.mark.slow) for n in (3, 16, 40))])
 def test_gradient_steps_and_target_syncs_fall_due_as_in_cleanrls_loop_for_any_number_of_envs(num_envs):
     total, learning_starts = 2400, 250
     for every in (1, 4, 10, 25, 500):
@@ -217,6 +217,7 @@ def run_main_in_process(module, log_dir: str, name: str) -> dict:
     return read_run(os.path.join(log_dir, name))[0]
 
 
+@pytest.mark.slow  # iteration parity: the fast subset proves each framework's parity on one minibatch
 def test_linen_nnx_and_equinox_train_alike_from_the_same_weights(tmp_path, tree_mode, monkeypatch):
     """Each one's main() on DQN_TINY with its Q-network built from the same Linen weights (their inits differ): the same
     episodes and, iteration by iteration, the same TD loss and Q-values (to float32 rounding): one algorithm in three

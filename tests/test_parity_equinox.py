@@ -57,6 +57,7 @@ def test_init_seeded_orthogonal_with_ppo_gains_and_zero_biases():
     assert np.array_equal(kernel(agent), kernel(same)) and not np.array_equal(kernel(agent), kernel(other))
 
 
+@pytest.mark.slow  # iteration parity: the fast subset proves each framework's parity on one minibatch
 def test_rollout_and_update_parity_with_linen_from_identical_weights():
     """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys; the Equinox
     side bound and run under jax.jit as the script's main block does."""

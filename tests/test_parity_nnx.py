@@ -183,6 +183,7 @@ def agent_layers(agent):
     return {head: nnx_layers(agent, head) for head in ("actor", "critic")}
 
 
+@pytest.mark.slow  # iteration parity: the fast subset proves each framework's parity on one minibatch
 def test_rollout_and_update_parity_with_linen_from_identical_weights():
     """One rollout, GAE and update (4 Adam steps, annealed LR) from the same weights, env state and keys."""
     (env, env_params, obs, env_state), params, (linen,) = linen_iterations(1)
@@ -213,6 +214,7 @@ def training_setup(module, num_steps):
     return agent, optimizer, state, nnx.jit(rollout_fn), nnx.jit(update_fn)
 
 
+@pytest.mark.slow  # iteration parity: the fast subset proves each framework's parity on one minibatch
 def test_cached_partial_parity_with_nnx_jit_over_two_iterations():
     """ppo_nnx_cached's binding (objects bound once, updated in place) gives ppo_nnx's results."""
     agent, optimizer, state, rollout_fn, update_fn = training_setup(ppo_nnx, TINY_ARGS["num_steps"])

@@ -65,6 +65,7 @@ def test_tree_mode_loss_terms_and_gradients_parity_with_linen_on_identical_weigh
     )
 
 
+@pytest.mark.slow  # iteration parity: the fast subset proves each framework's parity on one minibatch
 def test_tree_mode_two_iterations_through_jit_partial_match_linen_from_identical_weights():
     """The script's executables (rollout and update bound once by nnx.jit_partial, graph=False; GAE under jax.jit)
     for two iterations: each matches Linen, and the caller's agent, optimizer and rollout state are updated in place."""

@@ -274,6 +274,7 @@ def test_workers_sets_the_processes_and_the_calls_that_read_the_event_files(work
     assert pools[0].calls.count(load.load_runs) == workers
 
 
+@pytest.mark.slow  # a fresh process for one error line: the fast subset probes the scripts' bad input only
 @pytest.mark.parametrize("make_folder", [lambda tmp: tmp, lambda tmp: tmp / "missing"], ids=["empty", "missing"])
 def test_empty_or_missing_folder_fails_with_one_error_line(tmp_path, make_folder):
     result = run_plot_process(make_folder(tmp_path))

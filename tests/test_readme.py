@@ -69,6 +69,7 @@ def test_the_readme_holds_the_answer_table_the_sittings_give_now(tmp_path, capsy
     assert stop.value.code == 1 and "does not hold the table" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a fresh process for one error line: the fast subset probes the scripts' bad input only
 @pytest.mark.parametrize("summary", [None, "header only"])
 def test_the_answer_table_tool_stops_on_a_missing_or_empty_sweep_with_one_line(tmp_path, summary):
     if summary:

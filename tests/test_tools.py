@@ -30,6 +30,7 @@ def test_host_time_tool_times_the_outermost_call_of_each_compiled_function():
     assert [cell.strip() for cell in rows["calls timed per run (rollout / compute_gae / update)"]] == ["3 / 3 / 3"] * 3
 
 
+@pytest.mark.slow  # a fresh process for one error line: the fast subset probes the scripts' bad input only
 def test_host_time_tool_passes_on_a_script_error_as_one_line():
     result = subprocess.run(
         [sys.executable, TOOL, "--rounds", "1", "--env-id", "NoSuchEnv-v0", "--variants", "nnx.jit_partial (tree)"],

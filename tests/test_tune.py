@@ -118,6 +118,7 @@ def test_docs_tuning_gives_the_default_spaces_as_search_space_prints_them():
         assert spaces_table() in f.read(), "docs/tuning.md's spaces are stale: python -m search.space prints them"
 
 
+@pytest.mark.slow  # a fresh process for one error line: the fast subset probes the scripts' bad input only
 def test_a_missing_space_file_and_an_unreachable_storage_get_one_error_line_and_exit_2(tmp_path):
     missing = tune_run("--space", str(tmp_path / "none.json"), "--out", str(tmp_path / "a"), "dqn_linen.py", cwd=ROOT)
     unreachable = tune_run("--storage", "sqlite:////proc/no/such/dir/study.db", "--out", str(tmp_path / "b"),

@@ -159,6 +159,7 @@ def test_a_study_with_one_completed_trial_explains_why_importances_and_contour_a
     assert sorted(os.listdir(os.path.join(folder, "charts"))) == ["best_so_far.png"]
 
 
+@pytest.mark.slow  # a fresh process for one error line: the fast subset probes the scripts' bad input only
 def test_the_command_on_a_folder_without_a_study_prints_one_error_line_and_exits_2(tmp_path):
     ended = subprocess.run([sys.executable, "-m", "report.study", str(tmp_path)], cwd=ROOT, capture_output=True,
                            text=True)
