@@ -2,14 +2,14 @@
 
 Budget, on 2 idle cores: `python -m pytest` (the full suite, CI's command) at most 20 minutes on an AMD EPYC (about 12
 on an Intel Xeon); `python -m pytest -m "not slow"` at most 3 minutes there (Xeon: under 2), and it still runs every
-script once. Measured on 2026-11-28, whole processes, on an idle 2-core AMD EPYC of the Zen 5 generation (family 26,
-model 2; docs/running.md has the sitting): the full suite 13:16, median of 3 (12:57-14:46, the last with the four signal
-tests of the GC-callback fix), before this budget's changes 27:58 (one run, between the first two); the fast subset
-3:03, median of 3 (2:59-3:07; pytest's own count 2:53-3:00), before 4:09 (4:07-4:16), alternated; an hour later, on the
-commit with the GC-callback fix, 3:18 (3:05-3:21), the commit before it 3:11 (3:04-3:14), alternated: over its 3 minutes
-on this CPU too. The Zen 4 EPYC (family 25, model 17) ran the suite before these changes about 1.4 times as long as this
-one (full and fast): there the fast subset would take about 4:20, over its 3 minutes (an estimate from that ratio, not
-measured).
+script once. Measured, whole processes, on an idle 2-core AMD EPYC of the Zen 5 generation (family 26, model 2;
+docs/running.md has the sittings): on 2026-11-28 the full suite 13:16, median of 3 (12:57-14:46), before this budget's
+changes 27:58 (one run, between the first two); on 2026-11-29, with the background queued from collection on and the
+iteration parities in the full suite only, the fast subset 2:47, median of 3 (2:44-2:57; pytest's own count 2:38-2:51),
+the commit before 3:08 (2:58-3:12), alternated (0.92x pair by pair; 4:09 before this budget's changes), and the full
+suite 13:07 (one run). The Zen 4 EPYC (family 25, model 17) ran the suite before these changes about 1.4 times as long
+as this one (full and fast): there the fast subset would take about 3:55, over its 3 minutes (an estimate from that
+ratio, not measured).
 `python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
 command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
 
