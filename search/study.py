@@ -95,8 +95,13 @@ def open_storage(study_dir: str, url: str):
             time.sleep(0.5 * (attempt + 1))
 
 
+TPE_STARTUP = 10  # TPE's first trials, drawn at random (Optuna's default, said in exp10's report)
+
+
 def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
-    return optuna.samplers.TPESampler(seed=seed) if name == "tpe" else TrialSeededRandomSampler(seed)
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=TPE_STARTUP)
+    return TrialSeededRandomSampler(seed)
 
 
 class TrialSeededRandomSampler(optuna.samplers.RandomSampler):

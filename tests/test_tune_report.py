@@ -45,10 +45,11 @@ def trial(state, minutes, value=None, reason="", k=0, **attributes):
     return frozen
 
 
-def make_study(folder, trials, evaluation=None) -> str:
-    """A study folder as tune.py leaves it (study.json, journal.log, evaluation.json), its trials added in order."""
-    settings = Settings(script="dqn_linen.py", script_flags=["--total-timesteps", "20000"], algorithm="dqn",
-                        space=SPACE, sampler="random", pruner="none", seed=1, study_name="synthetic",
+def make_study(folder, trials, evaluation=None, script="dqn_linen.py", flags=(), search=("random", "none")) -> str:
+    """A study folder as tune.py leaves it (study.json, journal.log, evaluation.json), its trials added in order; the
+    script runs with `flags` and the trial length, under the sampler and pruner `search`."""
+    settings = Settings(script=script, script_flags=[*flags, "--total-timesteps", "20000"], algorithm="dqn",
+                        space=SPACE, sampler=search[0], pruner=search[1], seed=1, study_name="synthetic",
                         trials=len(trials), eval_seeds=3)
     save_settings(str(folder), settings)
     study = create(str(folder), settings, settings.seed)
@@ -167,7 +168,9 @@ def test_the_command_on_a_folder_without_a_study_prints_one_error_line_and_exits
     assert ended.stderr == f"error: {tmp_path} holds no study (study.json is missing)\n"
 
 
-# exp10: two part-(a) studies (the first listed is the reference) and one not run, one part-(b) study and one not run
+# exp10: three part-(a) studies (the first listed is the reference; the third the second's design on 3 workers) and one
+# not run, one part-(b) study and one not run
+WORKERS = {1: 2, 2: 3}  # the studies' workers by their place in exp10.json (else 1)
 REFERENCE_TRIALS = [trial(COMPLETE, (10 * k, 10 * k + 10), value, k=k)
                     for k, value in enumerate([90.0, 190.0, 300.0, 400.0, 500.0])]  # 50 min, one after another
 OTHER_TRIALS = [  # 25 min on two workers; configuration 3 failed (lost), then completed on its retry, trial 5
@@ -183,23 +186,26 @@ SOURCE_TRIALS = [trial(COMPLETE, (0, 10), 50.0, k=0), trial(COMPLETE, (10, 20), 
 def exp10_report(tmp_path_factory):
     """exp10's folder, its REPORT.md's text."""
     directory = tmp_path_factory.mktemp("exp10")
-    studies = [("a", "Reference design", "a-reference", REFERENCE_TRIALS, None),
-               ("a", "Other design", "a-other", OTHER_TRIALS, None),
-               ("a", "Unrun design", "a-unrun", None, None),
-               ("b", "Source design", "b-source", SOURCE_TRIALS,
-                {"trial": 2, "value": 100.0, "params": configuration(2),
-                 "runs": [{"seed": 1, "value": 90.0, "reason": ""}, {"seed": 2, "value": 110.0, "reason": ""}]}),
-               ("b", "Missing design", "b-missing", None, None)]
-    for _, _, folder, trials, evaluation in studies:
+    other = {"script": "dqn_linen.py", "flags": ["--num-envs", "16"]}
+    studies = [("a", "Reference design", "a-reference", REFERENCE_TRIALS, {"script": "dqn_torch_gymnasium.py"}),
+               ("a", "Other design", "a-other", OTHER_TRIALS, other),
+               ("a", "Other design, 3 workers", "a-other-workers3", OTHER_TRIALS, other),
+               ("a", "Unrun design", "a-unrun", None, {}),
+               ("b", "Source design", "b-source", SOURCE_TRIALS, {"search": ("tpe", "hyperband"), "evaluation": {
+                   "trial": 2, "value": 100.0, "params": configuration(2),
+                   "runs": [{"seed": 1, "value": 90.0, "reason": ""}, {"seed": 2, "value": 110.0, "reason": ""}]}}),
+               ("b", "Missing design", "b-missing", None, {})]
+    for _, _, folder, trials, study in studies:
         if trials:
             (directory / folder).mkdir()
-            make_study(directory / folder, trials, evaluation)
+            make_study(directory / folder, trials, **study)
     (directory / "exp10.json").write_text(json.dumps({
         "machine": "AMD EPYC 7B13", "load": "0.12",
         "cpu_details": {"vendor": "AuthenticAMD", "family": 25, "model": 1, "stepping": 1, "mhz": 2450,
                         "vector": "AVX2", "microarchitecture": "Zen 3"}, "date": "2026-11-27", "trials": 5,
-        "total_timesteps": 20000, "studies": [{"part": part, "label": label, "folder": folder, "workers": 1 + (k == 1)}
-                                              for k, (part, label, folder, _, _) in enumerate(studies)]}))
+        "total_timesteps": 20000,
+        "studies": [{"part": part, "label": label, "folder": folder, "workers": WORKERS.get(k, 1)}
+                    for k, (part, label, folder, _, _) in enumerate(studies)]}))
     with open(search_report.write_report(str(directory))) as f:
         return directory, f.read()
 
@@ -208,27 +214,36 @@ def test_the_search_report_opens_with_the_fastest_design_and_the_first_to_near_i
     answer = answer_of(exp10_report[1])
     assert ("- Part (a): **Other design** finishes the same search fastest, in 25 min: 2.00× faster than Reference "
             "design (50 min).") in answer
-    # 50, 96, 100: within 5 % of 100 from the second trial's end, 20 min of wall time
+    # 50, 96, 100: within 5 % of 100 from the second trial's end, 20 min of wall time; TPE drew it at random
     assert ("- Part (b): **Source design** first came within 5% of its final best value (100) after 20 min of wall "
-            "time.") in answer
+            "time, at trial 1, one of TPE's 10 random start-up trials.") in answer
     # the machine with its CPU's generation (sweep/records.py cpu_details)
     assert ("AMD EPYC 7B13 (Zen 3, family 25 model 1, AVX2), load average 0.12 at the start, 2026-11-27; 5 trials per "
             "study of 20,000") in answer
+    # each part's sampler and pruner, from the studies' own settings, and the flags every study's script takes
+    assert ("Part (a): a random sampler seeded per trial number, no pruner; part (b): TPE, Hyperband. Every study's "
+            "script also takes `--total-timesteps 20000`.") in answer
 
 
-def test_the_search_report_tables_the_cost_of_each_design_and_lists_those_not_run(exp10_report):
+def test_the_search_report_tables_each_designs_script_and_cost_against_the_named_fastest_and_those_not_run(
+        exp10_report):
     text = exp10_report[1]
-    assert "| Reference design | 1 | 50 min | 2.00× | 6 | 10 min | 5 / 0 | 500 |" in text
-    assert "| Other design | 2 | 25 min | 1.00× | 12 | 10 min | 4 / 1 | 400 |" in text
-    assert "| Unrun design | 1 | not run | – | – | – | – | – |" in text
+    assert "| design | script | workers | wall time | × the fastest (Other design) | trials per hour |" in text
+    assert "| Reference design | `dqn_torch_gymnasium.py` | 1 | 50 min | 2.00× | 6 | 10 min | 5 / 0 | 500 |" in text
+    assert "| Other design | `dqn_linen.py --num-envs 16` | 2 | 25 min | 1.00× | 12 | 10 min | 4 / 1 | 400 |" in text
+    assert "| Unrun design | – | 1 | not run | – | – | – | – | – |" in text
 
 
-def test_the_search_report_compares_the_designs_per_configuration_by_spread_and_rank(exp10_report):
+def test_the_search_report_compares_the_distinct_designs_per_configuration_by_spread_and_rank(exp10_report):
     directory, text = exp10_report
+    # the study on 3 workers is Other design's script and flags again: said, and counted once
+    assert ("Other design, 3 workers ran the same design as Other design (the same script and flags, 3 workers against "
+            "2): the same value in 4 of their 4 shared configurations. It is one design: the comparison below counts "
+            "it once.") in text
     # configurations 0-3 completed in both (3 by its retry): spreads 20/100, 20/200, 0, 0: median 5.0%
-    assert "4 configurations (trial numbers) completed in all 2 run studies." in text
+    assert "4 configurations (trial numbers) completed in all 2 distinct designs." in text
     assert "median **5.0%** over the configurations" in text
-    assert "| Reference design | 1.00 |\n| Other design | 1.00 |" in text
+    assert "| Reference design | 1.00 |\n| Other design | 1.00 |\n\n" in text
     assert search_report.shared_values([search_report.load_entry(str(directory), {
         "part": "a", "label": label, "folder": folder}) for label, folder in
         [("r", "a-reference"), ("o", "a-other")]]) == {0: [90.0, 110.0], 1: [190.0, 210.0], 2: [300.0, 300.0],
@@ -238,9 +253,10 @@ def test_the_search_report_compares_the_designs_per_configuration_by_spread_and_
 def test_the_search_report_gives_part_b_its_best_configuration_re_evaluation_importances_and_charts(exp10_report):
     directory, text = exp10_report
     part_b = text.split("## (b)", 1)[1]
-    assert ("| Source design | 100 (trial 2) | learning_rate=0.0003, batch_size=128, train_frequency=7 | "
-            "100 ± 14 over 2 fresh seeds (mean ± sd) | ") in part_b
-    assert "| Missing design | not run |" in part_b
+    assert "Each study: TPE, Hyperband." in part_b
+    assert ("| Source design | `dqn_linen.py` | 100 (trial 2) | learning_rate=0.0003, batch_size=128, "
+            "train_frequency=7 | 100 ± 14 over 2 fresh seeds (mean ± sd) | ") in part_b
+    assert "| Missing design | – | not run |" in part_b
     for name in ("configurations", "best_so_far"):
         assert f"](charts/{name}.png)" in text and (directory / "charts" / f"{name}.png").stat().st_size > 1000
 
