@@ -5,8 +5,9 @@ studies: env, way, folder, workers, population size) and the study folders it li
 Per env, every way trains the same configurations with the same seeds (a random sampler seeded per trial number):
 trials in processes of the torch and Linen scripts, and populations of the scan script. The report gives each
 way's wall time, trials per hour, peak memory and best configuration with its re-evaluation; where the population
-stops paying (a cost model fitted to the population studies: a process of N agents takes F + c N); and how far the
-ways' returns agree per configuration. Wall time and the best are report/study.py's."""
+stops paying (a cost model fitted to the population studies: a process of N agents takes F + c N, with the range of
+its level-off N when one size is left out, and said to extrapolate where that N lies beyond the sizes measured); and
+how far the ways' returns agree per configuration. Wall time and the best are report/study.py's."""
 import math
 import os
 import statistics
@@ -37,6 +38,7 @@ class Way(NamedTuple):
     workers: int
     study: optuna.Study | None
     figures: Figures | None
+    settings: object  # search.study.Settings, None where the folder holds no study
     script: str
     population: int
 
@@ -73,6 +75,25 @@ def fit_model(points: list) -> tuple:
     return float(fixed), float(per_agent)
 
 
+def left_out_range(points: list) -> tuple:
+    """(lowest, highest) level-off N of the fits that leave one point out, over those with two sizes left; NaNs
+    below three sizes (a fit on as many points as parameters has no spread to show)."""
+    knees = [level_off(*fit_model(points[:k] + points[k + 1:])) for k in range(len(points))]
+    knees = [knee for knee in knees if not math.isnan(knee)]
+    if len({n for n, _, _ in points}) < 3 or not knees:
+        return math.nan, math.nan
+    return min(knees), max(knees)
+
+
+def knee_text(knee: float, points: list) -> str:
+    """N ≈ knee with its leave-one-out range and, beyond the largest N measured, that it is an extrapolation."""
+    low, high = left_out_range(points)
+    spread = f" ({number_text(low)}–{number_text(high)} leaving one size out)" if not math.isnan(low) else ""
+    largest = max(n for n, _, _ in points)
+    beyond = f", an extrapolation beyond the largest N measured ({largest})" if knee > largest else ""
+    return f"N ≈ {number_text(knee)}{spread}{beyond}"
+
+
 def level_off(fixed: float, per_agent: float) -> float:
     """The N at which the model's trials per hour, 3600 N / (F + c N), reach LEVEL of their limit 3600 / c."""
     if not (fixed > 0 and per_agent > 0):
@@ -80,17 +101,23 @@ def level_off(fixed: float, per_agent: float) -> float:
     return LEVEL / (1 - LEVEL) * fixed / per_agent
 
 
+def model_points(entries: list) -> list:
+    """(N, trials, wall seconds) of each population study that ran."""
+    return [(entry.population, entry.figures.completed + entry.figures.failed, entry.figures.wall_s)
+            for entry in entries if entry.population and entry.figures]
+
+
 def model_lines(env: str, entries: list) -> tuple:
     """The fitted model's sentence for one env, and (F, c)."""
-    points = [(entry.population, entry.figures.completed + entry.figures.failed, entry.figures.wall_s)
-              for entry in entries if entry.population and entry.figures]
+    points = model_points(entries)
     fixed, per_agent = fit_model(points)
     if math.isnan(fixed):
         return [f"- {env}: fewer than two population sizes ran: no model."], (fixed, per_agent)
     limit, knee = 3600 / per_agent if per_agent > 0 else math.inf, level_off(fixed, per_agent)
     return [f"- {env}: a process of N agents takes F + c N with **F = {number_text(fixed)} s** (start-up and "
-            f"compilation, once per process) and **c = {number_text(per_agent)} s** per agent; trials per hour tend "
-            f"to {rate_text(limit)} and reach {LEVEL:.0%} of that at **N ≈ {number_text(knee)}**."], (fixed, per_agent)
+            f"compilation, once per process) and **c = {number_text(per_agent)} s** per agent, fitted to "
+            f"{len(points)} population sizes; trials per hour tend to {rate_text(limit)} and reach {LEVEL:.0%} of "
+            f"that at **{knee_text(knee, points)}**."], (fixed, per_agent)
 
 
 def rate_chart(envs: dict, path: str):
@@ -184,15 +211,15 @@ def answer_line(env: str, entries: list) -> str:
 
 
 def rate_line(env: str, entries: list, model: tuple) -> str:
-    """Trials per hour of the populations by size, where the model levels off, and the largest population's memory."""
+    """Trials per hour of the populations by size, and where the model levels off."""
     populations = [entry for entry in entries if entry.population and entry.figures]
     if not populations:
         return f"{env}: no population study was run."
     rates = ", ".join(f"{rate_text(entry.figures.per_hour)} at N = {entry.population}" for entry in populations)
     knee = level_off(*model)
-    knee_text = f"; the fitted model reaches {LEVEL:.0%} of its limit at N ≈ {number_text(knee)}" \
+    knee = f"; the fitted model reaches {LEVEL:.0%} of its limit at {knee_text(knee, model_points(entries))}" \
         if not math.isnan(knee) else ""
-    return f"{env}: trials per hour {rates}{knee_text}."
+    return f"{env}: trials per hour {rates}{knee}."
 
 
 def numbers_lines(plan: dict) -> list:

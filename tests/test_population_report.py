@@ -7,6 +7,7 @@ import math
 import pytest
 
 from report import population
+from report.text import number_text
 from test_tune_report import COMPLETE, FAIL, make_study, trial
 import exp11
 
@@ -59,6 +60,20 @@ def test_the_cost_model_recovers_a_population_process_s_fixed_and_per_agent_cost
     assert all(math.isnan(value) for value in population.fit_model(walls[:1]))
 
 
+def test_the_level_off_n_carries_its_leave_one_out_range_and_says_when_it_extrapolates():
+    walls = [(n, TRIALS, 60 * (TRIALS / n * F + TRIALS * C)) for n in (2, 4, 8)]
+    walls[2] = (8, TRIALS, walls[2][2] * 1.1)  # one size 10 % slow: each fit leaving one size out moves the knee
+    knees = [population.level_off(*population.fit_model(walls[:k] + walls[k + 1:])) for k in range(3)]
+    assert population.left_out_range(walls) == (min(knees), max(knees)) and min(knees) < max(knees)
+    knee = population.level_off(*population.fit_model(walls))
+    text = population.knee_text(knee, walls)
+    assert text.startswith(f"N ≈ {number_text(knee)} ({number_text(min(knees))}–{number_text(max(knees))} leaving one "
+                           "size out), an extrapolation beyond the largest N measured (8)")
+    assert all(math.isnan(value) for value in population.left_out_range(walls[:2]))  # two sizes: no spread to show
+    within = population.knee_text(6.0, walls)  # a knee inside the sizes measured is no extrapolation
+    assert within.startswith("N ≈ 6 (") and "extrapolation" not in within
+
+
 def test_the_report_answers_with_the_fastest_way_against_the_trials_in_processes(exp11_folder):
     folder, path = exp11_folder
     report = open(path).read()
@@ -68,9 +83,11 @@ def test_the_report_answers_with_the_fastest_way_against_the_trials_in_processes
             "(80 min).") in report
     assert "- Breakout-MinAtar: no study was run." in report
     assert ("- CartPole-v1: trials per hour 17.1 at N = 2, 30 at N = 4, 48 at N = 8; the fitted model reaches 90% of "
-            "its limit at N ≈ 108.") in report
-    assert "**F = 360 s** (start-up and compilation, once per process) and **c = 30 s** per agent" in report
-    assert "at **N ≈ 108**" in report and "charts/trials_per_hour.png" in report
+            "its limit at N ≈ 108 (108–108 leaving one size out), an extrapolation beyond the largest N measured (8).")\
+        in report
+    assert ("**F = 360 s** (start-up and compilation, once per process) and **c = 30 s** per agent, fitted to 3 "
+            "population sizes") in report
+    assert "at **N ≈ 108 (108–108" in report and "charts/trials_per_hour.png" in report
 
 
 def test_the_report_tables_each_way_and_compares_the_ways_per_configuration(exp11_folder):
