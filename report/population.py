@@ -222,6 +222,19 @@ def rate_line(env: str, entries: list, model: tuple) -> str:
     return f"{env}: trials per hour {rates}{knee}."
 
 
+def workers_text(plan: dict) -> str:
+    """How the studies' processes ran: the trials' workers, and each population size's."""
+    trials = sorted({item.get("workers", 1) for item in plan["studies"] if not item.get("population")})
+    sizes = {}
+    for item in plan["studies"]:
+        if item.get("population") and item["population"] not in sizes.setdefault(item.get("workers", 1), []):
+            sizes[item.get("workers", 1)].append(item["population"])
+    populations = "; ".join(f"{workers} process{'es' * (workers > 1)} at a time (N = {', '.join(map(str, each))})"
+                            for workers, each in sorted(sizes.items(), reverse=True))
+    return (f"Trials in processes ran {' or '.join(map(str, trials)) or '–'} at a time; the population studies ran "
+            f"{populations or 'no process'}.")
+
+
 def numbers_lines(plan: dict) -> list:
     return [f"*The numbers:* {plan_machine(plan)}, load average {plan.get('load', '–')} at "
             f"the start, {plan.get('date', '–')} to {plan.get('end', '–')}, commit {plan.get('commit', '–')}; "
@@ -229,8 +242,7 @@ def numbers_lines(plan: dict) -> list:
             "model); a random sampler seeded per trial number over the PPO space's float fields (the others at the "
             "scripts' defaults), no pruner, trial n with seed 1 + n; the objective is the mean episodic return over "
             f"the last 10 % of env steps; the best rerun on fresh seeds ({plan.get('eval_seeds', '–')}). Trials in "
-            "processes run two at a time (both cores); a population study runs its processes one after another. "
-            "Each study ran alone, one after another (not alternated).", "", WALL_TIME, ""]
+            f"{workers_text(plan)} Each study ran alone, one after another (not alternated).", "", WALL_TIME, ""]
 
 
 def write_report(directory: str) -> str:

@@ -100,6 +100,16 @@ def test_the_report_tables_each_way_and_compares_the_ways_per_configuration(exp1
     assert "| ppo_linen_scan.py populations of 8 | 1.00 | 6 of 7 |" in report
 
 
+def test_the_report_says_how_many_processes_each_way_ran_at_a_time(exp11_folder):
+    assert ("Trials in processes ran 2 at a time; the population studies ran 1 process at a time (N = 2, 4, 8).") \
+        in open(exp11_folder[1]).read()
+    plan = {"studies": [{"part": "A", "population": 0, "workers": 2}, {"part": "A", "population": 8, "workers": 2},
+                        {"part": "A", "population": 16, "workers": 2}, {"part": "A", "population": 64, "workers": 1},
+                        {"part": "B", "population": 8, "workers": 2}]}
+    assert population.workers_text(plan) == ("Trials in processes ran 2 at a time; the population studies ran 2 "
+                                             "processes at a time (N = 8, 16); 1 process at a time (N = 64).")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["out", "--trials", "0"], "--trials: want a positive integer, got '0'"),
     (["out", "--populations", "8,x"], "want positive integers separated by commas, got '8,x'"),
@@ -125,6 +135,9 @@ def test_exp11_runs_one_tune_study_per_env_and_way_with_the_same_sampler_space_a
     assert [study["folder"] for study in plan["studies"]] == [
         f"{env}-{key}" for env in ("CartPole-v1", "Breakout-MinAtar")
         for key in ("torch", "linen", "population4", "population16")]
+    # populations two at a time (both cores), but one where the 5 trials fill one population of 16
+    assert [(study["workers"], study["label"]) for study in plan["studies"][2:4]] == [
+        (2, "ppo_linen_scan.py populations of 4, 2 at a time"), (1, "ppo_linen_scan.py populations of 16")]
     studies = [command for command in commands if command[1].endswith("tune.py")]
     report = commands[-1]
     assert report[1:] == ["-m", "report.population", str(tmp_path)]

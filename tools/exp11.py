@@ -1,12 +1,14 @@
 """exp11: the same PPO search three ways: trials in processes of ppo_torch.py and of ppo_linen.py, and populations of
 ppo_linen_scan.py (N configurations as the vmapped agents of one process); tune.py's studies, then their report.
 
-    python tools/exp11.py OUT [--trials N] [--iterations I] [--eval-seeds K] [--populations 8,32,64] [--tiny]
+    python tools/exp11.py OUT [--trials N] [--iterations I] [--eval-seeds K] [--populations 8,32,64]
+                          [--population-workers W] [--tiny]
 
 Per env (CartPole-v1, Breakout-MinAtar; the small model), every way runs the same N configurations: a random
 sampler seeded per trial number over the PPO space's float fields (the fields an agent of a population can have as
 its own; the others keep the scripts' defaults), no pruner, trial n with seed 1 + n. The trials in processes run two
-at a time (--workers 2: both cores); a population study runs its populations one after another. The best
+at a time (--workers 2: both cores); a population study runs W population processes at a time (default 2, both cores;
+fewer where the trials fill fewer populations of its size). The best
 configuration of each study is rerun on K fresh seeds. Each study is a folder OUT/<env>-<way> (rerunning this
 command resumes every one of them), OUT/exp11.json says what ran where, and `python -m report.population OUT` writes
 OUT/REPORT.md. Defaults: N = 64 trials of I = 25 iterations of 16 envs x 128 steps (51,200 env steps), K = 3;
@@ -50,16 +52,23 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("--iterations", type=positive, default=25, help="PPO iterations per trial (default 25)")
     parser.add_argument("--eval-seeds", type=int, default=3, help="the best configuration rerun on this many seeds")
     parser.add_argument("--populations", type=sizes, default=[8, 32, 64], help="population sizes (default 8,32,64)")
+    parser.add_argument("--population-workers", type=positive, default=2,
+                        help="population processes side by side (default 2: both cores; docs/results.md measures it)")
     parser.add_argument("--tiny", action="store_true", help="a test of the command set: no result")
     return parser.parse_args(argv)
 
 
-def studies(populations: list) -> list:
-    """(key, label, script, workers, population) of each way, in run order."""
-    return [("torch", "ppo_torch.py trials, 2 at a time", "ppo_torch.py", 2, 0),
-            ("linen", "ppo_linen.py trials, 2 at a time", "ppo_linen.py", 2, 0),
-            *((f"population{n}", f"ppo_linen_scan.py populations of {n}", "ppo_linen_scan.py", 1, n)
-              for n in populations)]
+def studies(populations: list, trials: int, population_workers: int) -> list:
+    """(key, label, script, workers, population) of each way, in run order: a population study's workers no more than
+    the populations its trials fill."""
+    ways = [("torch", "ppo_torch.py trials, 2 at a time", "ppo_torch.py", 2, 0),
+            ("linen", "ppo_linen.py trials, 2 at a time", "ppo_linen.py", 2, 0)]
+    for n in populations:
+        workers = min(population_workers, -(-trials // n))
+        at_a_time = f", {workers} at a time" if workers > 1 else ""
+        ways.append((f"population{n}", f"ppo_linen_scan.py populations of {n}{at_a_time}", "ppo_linen_scan.py", workers,
+                     n))
+    return ways
 
 
 def commit() -> str:
@@ -105,7 +114,7 @@ def main(argv: list) -> int:
             "trials": options.trials, "workload": " ".join(workload), "eval_seeds": options.eval_seeds,
             "studies": []}
     for env in envs:
-        for way in studies(options.populations):
+        for way in studies(options.populations, options.trials, options.population_workers):
             plan["studies"].append(run_study(out, env, way, options, workload))
             with open(os.path.join(out, PLAN_FILE), "w") as f:
                 json.dump(plan, f, indent=1)
