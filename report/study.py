@@ -51,12 +51,14 @@ class Figures(NamedTuple):
 # TIME: the union of the trials' intervals
 def interval(trial: optuna.trial.FrozenTrial) -> tuple | None:
     """A trial's (start, end) in seconds since the epoch, or None where it never started or has no end. The end is
-    its completion; for a retried trial (a lost worker's is failed when noticed, maybe at the next start) or one
-    still marked running, its worker's last heartbeat where that is earlier."""
+    its completion (an agent of a population: its process's end, which every agent shares, not its tell's moment);
+    for a retried trial (a lost worker's is failed when noticed, maybe at the next start) or one still marked running,
+    its worker's last heartbeat where that is earlier."""
     if trial.datetime_start is None:
         return None
     start = trial.datetime_start.timestamp()
     end = trial.datetime_complete.timestamp() if trial.datetime_complete else math.inf
+    end = min(end, trial.user_attrs.get("population_end", math.inf))
     if end == math.inf or trial.system_attrs.get("retried"):
         end = min(end, trial.system_attrs.get("heartbeat") or math.inf)
     return (start, max(start, end)) if end < math.inf else None

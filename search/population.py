@@ -81,8 +81,10 @@ class PopulationSearch(Search):
         ended = trial_process.run(argv, log_path, lambda iteration, value: False,
                                   lambda process: self.running.update({trial._trial_id: process for trial in trials}),
                                   self.environment)
+        end = time.time()  # every agent's end: the report's clock must not spread them over the tells that follow
         for trial in trials:
             self.running.pop(trial._trial_id, None)
+            trial.set_user_attr("population_end", end)
         diverged = diverged_agents(log_path)
         for seed, trial in zip(seeds, trials):
             folder = agent_folder(self.runs_dir, name, seed, len(trials))

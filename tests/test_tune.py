@@ -442,6 +442,9 @@ def test_a_tiny_population_study_of_ppo_linen_scan_trains_each_trial_as_an_agent
         assert all(float(hyperparameters[name]) == float(row[name]) for name in floats)
     assert json.load(open(os.path.join(study_dir, "evaluation.json")))["runs"][0]["value"] is not None
     assert os.path.isfile(os.path.join(study_dir, "REPORT.md"))
+    _, study = load(study_dir)  # the agents end together, when their process ends (report/study.py's clock)
+    ends = {trial.user_attrs["population_end"] for trial in study.trials if trial.number < 3}
+    assert len(ends) == 1 and all(trial.datetime_complete.timestamp() >= min(ends) for trial in study.trials[:3])
 
 
 def standin_tree(tmp_path, scripts: list) -> str:

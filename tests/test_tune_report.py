@@ -270,3 +270,13 @@ def test_a_lost_workers_trial_counts_in_the_wall_time_up_to_its_last_heartbeat_n
     heartbeat = (START + datetime.timedelta(minutes=8)).timestamp()
     lost = trial(FAIL, (5, 3000), reason="lost; retried", system_attrs={"retried": True, "heartbeat": heartbeat})
     assert study_report.wall_seconds([trial(COMPLETE, (0, 6), 1.0), lost]) == 8 * 60
+
+
+def test_the_agents_of_a_population_end_together_when_their_process_ends_not_as_they_are_told(tmp_path):
+    """tune.py tells a population's agents one after another (about 12 ms each: 0.7 s for 64); each carries its
+    process's end (population_end), and the wall-time clock takes that."""
+    end = (START + datetime.timedelta(minutes=10)).timestamp()
+    told = [trial(COMPLETE, (0, 10 + k / 60), 10.0 * k, k=k, user_attrs={"population_end": end}) for k in range(3)]
+    _, study = load(make_study(tmp_path, told))
+    assert [seconds for seconds, _ in study_report.time_points(study)] == [600.0] * 3
+    assert study_report.wall_seconds(told) == 600.0
