@@ -21,7 +21,7 @@ from test_benchmark import REPO
 README = (REPO / "README.md").read_text()
 DOCS = sorted((REPO / "docs").glob("*.md"))
 ANSWER = README.split("\n## The answer\n")[1].split("\n## ")[0]
-TABLE = "\n".join(answer_table.table_lines(REPO / "results"))
+TABLE = "\n".join(answer_table.answer_lines(REPO / "results"))
 
 
 def heading_anchor(heading):
@@ -55,8 +55,10 @@ def test_the_readme_opens_with_the_answer_on_its_first_screen_and_stays_under_20
     lines = README.splitlines()
     assert len(lines) <= 200
     answer_start = lines.index("## The answer")
-    next_heading = next(number for number, line in enumerate(lines) if number > answer_start and line.startswith("## "))
-    assert answer_start < 8 and next_heading <= 41, (answer_start, next_heading)
+    # the decision bullets on the first screen; the tables, one per metric, below them
+    bullets_end = next(number for number, line in enumerate(lines) if number > answer_start + 1 and not line.startswith(
+        "- "))
+    assert answer_start < 8 and bullets_end <= 21, (answer_start, bullets_end)
     assert TABLE in ANSWER
 
 
@@ -81,6 +83,19 @@ def test_the_answer_table_tool_stops_on_a_missing_or_empty_sweep_with_one_line(t
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("answer_table.py: error: ")
     assert "cpu-2core-exp7" in result.stderr
+
+
+def test_each_answer_table_holds_one_metric_and_its_rows_name_the_scripts_measured_in_it():
+    per_iteration, search, continuous = (answer_table.table_lines(REPO / "results", table)
+                                          for table in answer_table.TABLES)
+    names = [[row.split(" | ")[0] for row in table[2:-2]] for table in (per_iteration, search, continuous)]
+    assert "search" not in per_iteration[0] and "hopper" not in per_iteration[0].lower()
+    assert search[0] == "| design (the scripts measured) | DQN search, CPU | PPO search, CPU |"
+    assert "| Flax Linen (`dqn_linen.py` / `ppo_linen.py`)" in names[1]  # the DQN and the PPO script it searched
+    assert "| Flax Linen, training in one `lax.scan` (`ppo_linen_scan.py`)" in names[1]
+    assert all("continuous" not in name for name in names[0] + names[1])
+    assert names[2] and all("`ppo_continuous_" in name and "/" not in name for name in names[2])
+    assert search[-2].startswith("| *the fastest's wall time* |")
 
 
 def test_the_answer_tables_rule_is_the_reports_own():

@@ -1,20 +1,21 @@
-"""The README's answer table: each design's steady iteration relative to the fastest, one column per committed sitting.
+"""The README's answer tables, one per metric: per iteration, a search's wall time, continuous control.
 
-Each column is one question measured in one committed sweep (its summary.csv, written by plot.py): a model size, a
+Each table has one metric, and each row names the scripts measured in that table. Each column is one question measured
+in one committed sweep (its summary.csv, written by plot.py): a model size, a
 number of envs, DQN, a GPU. A cell is the design's steady iteration (summary.csv's iter8_99_median_s: the median of
 iterations 8 on) relative to the fastest design of the same sweep and selection, by the report's rule
 (report/standings.py's fastest_label and relative_to, imported): the fastest is the smallest geometric mean over the
 (env, seed) pairs every design ran, and a design's ratio is the geometric mean of its ratios to the fastest, paired by
 env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
 of that sitting; in the continuous-action columns, one marked = is level with the fastest (their ranges over repeats
-overlap: report/continuous.py's rule). The search columns are another metric: the wall time of the same random search
+overlap: report/continuous.py's rule). The search table's metric is the wall time of the same random search
 relative to the design that finished it first; DQN on Doors from exp10's sitting (tools/exp10.sh: its part a, one env,
 one worker), PPO on CartPole-v1 from exp11's (tools/exp11.py: trials in processes two at a time, or
 ppo_linen_scan.py's populations, the size that finished first). The last row names each column's machine (a CPU's
 generation where its sitting recorded it): ratios from different CPUs are never set side by side without saying so.
 
-    python tools/answer_table.py            # print the table (markdown)
-    python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the table as printed
+    python tools/answer_table.py            # print the tables (markdown)
+    python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the tables as printed
 """
 import argparse
 import csv
@@ -73,11 +74,32 @@ COLUMNS = (
     Column("small model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "small", ("CartPole-v1",), 32),
     Column("large model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "large", ("CartPole-v1",), 32),
 )
-SEARCH = Column("DQN search (wall time), CPU", "cpu-2core-exp10", "dqn", "exp10", "small", ("doors:Doors-v0",), 1)
-POPULATION = Column("PPO search (wall time), CPU", "cpu-2core-exp11", "ppo", "exp11", "small", ("CartPole-v1",), 16)
+SEARCH = Column("DQN search, CPU", "cpu-2core-exp10", "dqn", "exp10", "small", ("doors:Doors-v0",), 1)
+POPULATION = Column("PPO search, CPU", "cpu-2core-exp11", "ppo", "exp11", "small", ("CartPole-v1",), 16)
 # continuous control on an expensive env (exp12's sitting, tools/exp12.py): Brax's hopper in JAX, MuJoCo's in C
 CONTINUOUS = (Column("Brax hopper, CPU", "cpu-2core-exp12", "ppo-continuous", "exp12", "small", ("hopper",), 8),
               Column("MuJoCo Hopper-v5, CPU", "cpu-2core-exp12", "ppo-continuous", "exp12", "small", ("Hopper-v5",), 8))
+
+
+
+class Table(NamedTuple):
+    """One metric's table: its caption, its columns, and its row of the fastest's seconds."""
+    caption: str
+    columns: tuple
+    fastest: str
+
+
+TABLES = (
+    Table("**Per iteration:** steady iteration (the median of iterations 8 on) relative to the fastest design of each "
+          "column (– not measured; † a sitting of its own):", COLUMNS, "*the fastest's steady iteration*"),
+    Table("**A search:** its wall time relative to the design that finished it first (DQN on Doors: exp10's part (a), "
+          "12 configurations of a seeded random sampler, one env and one worker a trial; PPO on CartPole-v1: exp11, 64 "
+          "configurations of 25 iterations, the trials two at a time, the `lax.scan` row its populations of the size "
+          "that finished first):", (SEARCH, POPULATION), "*the fastest's wall time*"),
+    Table("**Continuous control:** steady iteration (the median of iterations 2–5 of exp12's continuous-action "
+          "scripts) relative to the fastest design of each column (= level with the fastest: their ranges over "
+          "repeats overlap):", CONTINUOUS, "*the fastest's steady iteration*"),
+)
 
 # the table's rows in this order (each named by one of its variants; the registry's designs not named here follow, in
 # the registry's order): the JAX designs, the torch ones on the JAX env, on envs in torch, then on NumPy envs
@@ -219,25 +241,48 @@ def continuous_cells(results, column):
     return cells, fastest
 
 
-def table_lines(results):
-    """The markdown table, a row per design measured anywhere, then the fastest's seconds per column."""
-    columns = [column_cells(results, column) for column in COLUMNS] + [search_cells(results, SEARCH),
-                                                                       population_cells(results, POPULATION)]
-    columns += [continuous_cells(results, column) for column in CONTINUOUS]
-    titles = (column.title for column in (*COLUMNS, SEARCH, POPULATION, *CONTINUOUS))
-    header = ["design (PPO script / DQN script)", *titles]
+def cells_of(results, column):
+    """{design name: cell text} and the fastest's seconds of one column, read as its metric is."""
+    if column is SEARCH:
+        return search_cells(results, column)
+    if column is POPULATION:
+        return population_cells(results, column)
+    if column.family == variants.PPO_CONTINUOUS:
+        return continuous_cells(results, column)
+    return column_cells(results, column)
+
+
+def variant_of(design: Design, column: Column) -> Variant | None:
+    """The design's variant that a column reads (its PPO, DQN or continuous-action PPO script)."""
+    return {variants.PPO: design.ppo, variants.DQN: design.dqn, variants.PPO_CONTINUOUS: design.continuous}[
+        column.family]
+
+
+def table_lines(results, table: Table = TABLES[0]):
+    """One table in markdown: a row per design measured in it, named with the scripts measured there, then the
+    fastest's seconds and the machine of each column."""
+    columns = [cells_of(results, column) for column in table.columns]
+    header = ["design (the scripts measured)", *(column.title for column in table.columns)]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     for design in DESIGNS:
         row = [cells.get(design.name, "–") for cells, _ in columns]
-        if any(cell != "–" for cell in row):
-            scripts = " / ".join(f"`{variant.file}`" for variant in (design.ppo, design.dqn) if variant)
-            scripts = scripts or f"`{design.continuous.file}`"
+        measured = [variant_of(design, column) for column, cell in zip(table.columns, row) if cell != "–"]
+        if measured:
+            scripts = " / ".join(f"`{file}`" for file in dict.fromkeys(variant.file for variant in measured))
             lines.append("| " + " | ".join([f"{design.name} ({scripts})", *row]) + " |")
     seconds = [f"{fastest_s:.3g} s" for _, fastest_s in columns]
-    lines.append("| " + " | ".join(["*the fastest's steady iteration (search: wall time)*", *seconds]) + " |")
-    cpus = [column_cpu(results, column) for column in (*COLUMNS, SEARCH, POPULATION, *CONTINUOUS)]
+    lines.append("| " + " | ".join([table.fastest, *seconds]) + " |")
+    cpus = [column_cpu(results, column) for column in table.columns]
     lines.append("| " + " | ".join(["*the machine (a GPU column: its GPU)*", *cpus]) + " |")
     return lines
+
+
+def answer_lines(results):
+    """The tables, each under its caption: what the README's answer holds."""
+    lines = []
+    for table in TABLES:
+        lines += [table.caption, "", *table_lines(results, table), ""]
+    return lines[:-1]
 
 
 def column_cpu(results: str, column: Column) -> str:
@@ -262,7 +307,7 @@ def main(argv=None):
     parser.add_argument("--results", default=os.path.join(ROOT, "results"), help="the folder of committed sweeps")
     parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE does not hold the table as printed")
     args = parser.parse_args(argv)
-    table = "\n".join(table_lines(args.results))
+    table = "\n".join(answer_lines(args.results))
     if not args.check:
         print(table)
         return
