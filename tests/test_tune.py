@@ -465,18 +465,19 @@ def standin_tree(tmp_path, scripts: list) -> str:
 def test_exp10s_command_set_runs_every_study_and_writes_its_report_at_a_tiny_size(tmp_path):
     """The command set on stand-ins of its DQN scripts (tune.py's end to end on a real script: the tiny study)."""
     out = str(tmp_path / "exp10")
-    root = standin_tree(tmp_path, ["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py", "dqn_torch.py", "dqn_linen.py"])
+    root = standin_tree(tmp_path, ["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py", "dqn_torch.py",
+                                   "dqn_torch_compile.py", "dqn_linen.py", "dqn_nnx.py", "dqn_equinox.py"])
     result = subprocess.run([os.path.join(root, "tools", "exp10.sh"), out, "--tiny", "--trials", "1"],
                             capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHON": sys.executable})
     assert result.returncode == 0, result.stderr[-2000:]
     assert "`python -m pytest -m learning`" in result.stdout.splitlines()[0]  # before a reference sitting
     plan = json.load(open(os.path.join(out, "exp10.json")))
     folders = [study["folder"] for study in plan["studies"]]
-    assert folders[:6] == ["a-torch-gymnasium", "a-linen-gymnasium", "a-torch", "a-linen", "a-linen-16envs",
-                           "a-linen-16envs-workers2"]
-    assert "b-torch-gymnasium" in folders[6:] and len(folders) in (7, 8)  # and part (a)'s fastest, if another
-    assert [(study["script"], study["flags"], study["workers"]) for study in plan["studies"][3:6]] == [
-        ("dqn_linen.py", "", 1), ("dqn_linen.py", "--num-envs 16", 1), ("dqn_linen.py", "--num-envs 16", 2)]
+    assert folders[:9] == ["a-torch-gymnasium", "a-linen-gymnasium", "a-torch", "a-torch-compile", "a-linen", "a-nnx",
+                           "a-equinox", "a-linen-16envs", "a-linen-16envs-workers2"]
+    assert "b-torch-gymnasium" in folders[9:] and len(folders) in (10, 11)  # and part (a)'s fastest, if another
+    assert [(study["script"], study["flags"], study["workers"]) for study in plan["studies"][6:9]] == [
+        ("dqn_equinox.py", "", 1), ("dqn_linen.py", "--num-envs 16", 1), ("dqn_linen.py", "--num-envs 16", 2)]
     for folder in folders:
         assert len(trials_csv(os.path.join(out, folder))) == 1
     assert os.path.isfile(os.path.join(out, "REPORT.md"))

@@ -5,14 +5,16 @@
 #
 # (a) the same search in every design: N configurations (a random sampler seeded per trial number, no pruner),
 #     in dqn_torch_gymnasium.py (PyTorch + NumPy), dqn_linen_gymnasium.py (Flax + NumPy), dqn_torch.py (PyTorch on
-#     the JAX env), dqn_linen.py (Flax + JAX env) and dqn_linen.py at 16 envs; and the last again with --workers 2;
+#     the JAX env), dqn_torch_compile.py (torch.compile on the JAX env), dqn_linen.py (Flax + JAX env), dqn_nnx.py
+#     (Flax NNX), dqn_equinox.py (Equinox) and dqn_linen.py at 16 envs; and the last again with --workers 2;
 # (b) our source's study: TPE + Hyperband, N trials, on part (a)'s fastest design and on PyTorch + NumPy, the best
 #     configuration rerun on 5 fresh seeds.
 # Each study is a folder OUT/<part>-<design> (a tune.py study: rerunning this command resumes every one of them),
 # OUT/exp10.json says what ran where, and `python -m report.search OUT` writes OUT/REPORT.md. Defaults: N = 40,
-# T = 65,000 transitions a trial: the slowest design's part (a) about 45 minutes on a 2-core AMD EPYC VM, as
-# measured in results/cpu-2core-exp10 (docs/results.md). --tiny: trials of 2 iterations (3 trials unless --trials), 1 re-evaluation seed (a test of the
-# command set, no result).
+# T = 65,000 transitions a trial: PyTorch's part (a) about 45 minutes on a 2-core AMD EPYC VM, as measured in
+# results/cpu-2core-exp10 (docs/results.md); torch.compile's, not measured there, adds its compilation to every
+# trial. --tiny: trials of 2 iterations (3 trials unless --trials), 1 re-evaluation seed (a test of the command set,
+# no result).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,7 +34,7 @@ while (($#)); do
   case $1 in
   --trials) TRIALS=${2:-} && shift 2 ;;
   --total-timesteps) TIMESTEPS=${2:-} && shift 2 ;;
-  --tiny) TIMESTEPS=1000 EVAL_SEEDS=1 WORKLOAD=(--iteration-steps 500 --learning-starts 200) && shift ;;
+  --tiny) TIMESTEPS=1024 EVAL_SEEDS=1 WORKLOAD=(--iteration-steps 512 --learning-starts 200) && shift ;;
   *) die "unknown option $1" ;;
   esac
 done
@@ -44,9 +46,13 @@ DESIGNS=(
   "torch-gymnasium|PyTorch + NumPy|dqn_torch_gymnasium.py|"
   "linen-gymnasium|Flax + NumPy|dqn_linen_gymnasium.py|"
   "torch|PyTorch + JAX env|dqn_torch.py|"
+  "torch-compile|torch.compile + JAX env|dqn_torch_compile.py|"
   "linen|Flax + JAX env|dqn_linen.py|"
+  "nnx|Flax NNX + JAX env|dqn_nnx.py|"
+  "equinox|Equinox + JAX env|dqn_equinox.py|"
   "linen-16envs|Flax + JAX env, 16 envs|dqn_linen.py|--num-envs 16"
 )
+SIXTEEN=${DESIGNS[-1]} # the design that runs again with --workers 2
 STUDIES=()
 
 study() { # study PART KEY LABEL WORKERS SAMPLER PRUNER EVAL_SEEDS SCRIPT [FLAGS...]: one tune.py study, resumed
@@ -76,13 +82,13 @@ PY
 }
 
 fastest() { # the part (a) design whose study took the least wall time (the trials' union of intervals)
-  "$PYTHON" - "$OUT" <<'PY'
+  "$PYTHON" - "$OUT" "${DESIGNS[@]%%|*}" <<'PY'
 import sys
 sys.path.insert(0, sys.path[0] or ".")
 from report.study import wall_seconds
 from search.study import load
 times = {}
-for key in ("torch-gymnasium", "linen-gymnasium", "torch", "linen", "linen-16envs"):
+for key in sys.argv[2:]:
     times[key] = wall_seconds(load(f"{sys.argv[1]}/a-{key}")[1].get_trials(deepcopy=False))
 print(min(times, key=times.get))
 PY
@@ -96,7 +102,7 @@ for design in "${DESIGNS[@]}"; do
   # shellcheck disable=SC2086 # the design's flags, words
   study a "$key" "$label" 1 random none 0 "$script" $flags
 done
-IFS='|' read -r key label script flags <<<"${DESIGNS[4]}"
+IFS='|' read -r key label script flags <<<"$SIXTEEN"
 # shellcheck disable=SC2086
 study a "$key-workers2" "$label, 2 workers" 2 random none 0 "$script" $flags
 best=$(fastest)
