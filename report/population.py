@@ -24,6 +24,7 @@ from report.search import load_entry, rank_correlation, read_plan, shared_values
 from report.study import WALL_TIME, Figures, duration_text, evaluation_text, params_text, quiet, rate_text
 from report.text import markdown_table, number_text, percent_text, speedup_text
 from search import evaluation, trial as trial_process
+from search.study import Settings
 from sweep.variants import LINEN
 
 PLAN_FILE = "exp11.json"
@@ -38,7 +39,7 @@ class Way(NamedTuple):
     workers: int
     study: optuna.Study | None
     figures: Figures | None
-    settings: object  # search.study.Settings, None where the folder holds no study
+    settings: Settings | None
     script: str
     population: int
 
@@ -217,9 +218,9 @@ def rate_line(env: str, entries: list, model: tuple) -> str:
         return f"{env}: no population study was run."
     rates = ", ".join(f"{rate_text(entry.figures.per_hour)} at N = {entry.population}" for entry in populations)
     knee = level_off(*model)
-    knee = f"; the fitted model reaches {LEVEL:.0%} of its limit at {knee_text(knee, model_points(entries))}" \
+    levels = f"; the fitted model reaches {LEVEL:.0%} of its limit at {knee_text(knee, model_points(entries))}" \
         if not math.isnan(knee) else ""
-    return f"{env}: trials per hour {rates}{knee}."
+    return f"{env}: trials per hour {rates}{levels}."
 
 
 def workers_text(plan: dict) -> str:
