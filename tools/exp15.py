@@ -44,16 +44,16 @@ SCORER = "ppo_linen_scan.py"
 
 
 class Cost(NamedTuple):
-    """An env's costs on a 2-core AMD EPYC (Zen 5), two processes side by side (exp11 and the crossover measurement
-    of docs/results.md): a trial process's start-up and its seconds per iteration, a population process's start-up
-    and its seconds per agent-iteration."""
+    """An env's costs on a 2-core AMD EPYC (Zen 5), two processes side by side, fitted to the medians of
+    results/cpu-2core-exp15 (its 25- and longest-iteration cells): a trial process's start-up and its seconds per
+    iteration, a population process's start-up and its seconds per agent-iteration."""
     start: float
     iteration: float
     population_start: float
     agent_iteration: float
 
 
-COSTS = {"CartPole-v1": Cost(11.2, 0.0375, 12.0, 0.023), "Breakout-MinAtar": Cost(13.3, 0.11, 13.0, 0.08)}
+COSTS = {"CartPole-v1": Cost(7.1, 0.021, 13.8, 0.0197), "Breakout-MinAtar": Cost(8.2, 0.056, 16.0, 0.055)}
 
 
 class Way(NamedTuple):
@@ -230,9 +230,9 @@ def main(argv: list) -> int:
                    for way in order[turn:] + order[:turn]]
         score(out, name, studies, seed, [*workload, "--num-iterations", str(length)], options)
         plan["cells"] = [cell for cell in plan["cells"] if cell["name"] != name]
-        plan["cells"].append({"name": name, "env": options.env, "length": length, "seed": seed, "trials": options.trials,
-                              "studies": studies, "end": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                                  timespec="minutes")})
+        end = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
+        plan["cells"].append({"name": name, "env": options.env, "length": length, "seed": seed,
+                              "trials": options.trials, "studies": studies, "end": end})
         save_plan(plan_path, plan)
     return subprocess.run([sys.executable, "-m", "report.lengths", out], cwd=ROOT).returncode
 

@@ -1,0 +1,167 @@
+"""exp15's report (report/lengths.py) on a synthetic exp15 folder: each cell's three studies built as in
+tests/test_tune_report.py, timed so that the trials in processes overtake the populations between the two lengths, no
+script run; and tools/exp15.py's bad input, its tune.py commands, its alternation and its choice of what to rerun."""
+import json
+import math
+
+import pytest
+
+from report import lengths
+from search import study as study_folder
+from test_tune_report import COMPLETE, PRUNED, make_study, trial
+import exp15
+
+# minutes: each way's trials per (length, study seed); the population's end together, the trials two at a time
+WALLS = {(10, 1): (2.0, 4.0, 3.0), (10, 2): (2.2, 4.2, 3.1), (100, 1): (10.0, 8.0, 6.0), (100, 2): (10.5, 8.0, 6.5)}
+
+
+def way_trials(way: str, minutes: float) -> list:
+    """Four configurations: the population's end together; the others two at a time, half the time each; the pruned
+    study's trial 3 pruned. Configuration k's value is 10 k (the trials'), 10 k + 1 (the population's)."""
+    if way == "population":
+        return [trial(COMPLETE, (0, minutes), 10.0 * k + 1, k=k) for k in range(4)]
+    half = minutes / 2
+    return [trial(PRUNED if way == "pruned" and k == 3 else COMPLETE, (k // 2 * half, (k // 2 + 1) * half),
+                  None if way == "pruned" and k == 3 else 10.0 * k, k=k) for k in range(4)]
+
+
+def score(walls: tuple) -> dict:
+    """The reruns: the equal time is the fastest way's; by then the trials had finished configurations 0-1 (or
+    nothing), the populations all four."""
+    return {"equal_time_s": 60 * min(walls), "seeds": [100001, 100002],
+            "configs": [{"params": {}, "values": [5.0, 7.0]}, {"params": {}, "values": [20.0, None]},
+                        {"params": {}, "values": [30.0, 34.0]}],
+            "picks": {"population": {"equal": {"trial": 3, "config": 2}, "end": {"trial": 3, "config": 2}},
+                      "trials": {"equal": None, "end": {"trial": 3, "config": 2}},
+                      "pruned": {"equal": {"trial": 1, "config": 1}, "end": {"trial": 2, "config": 0}}}}
+
+
+@pytest.fixture(scope="module")
+def exp15_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("exp15")
+    cells = []
+    for (length, seed), walls in WALLS.items():
+        name = lengths.cell_name("CartPole-v1", length, seed)
+        studies = []
+        for way, minutes in zip(("population", "trials", "pruned"), walls):
+            (folder / f"{name}-{way}").mkdir()
+            make_study(folder / f"{name}-{way}", way_trials(way, minutes))
+            studies.append({"way": way, "label": f"the {way} way", "folder": f"{name}-{way}"})
+        (folder / f"{name}-score.json").write_text(json.dumps(score(walls)))
+        cells.append({"name": name, "env": "CartPole-v1", "length": length, "seed": seed, "studies": studies})
+    plan = {"machine": "AMD EPYC", "invocations": [
+        {"argv": ["tools/exp15.py", "out", "--env", "CartPole-v1"], "date": "2026-11-29T04:26+00:00",
+         "commit": "abc1234", "load": "0.48 1.33 1.90", "trials": 4, "workload": "--num-envs 16", "score_seeds": 2}],
+        "cells": cells}
+    (folder / "exp15.json").write_text(json.dumps(plan))
+    return str(folder), lengths.write_report(str(folder))
+
+
+def test_the_report_locates_the_crossover_between_the_lengths_measured(exp15_folder):
+    text = open(exp15_folder[1]).read()
+    assert ("- CartPole-v1, the wall time of the trials way against the population way: 1.95× at 10, 0.78× at 100 "
+            "iterations: they overtake the populations between 10 and 100 iterations") in text
+    assert "the pruned way against the populations: 1.45× at 10, 0.61× at 100 iterations: they overtake" in text
+
+
+def test_without_a_crossover_the_report_says_none_up_to_the_longest_length_and_no_further(exp15_folder):
+    folder, _ = exp15_folder
+    cells = lengths.grouped(lengths.load_cells(folder, json.load(open(f"{folder}/exp15.json"))))["CartPole-v1"]
+    assert lengths.crossover_text({10: cells[10]}, "trials") == (
+        "1.95× at 10 iterations: the populations are faster at every length measured; no crossover up to 10 "
+        "iterations (beyond is not measured)")
+
+
+def test_at_equal_time_each_way_is_scored_by_the_rerun_of_its_best_by_then(exp15_folder):
+    text = open(exp15_folder[1]).read()
+    # the population's pick reruns at 32, the pruned way's (one seed's run failed) at 20, the trials had nothing
+    assert ("10 iterations, equal time 2.1 min (2 min–2.2 min): the population way 32; the pruned way 20; the trials way "
+            "nothing finished") in text
+    assert "| 100 | the trials way | 6.25 min (6 min–6.5 min) | – | 32 (32–32) | 30 (30–30) |" in text
+
+
+def test_the_cost_table_gives_each_way_s_wall_time_and_ratio_with_its_spread(exp15_folder):
+    text = open(exp15_folder[1]).read()
+    assert "| 10 | the population way | 2.1 min (2 min–2.2 min) | 1 | 8 / 0 |" in text
+    assert "| 10 | the pruned way | 3.05 min (3 min–3.1 min) | 1.45× (1.41×–1.50×) | 6 / 2 |" in text
+    assert "`tools/exp15.py out --env CartPole-v1` | 2026-11-29T04:26+00:00 | abc1234 | 0.48 1.33 1.90" in text
+
+
+def test_best_by_counts_only_the_trials_ended_by_the_moment(tmp_path):
+    make_study(tmp_path, way_trials("trials", 4.0))
+    study = study_folder.load(str(tmp_path))[1]
+    assert lengths.best_by(study, 60.0) is None  # the first two end at 2 min
+    assert lengths.best_by(study, 120.0).value == 10.0 and lengths.best_by(study).value == 30.0
+    assert lengths.equal_time([study]) == pytest.approx(240.0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["out", "--env", "CartPole-v1", "--lengths", "25,0"], "want positive integers separated by commas, got '25,0'"),
+    (["out", "--env", "Pong"], "argument --env: invalid choice: 'Pong'"),
+    (["out"], "the following arguments are required: --env"),
+])
+def test_exp15_refuses_bad_arguments_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        exp15.parse(argv)
+    assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_exp15_prints_its_estimate_first_and_a_dry_run_writes_nothing(tmp_path, capsys):
+    assert exp15.main([str(tmp_path / "out"), "--env", "Breakout-MinAtar", "--lengths", "25,244", "--study-seeds", "1",
+                       "--dry-run"]) == 0
+    options = exp15.parse(["out", "--env", "Breakout-MinAtar"])
+    minutes = sum(exp15.estimate_seconds(exp15.COSTS["Breakout-MinAtar"], n, options) for n in (25, 244)) / 60
+    assert capsys.readouterr().out.startswith("exp15 Breakout-MinAtar: 2 cell(s) of 3 studies of 8 trials (lengths "
+                                              f"[25, 244], study seeds [1]); about {minutes:.0f} min")
+    assert 5 < minutes < 15  # the 8 minutes this cell took in results/cpu-2core-exp15, within a factor of 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_exp15_runs_three_studies_per_cell_in_turning_order_then_the_reruns(tmp_path, monkeypatch, capsys):
+    commands, scored = [], []
+
+    class Ended:
+        returncode, stdout = 0, "done\n"
+
+    monkeypatch.setattr(exp15.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
+    monkeypatch.setattr(exp15, "score", lambda out, name, studies, seed, workload, options: scored.append(name))
+    assert exp15.main([str(tmp_path), "--env", "CartPole-v1", "--lengths", "25,244", "--study-seeds", "1,2"]) == 0
+    plan = json.load(open(tmp_path / "exp15.json"))
+    names = [cell["name"] for cell in plan["cells"]]
+    assert names == scored == ["CartPole-v1-L25-s1", "CartPole-v1-L244-s1", "CartPole-v1-L25-s2", "CartPole-v1-L244-s2"]
+    assert [[study["way"] for study in cell["studies"]] for cell in plan["cells"]] == [
+        ["population", "trials", "pruned"], ["trials", "pruned", "population"], ["pruned", "population", "trials"],
+        ["population", "trials", "pruned"]]
+    studies = [command for command in commands if command[1].endswith("tune.py")]
+    assert commands[-1][1:] == ["-m", "report.lengths", str(tmp_path)]
+    for command, study in zip(studies, [study for cell in plan["cells"] for study in cell["studies"]]):
+        words = command[2:command.index(study["script"])]
+        options = dict(zip(words[::2], words[1::2]))
+        assert (options["--sampler"], options["--pruner"], options["--workers"], options["--population"]) == (
+            study["sampler"], study["pruner"], "2", str(study["population"]))
+    seeds_and_lengths = [(dict(zip(c[2:], c[3:]))["--seed"], c[-1]) for c in studies]
+    assert seeds_and_lengths == [(s, n) for s, n in (("1", "25"), ("1", "244"), ("2", "25"), ("2", "244"))
+                                 for _ in range(3)]
+    assert plan["invocations"][0]["argv"][:2] == ["tools/exp15.py", str(tmp_path)]
+
+
+def test_exp15_reruns_each_way_s_best_by_the_equal_time_and_at_its_end_once_per_configuration(tmp_path, monkeypatch):
+    studies = []
+    for way, minutes in (("population", 2.0), ("trials", 4.0), ("pruned", 3.0)):
+        make_study(tmp_path / way, way_trials(way, minutes))
+        studies.append({"way": way, "folder": way})
+    reruns = []
+    monkeypatch.setattr(exp15, "rerun", lambda out, name, index, params, seeds, workload, env:
+                        reruns.append((index, params)) or [float(index)] * len(seeds))
+    options = exp15.parse([str(tmp_path), "--env", "CartPole-v1", "--score-seeds", "2"])
+    exp15.score(str(tmp_path), "cell", studies, 1, [], options)
+    data = json.load(open(lengths.score_path(str(tmp_path), "cell")))
+    assert data["equal_time_s"] == pytest.approx(120.0) and data["seeds"] == [100_001, 100_002]
+    picks = {way: {at: pick and pick["trial"] for at, pick in found.items()} for way, found in data["picks"].items()}
+    # by 2 min: the population all four (best 3), the trials their first pair (ending at 2 min: counted), the pruned
+    # study its first pair (1.5 min); at their ends the pruned study's best is trial 2 (trial 3 was pruned)
+    assert picks == {"population": {"equal": 3, "end": 3}, "trials": {"equal": 1, "end": 3},
+                     "pruned": {"equal": 1, "end": 2}}
+    # configuration k is the same in every way: configurations 3, 1 and 2, each rerun once
+    assert sorted(index for index, _ in reruns) == [0, 1, 2] and [c["values"] for c in data["configs"]] == [[0.0] * 2,
+                                                                                              [1.0] * 2, [2.0] * 2]
