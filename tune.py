@@ -11,7 +11,8 @@ import tyro
 
 from search import Refused
 from sweep import variants
-from search.space import SET_BY_POPULATION, SET_BY_TUNE, agent_fields, check_space, load_space, script_fields
+from search.space import (SET_BY_POPULATION, SET_BY_TUNE, agent_fields, check_space, guess_algorithm,
+                          is_benchmark_script, load_space, script_fields)
 
 USAGE = "python tune.py [options] SCRIPT [script flags]"
 DESCRIPTION = f"""{USAGE}
@@ -27,7 +28,12 @@ charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` 
 With --population N (a SCRIPT that takes --hparams: ppo_linen_scan.py, dqn_linen_vmap.py), N trials at a time are the
 agents of one process (vmapped in one compiled call), each with its own values, seed and run folder; the space's fields
 that cannot differ between agents (num_minibatches, update_epochs; DQN's buffer, batch and frequencies) group them,
-one process per group. No pruning there: a population's trials run to their end."""
+one process per group. No pruning there: a population's trials run to their end.
+
+With --seeds-per-trial K, trial n trains on the seeds --seed + n K + k (k < K), as K runs side by side
+(OUT/runs/trial_NNNN/seed_S) or, with --population, as K agents of its population's process; its objective is the
+K values' aggregate (--aggregate: the mean, or the interquartile mean), and so is what the pruner sees at each
+iteration, once all K runs reached it."""
 
 
 @dataclass
@@ -51,6 +57,9 @@ class TuneArgs:
     """an Optuna storage URL (sqlite:///..., postgresql://...); default: a journal file in the study folder"""
     eval_seeds: int = 5
     """the best configuration rerun on this many fresh seeds at the end (0: none)"""
+    eval_top: int = 1
+    """rerun the k best configurations on those seeds, not only the best: the report says whether they can be told
+    apart (bootstrap intervals)"""
     slurm: int = 0
     """submit this many workers as a SLURM job array sharing the study folder, and a job that finishes the study"""
     sbatch_options: str = ""
@@ -65,6 +74,12 @@ class TuneArgs:
     population: int = 0
     """train N trials at a time as the agents of one process (a SCRIPT with --hparams); no pruning: they run to their
     end (--pruner is not used)"""
+    seeds_per_trial: int = 1
+    """K: each trial trains its configuration on K seeds (K runs side by side; with --population, K agents of its
+    process) and its objective is their aggregate; trials.csv keeps each seed's value"""
+    aggregate: Literal["auto", "mean", "iqm"] = "auto"
+    """the K seeds' aggregate: mean, or the interquartile mean (IQM, rliable's); auto: IQM from K = 4, the mean
+    below"""
 
 
 def fail(message: str, status: int = 2):
@@ -96,20 +111,37 @@ def parse(argv: list) -> tuple[TuneArgs, str, list]:
 def check_options(options: TuneArgs):
     if options.trials < 1 or options.workers < 1 or min(options.eval_seeds, options.slurm, options.population) < 0:
         raise Refused("--trials and --workers want at least 1, --eval-seeds, --slurm and --population at least 0")
+    if options.seeds_per_trial < 1 or options.eval_top < 1:
+        raise Refused("--seeds-per-trial and --eval-top want at least 1")
     if options.slurm and options.workers != 1:
         raise Refused("--slurm runs one trial per array task: drop --workers")
     if options.mlflow and importlib.util.find_spec("mlflow") is None:
         raise Refused("--mlflow needs MLflow: pip install -r requirements-mlflow.txt")
 
 
-def check_script(script: str, script_flags: list, population: int) -> tuple[str, dict]:
-    """SCRIPT is a ppo_*.py, ppo_continuous_*.py or dqn_*.py file (its algorithm the registry's rule, which names the
-    default space); each of its flags is a field of its Args that tune.py does not set."""
+def check_script(script: str, script_flags: list, population: int, space_path: str) -> tuple[str, dict, bool]:
+    """SCRIPT is ours (a ppo_*.py, ppo_continuous_*.py or dqn_*.py file: its algorithm the registry's rule, which names
+    the default space) or one written as CleanRL's are (tyro's Args or argparse flags, --seed; its default space by
+    its name, else --space); each of its flags is a field that tune.py does not set. Returns the algorithm, the
+    fields and whether the script is ours."""
     name = os.path.basename(script)
-    algorithm = variants.algorithm_of(name.removesuffix(".py"))
-    if algorithm is None or not name.endswith(".py") or not os.path.isfile(script):
+    if not name.endswith(".py") or not os.path.isfile(script):
+        raise Refused(f"unknown script {script}: want a ppo_*.py, ppo_continuous_*.py or dqn_*.py file, or a "
+                      "CleanRL-style script")
+    try:
+        fields = script_fields(script)
+    except Refused:
+        raise Refused(f"unknown script {script}: want a ppo_*.py, ppo_continuous_*.py or dqn_*.py file, or a "
+                      "CleanRL-style script (tyro's Args or argparse flags)") from None
+    ours = is_benchmark_script(fields)
+    algorithm = variants.algorithm_of(name.removesuffix(".py")) if ours else guess_algorithm(name)
+    if ours and algorithm is None:
         raise Refused(f"unknown script {script}: want a ppo_*.py, ppo_continuous_*.py or dqn_*.py file")
-    fields = script_fields(script)
+    if not ours and "seed" not in fields:
+        raise Refused(f"unknown script {script}: want a ppo_*.py, ppo_continuous_*.py or dqn_*.py file, or a "
+                      "CleanRL-style script with a --seed flag")
+    if algorithm is None and not space_path:
+        raise Refused(f"{name}'s name names no algorithm (ppo..., dqn...) and so no default space: give --space")
     for word in script_flags:
         if not word.startswith("--"):
             continue
@@ -124,7 +156,14 @@ def check_script(script: str, script_flags: list, population: int) -> tuple[str,
     if population and not agent_fields(script):
         raise Refused(f"--population needs a script that trains agents with their own values in one process "
                       f"(--hparams: ppo_linen_scan.py, dqn_linen_vmap.py); {name} has none")
-    return algorithm, fields
+    return algorithm or "custom", fields, ours
+
+
+def aggregate_of(options: TuneArgs) -> str:
+    """The seeds' aggregate: as asked, or (auto) IQM from 4 seeds per trial on, the mean below."""
+    if options.aggregate != "auto":
+        return options.aggregate
+    return "iqm" if options.seeds_per_trial >= 4 else "mean"
 
 
 def run_study(options: TuneArgs, settings, study_dir: str) -> int:
@@ -153,7 +192,7 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     search.run(options.workers)
-    records.write_trials_csv(study, study_dir, settings.space)
+    records.write_trials_csv(study, study_dir, settings.space, settings.seeds_per_trial)
     if stopped:
         return 128 + stopped[0]
     if options.trials_only:
@@ -162,7 +201,7 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
         print("trials still run in other workers: the last one to end re-evaluates and writes the report")
         return 0
     if options.eval_seeds:
-        evaluation.evaluate(search, options.eval_seeds, options.workers)
+        evaluation.evaluate(search, options.eval_seeds, options.workers, options.eval_top)
     if stopped:
         return 128 + stopped[0]
     finish(study_dir, options.mlflow)
@@ -184,7 +223,7 @@ def main(argv: list) -> int:
 
     options, script, script_flags = parse(argv)
     check_options(options)
-    algorithm, fields = check_script(script, script_flags, options.population)
+    algorithm, fields, ours = check_script(script, script_flags, options.population, options.space)
     space = load_space(options.space, algorithm)
     fixed = {word[2:].split("=", 1)[0].replace("-", "_") for word in script_flags if word.startswith("--")}
     check_space(space, fields, script, fixed)
@@ -193,7 +232,9 @@ def main(argv: list) -> int:
                         sampler=options.sampler, pruner="none" if options.population else options.pruner,
                         seed=options.seed, storage=options.storage,
                         study_name=os.path.basename(os.path.abspath(study_dir)), trials=options.trials,
-                        eval_seeds=options.eval_seeds, workers=options.workers, population=options.population)
+                        eval_seeds=options.eval_seeds, workers=options.workers, population=options.population,
+                        seeds_per_trial=options.seeds_per_trial, aggregate=aggregate_of(options),
+                        contract="benchmark" if ours else "cleanrl")
     if options.storage:
         open_storage(study_dir, options.storage)  # before anything is written: an unreachable one is refused
     save_settings(study_dir, settings)

@@ -31,6 +31,7 @@ OBJECTIVE = "the mean episodic return over the last 10 % of env steps"
 WALL_TIME = ("*Wall time* is the time at least one trial ran: the length of the union of the trials' start-to-end "
              "intervals, so the gaps between resumed runs do not count (the best-so-far chart's clock too).")
 TOP_TRIALS = 10
+AGGREGATES = {"mean": "mean", "iqm": "interquartile mean"}
 
 
 class Figures(NamedTuple):
@@ -288,6 +289,36 @@ def re_evaluation_text(best: optuna.trial.FrozenTrial, data: dict | None) -> str
     return evaluation_text(data)
 
 
+def top_lines(data: dict | None) -> list:
+    """With --eval-top k: the k best configurations rerun on the same fresh seeds, each mean with its bootstrap
+    interval, and whether the best can be told apart from each (the paired interval of the difference excludes 0)."""
+    if not data or not data.get("others"):
+        return []
+    entries = [data, *data["others"]]
+    rows, apart = [], 0
+    for rank, entry in enumerate(entries, 1):
+        found = evaluation.values(entry)
+        low, high = evaluation.interval(found)
+        mean = sum(found) / len(found) if found else math.nan
+        difference = "–"
+        if rank > 1:
+            d_low, d_high = evaluation.difference_interval(data, entry)
+            separated = not math.isnan(d_low) and (d_low > 0 or d_high < 0)
+            apart += separated
+            difference = f"[{number_text(d_low)}, {number_text(d_high)}]: {'apart' if separated else 'not apart'}" \
+                if not math.isnan(d_low) else "–"
+        rows.append([rank, entry["trial"], number_text(entry["value"]), f"{len(found)} of {len(entry['runs'])}",
+                     "–" if math.isnan(mean) else f"{number_text(mean)} [{number_text(low)}, {number_text(high)}]",
+                     difference])
+    return ["### The top configurations, rerun", "",
+            f"The {len(entries)} best trials' configurations, each rerun on the same fresh seeds. The best can be "
+            f"told apart from {apart} of the {len(entries) - 1} others: the 95 % interval of the difference of their "
+            "means, paired by seed (a bootstrap over the seeds, percentile method), excludes 0. With a handful of "
+            "seeds these intervals are rough.", "",
+            *markdown_table(["rank", "trial", "objective", "seeds rerun", "rerun mean [95 % interval]",
+                             "the best minus this one [95 % interval]"], rows)]
+
+
 def outcome_text(summary: Figures) -> str:
     """'4 completed, 1 pruned, 3 failed; 1 retry apart (...)'."""
     parts = [f"{summary.completed} completed, {summary.pruned} pruned, {summary.failed} failed"]
@@ -309,7 +340,7 @@ def answer_lines(summary: Figures, data: dict | None) -> list:
         lines += [f"**Best configuration:** trial {best.number}, value **{number_text(best.value)}** (the objective: "
                   f"{OBJECTIVE}); re-evaluated: {re_evaluation_text(best, data)}.", ""]
         rows = [[name, param_text(value)] for name, value in best.params.items()]
-        lines += markdown_table(["parameter", "value"], rows)
+        lines += markdown_table(["parameter", "value"], rows) + top_lines(data)
     lines += [f"- **Trials:** {outcome_text(summary)}.",
               f"- **Wall time:** {duration_text(summary.wall_s)}, {rate_text(summary.per_hour)} trials per hour "
               f"(finished trials); median trial {duration_text(summary.median_s)}.", "", WALL_TIME, ""]
@@ -327,13 +358,26 @@ def range_text(entry: dict) -> str:
     return f"{param_text(entry['low'])} – {param_text(entry['high'])}"
 
 
-def settings_lines(settings) -> list:
-    """The study's header: its script and flags, sampler, pruner, seed and the space, from study.json."""
+def pruner_text(pruner: str, silent: int) -> str:
+    if not silent or pruner == "none":
+        return pruner
+    return (f"{pruner}, in effect none: the script printed no iteration line in {silent} trial"
+            f"{'s' * (silent > 1)}, so the pruner saw nothing of them")
+
+
+def settings_lines(settings, silent: int = 0) -> list:
+    """The study's header: its script and flags, sampler, pruner, seed and the space, from study.json; `silent`: the
+    trials of a CleanRL-style script that printed no iteration line (the pruner saw nothing of them)."""
     flags = " ".join(settings.script_flags)
     rows = [["script", f"`{settings.script}`"], ["flags", f"`{flags}`" if flags else "none"],
-            ["algorithm", settings.algorithm], ["sampler", settings.sampler], ["pruner", settings.pruner],
+            ["algorithm", settings.algorithm], ["sampler", settings.sampler], ["pruner", pruner_text(settings.pruner, silent)],
             ["seed", settings.seed], ["trials asked", settings.trials], ["workers", settings.workers],
             ["re-evaluation seeds", settings.eval_seeds], ["storage", settings.storage or "journal.log (the folder's)"]]
+    if settings.contract == "cleanrl":
+        rows.insert(1, ["contract", "a CleanRL-style script, run in its trial's folder (docs/tuning.md)"])
+    if settings.seeds_per_trial > 1:
+        rows.insert(5, ["seeds per trial",
+                        f"{settings.seeds_per_trial}, the objective their {AGGREGATES[settings.aggregate]}"])
     space = [[name, entry["type"], range_text(entry), "yes" if entry.get("log") else "no"]
              for name, entry in settings.space.items()]
     return (["## The study", ""] + markdown_table(["setting", "value"], rows)
@@ -344,11 +388,14 @@ def trial_lines(study: optuna.Study, summary: Figures) -> list:
     """The best trials by value, the count of the rest and a pointer to trials.csv."""
     ranked = sorted(completed(study.get_trials(deepcopy=False)), key=lambda trial: -trial.value)
     top = ranked[:TOP_TRIALS]
+    seeds = any("seed_values" in trial.user_attrs for trial in top)
     rows = [[trial.number, trial.state.name.lower(), number_text(trial.value),
+             *([", ".join(map(number_text, trial.user_attrs.get("seed_values", [])))] if seeds else []),
              duration_text(trial.duration.total_seconds() if trial.duration else math.nan),
              cell(trial.user_attrs.get("reason", ""))] for trial in top]
     lines = ["## Trials", "", f"The {len(top)} best by value:", ""] if top else ["## Trials", ""]
-    lines += markdown_table(["trial", "state", "value", "duration", "reason"], rows) if top else []
+    header = ["trial", "state", "value", *(["each seed's value"] if seeds else []), "duration", "reason"]
+    lines += markdown_table(header, rows) if top else []
     rest = (f"{len(ranked) - len(top)} more completed, {summary.pruned} pruned, {summary.failed} failed, "
             f"{summary.retried} retried")
     return lines + [f"Not listed: {rest}. Every trial, its parameters, times and reason: [trials.csv](trials.csv).", ""]
@@ -359,9 +406,10 @@ def write_report(study_dir: str) -> str:
     holds no study is refused (search.Refused)."""
     settings, study = load(study_dir)
     summary = figures(study)
-    records.write_trials_csv(study, study_dir, settings.space)
+    records.write_trials_csv(study, study_dir, settings.space, settings.seeds_per_trial)
     title = f"# Study {settings.study_name or os.path.basename(os.path.abspath(study_dir))}: `{settings.script}`"
-    lines = [title, ""] + answer_lines(summary, evaluation.read(study_dir)) + settings_lines(settings)
+    silent = sum(bool(trial.user_attrs.get("no_iteration_line")) for trial in study.get_trials(deepcopy=False))
+    lines = [title, ""] + answer_lines(summary, evaluation.read(study_dir)) + settings_lines(settings, silent)
     lines += chart_lines(study, study_dir) + trial_lines(study, summary)
     return write_markdown(study_dir, lines)
 

@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 
 from search import trial as trial_process
 from search.space import flags
-from search.study import Search
+from search.study import Search, seed_runs, trial_seeds
 
 POPULATIONS_DIR = "populations"  # the --hparams file of each population process
 DIVERGED_LINE = re.compile(r"^error: (.*); partial run in (.*)$")
@@ -65,17 +65,17 @@ class PopulationSearch(Search):
             return
         name = f"population_{trials[0].number:04d}"
         hparams_path = os.path.join(self.study_dir, POPULATIONS_DIR, f"{name}.json")
-        seeds = [self.settings.seed + trial.number for trial in trials]
+        seeds = {trial.number: trial_seeds(self.settings, trial.number) for trial in trials}
         agents = [{"seed": seed, **{key: value for key, value in trial.params.items() if key in self.agent_fields}}
-                  for seed, trial in zip(seeds, trials)]
+                  for trial in trials for seed in seeds[trial.number]]
         with open(hparams_path, "w") as f:
             json.dump(agents, f, indent=1)
         static = {key: value for key, value in trials[0].params.items() if key not in self.agent_fields}
-        population_flags = [*flags(static), "--num-seeds", str(len(trials)), "--hparams", hparams_path]
-        argv = trial_process.command(self.settings.script, self.settings.script_flags, population_flags, seeds[0],
-                                     self.runs_dir, name)
+        population_flags = [*flags(static), "--num-seeds", str(len(agents)), "--hparams", hparams_path]
+        argv = trial_process.command(self.settings.script, self.settings.script_flags, population_flags,
+                                     agents[0]["seed"], self.runs_dir, name)
         log_path = os.path.join(self.logs_dir, f"{name}.log")
-        print(f"population of trials {trials[0].number}-{trials[-1].number}: {len(trials)} agent(s) in one process",
+        print(f"population of trials {trials[0].number}-{trials[-1].number}: {len(agents)} agent(s) in one process",
               flush=True)
         start = time.time()
         ended = trial_process.run(argv, log_path, lambda iteration, value: False,
@@ -86,20 +86,29 @@ class PopulationSearch(Search):
             self.running.pop(trial._trial_id, None)
             trial.set_user_attr("population_end", end)
         diverged = diverged_agents(log_path)
-        for seed, trial in zip(seeds, trials):
-            folder = agent_folder(self.runs_dir, name, seed, len(trials))
-            run_dir = os.path.join(self.runs_dir, f"trial_{trial.number:04d}")
-            if os.path.isdir(folder):
-                os.replace(folder, run_dir)
-            self.tell(trial, ended, diverged.get(folder), run_dir, log_path, start)
-        self.durations += [(time.time() - start) / len(trials)] * len(trials)
+        for trial in trials:
+            run_name = f"trial_{trial.number:04d}"
+            run_dirs = []
+            for log_dir, seed_name in seed_runs(self.runs_dir, run_name, seeds[trial.number]):
+                os.makedirs(log_dir, exist_ok=True)
+                run_dirs.append(os.path.join(log_dir, seed_name))
+            for seed, run_dir in zip(seeds[trial.number], run_dirs):
+                folder = agent_folder(self.runs_dir, name, seed, len(agents))
+                if os.path.isdir(folder):
+                    os.replace(folder, run_dir)
+            self.tell(trial, ended, [(run_dir, diverged.get(agent_folder(self.runs_dir, name, seed, len(agents))))
+                                     for seed, run_dir in zip(seeds[trial.number], run_dirs)], log_path, start,
+                      (end - start) / len(trials))
 
-    def tell(self, trial: optuna.Trial, ended: trial_process.Ended, diverged: str | None, run_dir: str, log_path: str,
-             start: float):
-        """One agent's result: complete with its objective if its run finished, failed with its own error line if it
-        diverged; a population stopped by tune.py, or killed by a signal, is retried whole (once, if killed)."""
-        finished = "time/total" in trial_process.read_scalars(run_dir) if os.path.isdir(run_dir) else False
-        if not finished and not diverged:
+    def tell(self, trial: optuna.Trial, ended: trial_process.Ended, agents: list, log_path: str, start: float,
+             duration: float):
+        """One trial's result from its agents' (run folder, diverged line or None): complete with the aggregate of
+        their objectives if every run finished, failed with its own error line if one diverged; a population stopped
+        by tune.py, or killed by a signal, is retried whole (once, if killed)."""
+        unfinished = [(run_dir, diverged) for run_dir, diverged in agents
+                      if not (os.path.isdir(run_dir) and "time/total" in trial_process.read_scalars(run_dir))]
+        diverged = next(((run_dir, line) for run_dir, line in unfinished if line), None)
+        if unfinished and not diverged:
             if self.stopping.is_set():
                 self.give_back(trial, "stopped: tune.py was interrupted; retried at the next start")
                 return
@@ -107,14 +116,15 @@ class PopulationSearch(Search):
                 self.give_back(trial, f"{trial_process.failure_reason(ended, log_path)}; its population retried")
                 self.progress(trial.number, TrialState.FAIL, None, "population killed: retried")
                 return
-        if finished:
-            value, reason = trial_process.objective(run_dir)
-            state = TrialState.COMPLETE if value is not None else TrialState.FAIL
+        values = []
+        if diverged:
+            reason, state = f"exit 3: error: {diverged[1]}; partial run in {diverged[0]}", TrialState.FAIL
+        elif unfinished:
+            reason, state = trial_process.failure_reason(ended, log_path), TrialState.FAIL
         else:
-            reason = f"exit 3: error: {diverged}; partial run in {run_dir}" if diverged else \
-                trial_process.failure_reason(ended, log_path)
-            value, state = None, TrialState.FAIL
-        trial.set_user_attr("reason", reason)
-        trial_process.write_session(run_dir, trial.params, value, state == TrialState.COMPLETE, start, time.time())
-        self.study.tell(trial, value, state=state)
-        self.progress(trial.number, state, value, reason)
+            found = [trial_process.objective(run_dir) for run_dir, _ in agents]
+            values = [value for value, _ in found]
+            reason = next((why for value, why in found if value is None), "")
+            state = TrialState.FAIL if reason else TrialState.COMPLETE
+        self.finish(trial, state, values, reason, os.path.join(self.runs_dir, f"trial_{trial.number:04d}"), start,
+                    duration)

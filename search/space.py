@@ -64,12 +64,41 @@ def class_fields(script: str, name: str) -> dict | None:
     return None
 
 
+def argparse_fields(script: str) -> dict | None:
+    """The flags of an argparse script (CleanRL's older style), {dest: its type= source, 'str' without one}, read
+    with ast from its `add_argument("--name", ...)` calls; None if it has none."""
+    with open(script) as f:
+        tree = ast.parse(f.read(), script)
+    fields = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
+                and node.args and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("--")):
+            kind = next((ast.unparse(word.value) for word in node.keywords if word.arg == "type"), "str")
+            fields[node.args[0].value[2:].replace("-", "_")] = kind
+    return fields or None
+
+
 def script_fields(script: str) -> dict:
-    """The fields of the script's `Args` dataclass."""
-    fields = class_fields(script, "Args")
+    """The fields of the script's `Args` dataclass (tyro), or else its argparse flags."""
+    fields = class_fields(script, "Args") or argparse_fields(script)
     if fields is None:
-        raise Refused(f"{script} has no Args dataclass: not a benchmark script")
+        raise Refused(f"{script} has no Args dataclass and no argparse flags: tune.py cannot tell its flags")
     return fields
+
+
+def is_benchmark_script(fields: dict) -> bool:
+    """A script of this repository's contract (its run folder from --log-dir and --run-name, iteration lines); any
+    other is run as CleanRL's scripts are (docs/tuning.md, "Scripts that are not ours")."""
+    return {"log_dir", "run_name"} <= set(fields)
+
+
+def guess_algorithm(script_name: str) -> str | None:
+    """The default space's algorithm of a script that is not ours, by its name (CleanRL's ppo.py,
+    ppo_continuous_action.py, dqn.py, dqn_jax.py ...); None for any other name."""
+    for prefix, algorithm in (("ppo_continuous", "ppo-continuous"), ("dqn", "dqn"), ("ppo", "ppo")):
+        if script_name.startswith(prefix):
+            return algorithm
+    return None
 
 
 def agent_fields(script: str) -> set:

@@ -8,12 +8,15 @@ import json
 import os
 import socket
 import statistics
+import sys
 import threading
 import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import optuna
+import scipy.stats
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
@@ -29,7 +32,8 @@ EVAL_SEED = 100_000  # the re-evaluation's seeds start here: no trial's seed (th
 SETTINGS_FILE, JOURNAL_FILE = "study.json", "journal.log"
 STORAGE_ATTEMPTS = 3
 # what makes a study: a rerun that changes any of it is refused (the trial count, workers and the rest may change)
-IDENTITY = ("script", "script_flags", "space", "sampler", "pruner", "seed", "storage", "population")
+IDENTITY = ("script", "script_flags", "space", "sampler", "pruner", "seed", "storage", "population", "seeds_per_trial",
+            "aggregate")
 
 
 @dataclass
@@ -48,7 +52,46 @@ class Settings:
     eval_seeds: int = 0
     workers: int = 1
     population: int = 0
+    seeds_per_trial: int = 1
+    aggregate: str = "mean"  # of a trial's seeds' objectives: "mean" or "iqm"
+    contract: str = "benchmark"  # "cleanrl": a script not ours, run in its run folder (docs/tuning.md)
     extra: dict = field(default_factory=dict)
+
+
+def trial_seeds(settings: Settings, number: int) -> list:
+    """Trial n's seeds: the study's --seed + n K + k for k < K (K = 1: --seed + n)."""
+    return [settings.seed + number * settings.seeds_per_trial + k for k in range(settings.seeds_per_trial)]
+
+
+def seed_runs(runs_dir: str, run_name: str, seeds: list) -> list:
+    """(log dir, run name) of each seed's run: runs/trial_NNNN for one seed, runs/trial_NNNN/seed_S for several."""
+    if len(seeds) == 1:
+        return [(runs_dir, run_name)]
+    return [(os.path.join(runs_dir, run_name), f"seed_{seed}") for seed in seeds]
+
+
+def aggregate(values: list, how: str) -> float:
+    """The trial's objective from its seeds' values: their mean, or their interquartile mean (the mean of the middle
+    half, a quarter cut from each end, as rliable defines it)."""
+    return float(scipy.stats.trim_mean(values, 0.25)) if how == "iqm" else statistics.fmean(values)
+
+
+class Reports:
+    """The pruner's view of a trial of K runs: an iteration's value goes to it as the aggregate of the K runs' values,
+    once every run reached that iteration; from the pruner's no on, every run is told to stop."""
+
+    def __init__(self, trial: optuna.Trial, runs: int, how: str):
+        self.trial, self.runs, self.how = trial, runs, how
+        self.values, self.lock = {}, threading.Lock()
+        self.pruned, self.last = False, 0
+
+    def __call__(self, iteration: int, value: float) -> bool:
+        with self.lock:
+            self.values.setdefault(iteration, []).append(value)
+            if len(self.values[iteration]) == self.runs and not self.pruned:
+                self.trial.report(aggregate(self.values.pop(iteration), self.how), iteration)
+                self.last, self.pruned = iteration, self.trial.should_prune()
+            return self.pruned
 
 
 def settings_path(study_dir: str) -> str:
@@ -197,6 +240,13 @@ def counted(study: optuna.Study) -> int:
                for frozen in study.get_trials(deepcopy=False))
 
 
+def completed_by_value(study: optuna.Study) -> list:
+    """The completed trials with a value, the highest first (the first of equal values first)."""
+    done = [trial for trial in study.get_trials(deepcopy=False) if trial.state == TrialState.COMPLETE
+            and trial.value is not None]
+    return sorted(done, key=lambda trial: -trial.value)
+
+
 def finished(study: optuna.Study) -> list:
     return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))
 
@@ -214,12 +264,24 @@ class Search:
         self.durations = [t.duration.total_seconds() for t in finished(study) if t.duration]
         self.started_at = time.time()
         # torch's intra-op threads of trials side by side: the cores shared among them (as the sweep's groups do)
-        each = threads(settings.workers, len(os.sched_getaffinity(0)))
+        processes = settings.workers * (1 if settings.population else settings.seeds_per_trial)
+        each = threads(processes, len(os.sched_getaffinity(0)))
         self.environment = {"OMP_NUM_THREADS": str(each)} if each and "OMP_NUM_THREADS" not in os.environ else {}
         os.makedirs(self.logs_dir, exist_ok=True)
         if not os.path.isdir(self.runs_dir):
             os.makedirs(self.runs_dir)
-            trial_process.write_experiment(self.runs_dir, settings.space)
+            trial_process.write_experiment(self.runs_dir, settings.space, settings.seeds_per_trial)
+
+    def command(self, params_flags: list, seed: int, log_dir: str, run_name: str) -> tuple[list, str | None]:
+        """A run's argv and working folder: ours get their run folder as --log-dir and --run-name; a CleanRL-style
+        script runs in that folder (created), where it writes runs/<its run name>/."""
+        if self.settings.contract != "cleanrl":
+            return trial_process.command(self.settings.script, self.settings.script_flags, params_flags, seed,
+                                         log_dir, run_name), None
+        folder = os.path.join(log_dir, run_name)
+        os.makedirs(folder, exist_ok=True)
+        return [sys.executable, os.path.abspath(self.settings.script), *self.settings.script_flags, *params_flags,
+                "--seed", str(seed)], folder
 
     def ask(self, count: int = 1) -> list:
         """The next `count` trials, fewer where the study would then hold more than its --trials (none: it holds them
@@ -248,35 +310,52 @@ class Search:
 
     def run_trial(self, trial: optuna.Trial):
         run_name = f"trial_{trial.number:04d}"
-        argv = trial_process.command(self.settings.script, self.settings.script_flags, flags(trial.params),
-                                     self.settings.seed + trial.number, self.runs_dir, run_name)
-        log_path = os.path.join(self.logs_dir, f"{run_name}.log")
-        start, reported = time.time(), [0]
+        seeds = trial_seeds(self.settings, trial.number)
+        runs = seed_runs(self.runs_dir, run_name, seeds)
+        logs = [os.path.join(self.logs_dir, f"{run_name}.log" if len(seeds) == 1 else f"{run_name}_{name}.log")
+                for _, name in runs]
+        start, reports = time.time(), Reports(trial, len(seeds), self.settings.aggregate)
 
-        def report(iteration: int, value: float) -> bool:
-            trial.report(value, iteration)
-            reported[0] = iteration
-            return trial.should_prune()
+        def run(k: int) -> trial_process.Ended:
+            argv, cwd = self.command(flags(trial.params), seeds[k], *runs[k])
+            ended = trial_process.run(argv, logs[k], reports, lambda process: self.running.__setitem__(
+                (trial._trial_id, k), process), self.environment, cwd)
+            self.running.pop((trial._trial_id, k), None)
+            return ended
 
-        ended = trial_process.run(argv, log_path, report, lambda process: self.running.__setitem__(trial._trial_id,
-                                                                                                    process),
-                                  self.environment)
-        self.running.pop(trial._trial_id, None)
-        run_dir = os.path.join(self.runs_dir, run_name)
-        if self.stopping.is_set() and not ended.pruned and ended.status != 0:
+        with ThreadPoolExecutor(len(seeds)) as pool:
+            endings = list(pool.map(run, range(len(seeds))))
+        stopped = [ended for ended in endings if not ended.pruned and ended.status != 0]
+        if self.stopping.is_set() and stopped:
             self.give_back(trial, "stopped: tune.py was interrupted; retried at the next start")
             return
-        if ended.pruned:
-            state, value, reason = TrialState.PRUNED, None, f"pruned after iteration {reported[0]}"
-        elif ended.status != 0:
-            state, value, reason = TrialState.FAIL, None, trial_process.failure_reason(ended, log_path)
+        values = []
+        if any(ended.pruned for ended in endings):
+            state, reason = TrialState.PRUNED, f"pruned after iteration {reports.last}"
+        elif stopped:
+            k = endings.index(stopped[0])
+            state, reason = TrialState.FAIL, trial_process.failure_reason(stopped[0], logs[k])
         else:
-            value, reason = trial_process.objective(run_dir)
-            state = TrialState.COMPLETE if value is not None else TrialState.FAIL
+            found = [trial_process.objective(trial_process.event_folder(os.path.join(*run_dir))) for run_dir in runs]
+            values = [value for value, _ in found]
+            reason = next((why for value, why in found if value is None), "")
+            state = TrialState.FAIL if reason else TrialState.COMPLETE
+        if self.settings.contract == "cleanrl" and not reports.values and reports.last == 0:
+            trial.set_user_attr("no_iteration_line", True)  # nothing for the pruner: the report says so
+        self.finish(trial, state, values, reason, os.path.join(self.runs_dir, run_name), start, time.time() - start)
+
+    def finish(self, trial: optuna.Trial, state: TrialState, values: list, reason: str, run_dir: str, start: float,
+               duration: float):
+        """Tells the trial's outcome: its seeds' values (several: kept as its user_attr seed_values) and their
+        aggregate, in the study, in its HParams session and on the progress line (its duration: the estimate's)."""
+        value = aggregate(values, self.settings.aggregate) if state == TrialState.COMPLETE else None
         trial.set_user_attr("reason", reason)
-        trial_process.write_session(run_dir, trial.params, value, state == TrialState.COMPLETE, start, time.time())
+        if len(values) > 1:
+            trial.set_user_attr("seed_values", values)
+        trial_process.write_session(run_dir, trial.params, value, state == TrialState.COMPLETE, start, time.time(),
+                                    values if len(values) > 1 else [])
         self.study.tell(trial, value, state=state)
-        self.durations.append(time.time() - start)
+        self.durations.append(duration)
         self.progress(trial.number, state, value, reason)
 
     def give_back(self, trial: optuna.Trial, reason: str):
@@ -302,7 +381,8 @@ class Search:
     def heartbeat(self):
         """Every HEARTBEAT_SECONDS, each running trial of this process says it is alive."""
         while not self.stopping.wait(HEARTBEAT_SECONDS):
-            for trial_id in [key for key in list(self.running) if isinstance(key, int)]:  # not the re-evaluation
+            running = {key if isinstance(key, int) else key[0] for key in list(self.running)}
+            for trial_id in [key for key in running if isinstance(key, int)]:  # not the re-evaluation
                 try:
                     self.study._storage.set_trial_system_attr(trial_id, "heartbeat", time.time())
                 except (RuntimeError, optuna.exceptions.UpdateFinishedTrialError):

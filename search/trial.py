@@ -39,15 +39,16 @@ def command(script: str, script_flags: list, params_flags: list, seed: int, log_
 
 
 def run(argv: list, log_path: str, report: Callable[[int, float], bool], started: Callable,
-        environment: dict | None = None) -> Ended:
+        environment: dict | None = None, cwd: str | None = None) -> Ended:
     """Runs argv with its output in log_path (and `environment` over ours); each iteration line's return goes to
     report(iteration, value), which says whether to prune: then the process gets SIGTERM and ends as the scripts do,
-    keeping its event file. started(process) hands the process to whoever may have to stop it."""
+    keeping its event file. started(process) hands the process to whoever may have to stop it; cwd: its working
+    folder (a CleanRL-style script's run folder), ours by default."""
     wrapped = [sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()), *argv]
     pruned, last_line = False, ""
     with open(log_path, "w", buffering=1) as log:
         process = subprocess.Popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1", **(environment or {})})
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1", **(environment or {})}, cwd=cwd)
         started(process)
         for line in process.stdout:
             log.write(line)
@@ -83,6 +84,15 @@ def read_scalars(run_dir: str) -> dict:
     return scalars
 
 
+def event_folder(run_dir: str) -> str:
+    """Where a run's event files are: run_dir itself (ours), or the newest folder under run_dir/runs/ that holds one
+    (a CleanRL-style script names its own run folder there); run_dir where neither has any."""
+    if glob.glob(os.path.join(run_dir, "events.out.tfevents.*")):
+        return run_dir
+    found = glob.glob(os.path.join(run_dir, "runs", "*", "events.out.tfevents.*"))
+    return os.path.dirname(max(found, key=os.path.getmtime)) if found else run_dir
+
+
 def objective(run_dir: str) -> tuple[float | None, str]:
     """The mean of the episodic returns logged over the last 10 % of the run's env steps (at least the last one),
     or None and why not."""
@@ -109,8 +119,14 @@ def write_events(log_dir: str, values: list, step: int = 0):
     writer.close()
 
 
-def write_experiment(log_dir: str, space: dict):
-    """The study's HParams experiment at the runs' root: its parameters and its metric, the objective."""
+def seed_tag(k: int) -> str:
+    """The HParams metric of a trial's k-th seed's value (a study of several seeds per trial)."""
+    return f"{OBJECTIVE_TAG}_seed{k}"
+
+
+def write_experiment(log_dir: str, space: dict, seeds_per_trial: int = 1):
+    """The study's HParams experiment at the runs' root: its parameters and its metrics, the objective (and each
+    seed's value where a trial has several)."""
     infos = []
     for name, entry in space.items():
         info = api_pb2.HParamInfo(name=name, type=api_pb2.DATA_TYPE_FLOAT64)
@@ -119,14 +135,19 @@ def write_experiment(log_dir: str, space: dict):
         else:
             info.domain_interval.min_value, info.domain_interval.max_value = entry["low"], entry["high"]
         infos.append(info)
-    experiment = api_pb2.Experiment(hparam_infos=infos, metric_infos=[api_pb2.MetricInfo(
-        name=api_pb2.MetricName(tag=OBJECTIVE_TAG), display_name="objective (mean return, last 10 % of steps)")])
+    metrics = [api_pb2.MetricInfo(name=api_pb2.MetricName(tag=OBJECTIVE_TAG),
+                                  display_name="objective (mean return, last 10 % of steps)")]
+    metrics += [api_pb2.MetricInfo(name=api_pb2.MetricName(tag=seed_tag(k)), display_name=f"seed {k}'s objective")
+                for k in range(seeds_per_trial if seeds_per_trial > 1 else 0)]
+    experiment = api_pb2.Experiment(hparam_infos=infos, metric_infos=metrics)
     write_events(log_dir, [hparams_value(metadata.EXPERIMENT_TAG, plugin_data_pb2.HParamsPluginData(
         experiment=experiment, version=metadata.PLUGIN_DATA_VERSION))])
 
 
-def write_session(run_dir: str, params: dict, value: float | None, succeeded: bool, start: float, end: float):
-    """One trial's HParams session: its values, its objective (when it has one) and how it ended."""
+def write_session(run_dir: str, params: dict, value: float | None, succeeded: bool, start: float, end: float,
+                  seed_values: list = ()):
+    """One trial's HParams session: its values, its objective (when it has one), each seed's value (several seeds)
+    and how it ended."""
     start_info = plugin_data_pb2.SessionStartInfo(start_time_secs=start)
     for name, param in params.items():
         if isinstance(param, str):
@@ -141,6 +162,7 @@ def write_session(run_dir: str, params: dict, value: float | None, succeeded: bo
         session_start_info=start_info, version=metadata.PLUGIN_DATA_VERSION))]
     if value is not None:
         values.append(summary_pb2.Summary.Value(tag=OBJECTIVE_TAG, simple_value=value))
+    values += [summary_pb2.Summary.Value(tag=seed_tag(k), simple_value=found) for k, found in enumerate(seed_values)]
     values.append(hparams_value(metadata.SESSION_END_INFO_TAG, plugin_data_pb2.HParamsPluginData(
         session_end_info=end_info, version=metadata.PLUGIN_DATA_VERSION)))
     os.makedirs(run_dir, exist_ok=True)

@@ -24,6 +24,7 @@ import tune
 from report.load import read_event_file
 from search import Refused
 from search.space import DEFAULT_SPACES, load_space, spaces_table
+from search import evaluation, study
 from search.study import Settings, load, read_settings, save_settings
 from sweep import variants
 
@@ -106,7 +107,8 @@ def test_every_registry_script_gets_its_algorithms_default_space_which_holds_its
     """The space comes from the registry's algorithm (not the file name's first word): every field it searches is one of
     the script's Args, and the script's default value of each lies in its range."""
     path = os.path.join(ROOT, f"{script}.py")
-    algorithm, fields = tune.check_script(path, [], 0)
+    algorithm, fields, ours = tune.check_script(path, [], 0, "")
+    assert ours
     assert algorithm == variants.of_script(script)[0].algorithm
     space, defaults = load_space("", algorithm), script_defaults(path)
     assert set(space) <= set(fields)
@@ -140,8 +142,8 @@ def test_a_folder_holding_another_study_is_refused_and_kept(tmp_path):
 @pytest.fixture(scope="module")
 def standin_study(tmp_path_factory):
     study_dir = str(tmp_path_factory.mktemp("tune") / "standin")
-    result = tune_run("--trials", "8", "--workers", "2", "--sampler", "random", "--eval-seeds", "2", "--out",
-                      study_dir, STANDIN, *SLOW_ITERATIONS, "--nan-above", "0.004")
+    result = tune_run("--trials", "8", "--workers", "2", "--sampler", "random", "--eval-seeds", "2", "--eval-top", "2",
+                      "--out", study_dir, STANDIN, *SLOW_ITERATIONS, "--nan-above", "0.004")
     assert result.returncode == 0, result.stderr
     return study_dir, result
 
@@ -200,6 +202,20 @@ def test_the_objective_is_the_mean_return_of_the_last_tenth_of_the_steps_and_the
     assert [run["value"] for run in evaluation["runs"]] == pytest.approx(
         [100 * quality + seed % 7 for seed in (100_001, 100_002)], rel=1e-5)
     assert os.path.isfile(os.path.join(study_dir, "REPORT.md"))
+
+
+@pytest.mark.slow
+def test_eval_top_reruns_the_next_best_on_the_same_fresh_seeds_and_the_report_says_if_they_are_apart(standin_study):
+    study_dir, _ = standin_study
+    _, study = load(study_dir)
+    second = sorted((t for t in study.trials if t.value is not None), key=lambda t: -t.value)[1]
+    other = json.load(open(os.path.join(study_dir, "evaluation.json")))["others"][0]
+    quality = max(0.0, 1 - abs(math.log10(second.params["learning_rate"]) + 3) / 2)
+    assert other["trial"] == second.number and [run["seed"] for run in other["runs"]] == [100_001, 100_002]
+    assert [run["value"] for run in other["runs"]] == pytest.approx([100 * quality + s % 7 for s in (100_001, 100_002)],
+                                                                    rel=1e-5)
+    report = open(os.path.join(study_dir, "REPORT.md")).read()
+    assert "### The top configurations, rerun" in report and f"| 2 | {second.number} |" in report
 
 
 @pytest.mark.slow
@@ -350,6 +366,138 @@ def test_a_population_process_holds_trials_that_share_their_static_values_each_w
         seen += numbers
     assert sorted(seen) == list(range(10)) and len(os.listdir(os.path.join(study_dir, "populations"))) > 3
     assert "population of trials 0-" in result.stdout
+
+
+# SCRIPTS THAT ARE NOT OURS: written as CleanRL's are (tyro or argparse, runs/{run_name} in the working folder)
+CLEANRL_STANDINS = [os.path.join(ROOT, "tests", f"ppo_cleanrl_{kind}.py") for kind in ("argparse", "tyro")]
+
+
+@pytest.mark.parametrize("script", CLEANRL_STANDINS)
+def test_a_cleanrl_style_script_s_flags_are_read_from_its_args_or_its_argparse_calls(script):
+    algorithm, fields, ours = tune.check_script(script, ["--total-timesteps", "1024"], 0, "")
+    assert (algorithm, ours) == ("ppo", False) and set(DEFAULT_SPACES["ppo"]) <= set(fields)
+    assert fields["learning_rate"] == "float" and "seed" in fields and "log_dir" not in fields
+
+
+def test_a_cleanrl_style_script_without_seed_or_default_space_is_refused_in_one_line(tmp_path):
+    unseeded = tmp_path / "ppo_unseeded.py"
+    unseeded.write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float)\n")
+    nameless = tmp_path / "train.py"
+    nameless.write_text(open(CLEANRL_STANDINS[0]).read())
+    with pytest.raises(Refused, match="CleanRL-style script with a --seed flag"):
+        tune.main(["--out", str(tmp_path / "a"), str(unseeded)])
+    with pytest.raises(Refused, match="train.py's name names no algorithm .* give --space"):
+        tune.main(["--out", str(tmp_path / "b"), str(nameless)])
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", CLEANRL_STANDINS)
+def test_a_cleanrl_style_script_is_tuned_in_its_trial_folder_and_the_report_says_pruning_saw_nothing(script,
+                                                                                                   tmp_path):
+    study_dir = tmp_path / "study"
+    result = tune_run("--trials", "3", "--sampler", "random", "--eval-seeds", "1", "--out", str(study_dir), script,
+                      "--total-timesteps", "4096")
+    assert result.returncode == 0, result.stderr
+    for row in trials_csv(str(study_dir)):
+        assert row["state"] == "complete", row
+        quality = max(0.0, 1 - abs(math.log10(float(row["learning_rate"])) + 3) / 2)
+        seed = 1 + int(row["number"])  # the last 10 % of 4096 steps: the last of 8 iterations alone
+        assert float(row["value"]) == pytest.approx(100 * quality + seed % 7, rel=1e-5)
+        folders = os.listdir(study_dir / "runs" / f"trial_{int(row['number']):04d}" / "runs")
+        assert len(folders) == 1 and folders[0].startswith(f"CartPole-v1__ppo_cleanrl_")
+    evaluation_runs = json.load(open(study_dir / "evaluation.json"))["runs"]
+    assert evaluation_runs[0]["seed"] == 100_001 and evaluation_runs[0]["value"] is not None
+    report = open(study_dir / "REPORT.md").read()
+    assert "| pruner | hyperband, in effect none: the script printed no iteration line in 3 trials" in report
+    assert "| contract | a CleanRL-style script, run in its trial's folder" in report
+
+
+# SEEDS PER TRIAL: a trial's objective is the aggregate of K seeds' values
+def test_a_trial_s_seeds_are_distinct_across_trials_and_one_seed_is_the_study_s_seed_plus_the_number():
+    one, three = Settings("s.py", [], "ppo", {}, "random", "none", seed=5), \
+        Settings("s.py", [], "ppo", {}, "random", "none", seed=5, seeds_per_trial=3)
+    assert [study.trial_seeds(one, n) for n in range(3)] == [[5], [6], [7]]
+    assert [study.trial_seeds(three, n) for n in range(3)] == [[5, 6, 7], [8, 9, 10], [11, 12, 13]]
+
+
+def test_the_aggregate_is_the_mean_or_the_interquartile_mean_as_rliable_defines_it():
+    values = [7.0, 1.0, 100.0, 3.0, 4.0, 6.0, 2.0, 5.0]
+    assert study.aggregate(values, "mean") == pytest.approx(16.0)
+    assert study.aggregate(values, "iqm") == pytest.approx((3 + 4 + 5 + 6) / 4)  # a quarter cut from each end
+    assert study.aggregate([1.0, 2.0, 6.0], "iqm") == pytest.approx(3.0)  # 3 values: nothing to cut
+    assert tune.aggregate_of(tune.TuneArgs(seeds_per_trial=3)) == "mean"
+    assert tune.aggregate_of(tune.TuneArgs(seeds_per_trial=4)) == "iqm"
+    assert tune.aggregate_of(tune.TuneArgs(seeds_per_trial=8, aggregate="mean")) == "mean"
+
+
+def test_bootstrap_intervals_match_a_hand_computed_case_and_pair_the_configurations_by_seed():
+    # two values 0 and 1: the resampled means are 0, 0.5, 1 with chances 1/4, 1/2, 1/4: percentiles 2.5 and 97.5
+    assert evaluation.interval([0.0, 1.0]) == (0.0, 1.0)
+    assert evaluation.interval([3.0, 3.0, 3.0]) == (3.0, 3.0) and all(map(math.isnan, evaluation.interval([])))
+    best = {"runs": [{"seed": s, "value": v} for s, v in ((1, 15.0), (2, 25.0), (3, 35.0))]}
+    shifted = {"runs": [{"seed": s, "value": v} for s, v in ((3, 30.0), (1, 10.0), (2, 20.0))]}  # 5 below, each seed
+    assert evaluation.difference_interval(best, shifted) == (5.0, 5.0)
+    mixed = {"runs": [{"seed": 1, "value": 16.0}, {"seed": 2, "value": 24.0}, {"seed": 3, "value": None}]}
+    low, high = evaluation.difference_interval(best, mixed)  # seed 3 has no pair: differences -1 and 1
+    assert (low, high) == (-1.0, 1.0)
+
+
+class FakeTrial:
+    """What Reports asks of an Optuna trial: report(value, step) and should_prune(), pruning below `floor`."""
+
+    def __init__(self, floor: float):
+        self.floor, self.reported = floor, []
+
+    def report(self, value, step):
+        self.reported.append((step, value))
+
+    def should_prune(self):
+        return self.reported[-1][1] < self.floor
+
+
+def test_the_pruner_sees_an_iteration_s_aggregate_once_every_seed_reached_it_and_then_stops_them_all():
+    trial = FakeTrial(floor=5.0)
+    reports = study.Reports(trial, 3, "mean")
+    assert [reports(1, 9.0), reports(1, 6.0), reports(2, 8.0)] == [False] * 3 and trial.reported == []
+    assert reports(1, 9.0) is False and trial.reported == [(1, 8.0)]  # the third seed's iteration 1: told
+    assert [reports(2, 1.0), reports(2, 0.0)] == [False, True] and trial.reported[-1] == (2, 3.0)
+    assert reports(3, 9.0) is True and reports.last == 2  # a seed still running is stopped at its next line
+
+
+@pytest.mark.slow
+def test_k_seeds_per_trial_as_runs_or_as_agents_give_each_seed_s_value_and_their_mean(tmp_path):
+    """--seeds-per-trial 2, 6 trials (an agent with a learning rate above 0.002 diverges): in processes, each seed a
+    run of its own under runs/trial_NNNN/seed_S; as populations of 3 trials, 6 agents a process. Both find the same
+    values: each seed's as the stand-in returns it for that seed, the objective their mean; HParams keep each."""
+    common = ["--trials", "6", "--sampler", "random", "--pruner", "none", "--eval-seeds", "0", "--seeds-per-trial",
+              "2"]
+    runs = [tune_run(*common, "--workers", "2", "--out", str(tmp_path / "runs"), POPULATION_STANDIN,
+                     "--nan-above", "0.002"),
+            tune_run(*common, "--population", "3", "--out", str(tmp_path / "agents"), POPULATION_STANDIN,
+                     "--nan-above", "0.002")]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    rows = [trials_csv(str(tmp_path / way)) for way in ("runs", "agents")]
+    columns = ["number", "state", "learning_rate", "value", "value_seed0", "value_seed1"]
+    assert [[row[c] for c in columns] for row in rows[0]] == [[row[c] for c in columns] for row in rows[1]]
+    complete = [row for row in rows[0] if row["state"] == "complete"]
+    assert complete and any(row["state"] == "fail" for row in rows[0])
+    for row in complete:
+        n, quality = int(row["number"]), max(0.0, 1 - abs(math.log10(float(row["learning_rate"])) + 3) / 2)
+        seeds = [1 + 2 * n, 2 + 2 * n]
+        found = [float(row["value_seed0"]), float(row["value_seed1"])]
+        assert found == pytest.approx([100 * quality + seed % 7 for seed in seeds], rel=1e-5)
+        assert float(row["value"]) == pytest.approx(sum(found) / 2, rel=1e-6)
+        assert {f"seed_{s}" for s in seeds} <= set(os.listdir(tmp_path / "runs" / "runs" / f"trial_{n:04d}"))
+        assert {f"seed_{s}" for s in seeds} <= set(os.listdir(tmp_path / "agents" / "runs" / f"trial_{n:04d}"))
+    seeds = [[agent["seed"] for agent in json.load(open(path))]
+             for path in sorted((tmp_path / "agents" / "populations").iterdir())]
+    assert sorted(sum(seeds, [])) == list(range(1, 13))  # each trial's two seeds, agents of the same process
+    assert all(seed % 2 == 0 or seed + 1 in found for found in seeds for seed in found)
+    run_dir = tmp_path / "runs" / "runs" / f"trial_{int(complete[0]['number']):04d}"
+    tags = {value.tag: value.simple_value for name in os.listdir(run_dir) if name.startswith("events")
+            for event in LegacyEventFileLoader(str(run_dir / name)).Load() for value in event.summary.value}
+    assert tags["tune/objective_seed1"] == pytest.approx(float(complete[0]["value_seed1"]))
 
 
 @pytest.mark.slow
