@@ -149,7 +149,7 @@ def cost_rows(lengths: dict, labels: dict) -> list:
             walls = [wall(cell, way) for cell in cells]
             against = "1" if way == "population" else spread_text(ratios(cells, way), speedup_text)
             done = [figures(cell.studies[way]) for cell in cells]
-            rows.append([length, labels[way], spread_text(walls, duration_text), against,
+            rows.append([f"{length:,}", labels[way], spread_text(walls, duration_text), against,
                          f"{sum(f.completed for f in done)} / {sum(f.pruned for f in done)}"])
     return rows
 
@@ -159,7 +159,7 @@ def equal_rows(lengths: dict, labels: dict) -> list:
     rows = []
     for length, cells in sorted(lengths.items()):
         for way in way_keys(cells):
-            rows.append([length, labels[way], spread_text([cell.score["equal_time_s"] if cell.score else math.nan
+            rows.append([f"{length:,}", labels[way], spread_text([cell.score["equal_time_s"] if cell.score else math.nan
                                                            for cell in cells], duration_text),
                          spread_text([rerun_value(cell, way, "equal") for cell in cells]),
                          spread_text([rerun_value(cell, way, "end") for cell in cells]),

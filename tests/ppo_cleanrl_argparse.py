@@ -38,8 +38,8 @@ def scalar(writer, tag, value, step):
     writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
 
 
-if __name__ == "__main__":
-    args = parse_args()
+def train(args):
+    """CleanRL's run name and writer, an episode line per iteration; nothing learnt."""
     run_name = f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
     writer = EventFileWriter(f"runs/{run_name}")
     quality = max(0.0, 1 - abs(math.log10(args.learning_rate) + 3) / 2)
@@ -51,3 +51,7 @@ if __name__ == "__main__":
         print(f"global_step={global_step}, episodic_return={episodic_return}")
         scalar(writer, "charts/episodic_return", episodic_return, global_step)
     writer.close()
+
+
+if __name__ == "__main__":
+    train(parse_args())
