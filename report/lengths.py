@@ -247,7 +247,7 @@ def numbers_lines(plan: dict) -> list:
             "trials at random (Optuna's start-up): a study of 10 trials or fewer is random search with Hyperband "
             "(reduction factor 3, resources in iterations). The space is the PPO space's float fields (docs/tuning.md; "
             "the others at the scripts' defaults). The objective: " + OBJECTIVE + ". The reruns: every way's best "
-            "configuration, by the equal time and at its end, trained again by ppo_linen_scan.py (one process of "
+            "configuration, by the equal time and at its end, trained again by the populations' script (one process of "
             "its fresh seeds' agents, two processes side by side) on the same fresh seeds; the value is the mean of "
             "their objectives. Spread: median (min–max) over the study seeds.", "", WALL_TIME, "",
             *invocation_lines(plan)]
