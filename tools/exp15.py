@@ -33,6 +33,7 @@ from typing import NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from exp11 import commit, positive, sizes  # noqa: E402 (exp11's argument types, beside it in tools/)
 from report.lengths import PLAN_FILE, cell_name, equal_time, score_path, ways_best  # noqa: E402 (root first)
 from search import study as study_folder, trial as trial_process  # noqa: E402
 from search.population import agent_folder  # noqa: E402
@@ -70,19 +71,6 @@ def ways(population: int) -> list:
                 "random", "none", population),
             Way("trials", "ppo_linen.py trials, 2 at a time", "ppo_linen.py", "random", "none", 0),
             Way("pruned", "ppo_linen.py trials, 2 at a time, TPE + Hyperband", "ppo_linen.py", "tpe", "hyperband", 0)]
-
-
-def positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"want a positive integer, got '{text}'")
-    return int(text)
-
-
-def sizes(text: str) -> list:
-    try:
-        return [positive(word) for word in text.split(",")]
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"want positive integers separated by commas, got '{text}'") from None
 
 
 def parse(argv: list) -> argparse.Namespace:
@@ -176,11 +164,6 @@ def score(out: str, name: str, studies: list, seed: int, workload: list, options
                 trial.params)}) for at, trial in pick.items()} for way, pick in picks.items()}}
     with open(score_path(out, name), "w") as f:
         json.dump(data, f, indent=1)
-
-
-def commit() -> str:
-    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return found.stdout.strip() or "none"
 
 
 def read_plan(path: str) -> dict:
