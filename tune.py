@@ -18,7 +18,7 @@ USAGE = "python tune.py [options] SCRIPT [script flags]"
 DESCRIPTION = f"""{USAGE}
 
 Searches the hyperparameters of SCRIPT (any ppo_*.py, ppo_continuous_*.py or dqn_*.py; the default space is its
-algorithm's) with Optuna. Each trial is a fresh process of SCRIPT with the script flags, the trial's values, its own
+algorithm's; or a script written as CleanRL's are, run in its trial's folder: docs/tuning.md) with Optuna. Each trial is a fresh process of SCRIPT with the script flags, the trial's values, its own
 --seed (the study's + the trial's number) and its own run folder (OUT/runs/trial_NNNN). The objective, maximised:
 the mean episodic return over the last 10 % of the trial's env steps. Each iteration's mean return goes to the pruner
 as the trial runs; a pruned trial gets SIGTERM. A rerun of the same command resumes the study up to --trials; a trial
