@@ -10,7 +10,6 @@ import math
 import os
 import statistics
 import sys
-
 from typing import NamedTuple
 
 import optuna
@@ -25,6 +24,8 @@ from report.text import markdown_table, number_text, speedup_text
 from search import Refused, study as study_folder
 
 PLAN_FILE = "exp15.json"
+WAYS = ("population", "trials", "pruned")  # the tables' order, whatever order a cell ran them in
+SHORT = {"population": "populations", "trials": "trials in processes", "pruned": "TPE + Hyperband trials"}
 
 
 def cell_name(env: str, length: int, seed: int) -> str:
@@ -111,10 +112,6 @@ def grouped(cells: list) -> dict:
     for cell in cells:
         groups.setdefault(cell.env, {}).setdefault(cell.length, []).append(cell)
     return groups
-
-
-WAYS = ("population", "trials", "pruned")  # the tables' order, whatever order a cell ran them in
-SHORT = {"population": "populations", "trials": "trials in processes", "pruned": "TPE + Hyperband trials"}
 
 
 def way_keys(cells: list) -> list:
