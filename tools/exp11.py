@@ -71,6 +71,13 @@ def studies(populations: list, trials: int, population_workers: int) -> list:
     return ways
 
 
+def write_float_space(out: str):
+    """OUT/space.json: the PPO space's float fields, those an agent of a population can have as its own."""
+    space = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
+    with open(os.path.join(out, SPACE_FILE), "w") as f:
+        json.dump(space, f, indent=1)
+
+
 def commit() -> str:
     found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     return found.stdout.strip() or "none"
@@ -106,9 +113,7 @@ def main(argv: list) -> int:
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
     print(LEARNING_CHECK, flush=True)
-    space = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
-    with open(os.path.join(out, SPACE_FILE), "w") as f:
-        json.dump(space, f, indent=1)
+    write_float_space(out)
     plan = {**command_set_machine(), "load": " ".join(open("/proc/loadavg").read().split()[:3]),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"), "commit": commit(),
             "trials": options.trials, "workload": " ".join(workload), "eval_seeds": options.eval_seeds,

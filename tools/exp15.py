@@ -33,14 +33,12 @@ from typing import NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from exp11 import commit, positive, sizes  # noqa: E402 (exp11's argument types, beside it in tools/)
+from exp11 import SPACE_FILE, commit, positive, sizes, write_float_space  # noqa: E402 (beside it in tools/)
 from report.lengths import PLAN_FILE, cell_name, equal_time, score_path, ways_best  # noqa: E402 (root first)
 from search import study as study_folder, trial as trial_process  # noqa: E402
 from search.population import agent_folder  # noqa: E402
-from search.space import DEFAULT_SPACES  # noqa: E402
 from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
 
-SPACE_FILE = "space.json"
 SCORER = "ppo_linen_scan.py"
 
 
@@ -196,9 +194,7 @@ def main(argv: list) -> int:
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
     print(LEARNING_CHECK, flush=True)
-    space = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
-    with open(os.path.join(out, SPACE_FILE), "w") as f:
-        json.dump(space, f, indent=1)
+    write_float_space(out)
     plan_path = os.path.join(out, PLAN_FILE)
     plan = read_plan(plan_path)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
