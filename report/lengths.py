@@ -20,7 +20,7 @@ from report.folder import CHARTS, DPI, ratio, read_json_file, run_command, write
 from report.machines import plan_machine
 from report.study import (OBJECTIVE, WALL_TIME, best_so_far, busy_seconds, completed, duration_text, figures,
                           interval, merged, quiet, time_points, wall_seconds)
-from report.text import markdown_table, number_text, speedup_text
+from report.text import markdown_table, number_text, speedup_text, spread_text
 from search import Refused, study as study_folder
 
 PLAN_FILE = "exp15.json"
@@ -92,18 +92,6 @@ def rerun_value(cell: Cell, way: str, at: str) -> float:
     pick = (cell.score or {}).get("picks", {}).get(way, {}).get(at)
     values = [] if pick is None else [v for v in cell.score["configs"][pick["config"]]["values"] if v is not None]
     return statistics.mean(values) if values else math.nan
-
-
-def spread_text(values: list, text=number_text) -> str:
-    """'median (min–max)' of the values known, with the count where some are missing; '–' for none."""
-    known = [value for value in values if not math.isnan(value)]
-    if not known:
-        return "–"
-    middle = text(statistics.median(known))
-    if len(known) == 1:
-        return middle + ("" if len(values) == 1 else f" (1 of {len(values)})")
-    missing = "" if len(known) == len(values) else f", {len(known)} of {len(values)}"
-    return f"{middle} ({text(min(known))}–{text(max(known))}{missing})"
 
 
 def grouped(cells: list) -> dict:

@@ -8,7 +8,11 @@ agree, each design (script and flags) counted once: a study that differs from an
 design. Part (b) runs our source's study per design: the best so far against wall time, the best configuration, its
 re-evaluation and the parameters' importances. Each part names its sampler and pruner, and each study its script and
 flags, from the study's own settings (study.json). The ratios of part (a) are to its fastest study, named. Wall time,
-the best so far and the importances are report/study.py's."""
+the best so far and the importances are report/study.py's.
+
+With several study seeds (the repeats) or a part (p), the population of dqn_linen_vmap.py over the float fields, every
+part gives its spread over the seeds: each ratio is taken seed by seed to one baseline, the design of least median wall
+time, named; part (b) marks TPE's random start-up trials; part (p) gives the cost of fixing the integer fields."""
 import math
 import os
 import statistics
@@ -24,8 +28,9 @@ from report.folder import CHARTS, DPI, ratio, read_json_file, run_command, write
 from report.machines import plan_machine
 from report.study import (WALL_TIME, Figures, best_so_far, clock_unit, completed, draw_best, duration_text,
                           evaluation_text, figures, importances, params_text, quiet, rate_text, time_points)
-from report.text import listed, markdown_table, number_text, percent_text, speedup_text
+from report.text import listed, markdown_table, number_text, percent_text, speedup_text, spread_text
 from search import Refused, evaluation
+from search.space import DEFAULT_SPACES, script_defaults
 from search.study import TPE_STARTUP, Settings, load
 
 PLAN_FILE = "exp10.json"
@@ -44,6 +49,8 @@ class Entry(NamedTuple):
     study: optuna.Study | None
     figures: Figures | None
     settings: Settings | None
+    seed: int = 1  # the study seed (the samplers' seed)
+    population: int = 0  # agents per process; 0: trials in processes
 
 
 def read_plan(directory: str, plan_file: str = PLAN_FILE) -> dict:
@@ -59,14 +66,15 @@ def read_plan(directory: str, plan_file: str = PLAN_FILE) -> dict:
 def load_entry(directory: str, item: dict) -> Entry:
     """One listed study, loaded from its folder; not run where the folder holds no study or no finished trial."""
     part, label, folder, workers = item["part"], item["label"], item["folder"], item.get("workers", 1)
+    seed, population = item.get("seed", 1), item.get("population", 0)
     try:
         settings, study = load(os.path.join(directory, folder))
     except Refused:
-        return Entry(part, label, folder, workers, None, None, None)
+        return Entry(part, label, folder, workers, None, None, None, seed, population)
     summary = figures(study)
     if not summary.completed + summary.pruned + summary.failed:
-        return Entry(part, label, folder, workers, None, None, settings)
-    return Entry(part, label, folder, workers, study, summary, settings)
+        return Entry(part, label, folder, workers, None, None, settings, seed, population)
+    return Entry(part, label, folder, workers, study, summary, settings, seed, population)
 
 
 def design(entry: Entry) -> tuple:
@@ -292,6 +300,216 @@ def source_lines(entries: list, directory: str, common: int) -> list:
     return lines + markdown_table(header, rows)
 
 
+# REPEATS: several study seeds (each part's studies per seed), and the population of part (p)
+def by_label(entries: list) -> dict:
+    """{label: {study seed: entry}} in exp10.json's order: one design (or way) across the repeats."""
+    groups = {}
+    for entry in entries:
+        groups.setdefault(entry.label, {})[entry.seed] = entry
+    return groups
+
+
+def wall(entry: Entry | None) -> float:
+    return entry.figures.wall_s if entry and entry.figures else math.nan
+
+
+def baseline_of(groups: dict) -> str:
+    """The label of the design with the least median wall time over the study seeds: every ratio's baseline."""
+    return min(groups, key=lambda label: statistics.median([wall(entry) for entry in groups[label].values()]))
+
+
+def seed_ratios(group: dict, base: dict) -> list:
+    """A design's wall time over the baseline's, study seed by study seed (NaN where either did not run)."""
+    return [ratio(wall(entry), wall(base.get(seed))) for seed, entry in group.items()]
+
+
+def repeat_cost_lines(groups: dict, base: str, common: int) -> list:
+    """Part (a) over the study seeds: per design its wall time and its ratio to the baseline (named), each as median
+    (min–max) over the seeds, trials per hour, outcomes and the best value."""
+    rows = []
+    for label, group in groups.items():
+        run = [entry for entry in group.values() if entry.figures]
+        if not run:
+            rows.append([label, "–", "–", "not run", "–", "–", "–", "–"])
+            continue
+        rows.append([label, script_text(run[0], common), run[0].workers,
+                     spread_text([wall(entry) for entry in group.values()], duration_text),
+                     spread_text(seed_ratios(group, groups[base]), speedup_text),
+                     spread_text([entry.figures.per_hour for entry in run], rate_text),
+                     f"{sum(e.figures.completed for e in run)} / {sum(e.figures.failed for e in run)}",
+                     spread_text([e.figures.best.value if e.figures.best else math.nan for e in run])])
+    header = ["design", "script", "workers", "wall time", f"× {base}", "trials per hour", "completed / failed (all "
+              "seeds)", "best value"]
+    return markdown_table(header, rows)
+
+
+def agreement_rows(entries: list) -> list:
+    """Per study seed: the configurations completed in every distinct design, their median spread across designs and
+    the median rank correlation with the first design."""
+    rows = []
+    for seed in sorted({entry.seed for entry in entries}):
+        designs = distinct([entry for entry in entries if entry.seed == seed])
+        shared = shared_values(designs)
+        if len(designs) < 2 or not shared:
+            rows.append([seed, len(shared), len(designs), "–", "–"])
+            continue
+        spreads = [value for value in map(spread, shared.values()) if not math.isnan(value)]
+        first = [values[0] for values in shared.values()]
+        correlations = [rank_correlation(first, [values[k] for values in shared.values()])
+                        for k in range(1, len(designs))]
+        rows.append([seed, len(shared), len(designs), percent_text(statistics.median(spreads), sign="") if spreads
+                     else "–", spread_text(correlations, correlation_text)])
+    return rows
+
+
+def startup_chart(entries: list, path: str):
+    """Part (b): the best so far against wall time, a colour per design and a line style per study seed; TPE's random
+    start-up trials as open circles, its own picks as dots."""
+    longest = max(entry.figures.wall_s for entry in entries)
+    scale, unit = clock_unit(longest)
+    labels, seeds = list(dict.fromkeys(e.label for e in entries)), sorted({e.seed for e in entries})
+    figure = Figure(figsize=(7.5, 4.5), layout="constrained")
+    axes = figure.subplots()
+    for entry in entries:
+        color, style = f"C{labels.index(entry.label)}", ("-", "--", ":", "-.")[seeds.index(entry.seed) % 4]
+        points = [(x / scale, value, trial.number < TPE_STARTUP) for (x, value), trial in
+                  zip(time_points(entry.study), completed(entry.study.get_trials(deepcopy=False)))]
+        curve = best_so_far([(x, value) for x, value, _ in points])
+        axes.step([x for x, _ in curve], [y for _, y in curve], where="post", color=color, linestyle=style,
+                  label=f"{entry.label}, seed {entry.seed}")
+        for startup, face in ((True, "none"), (False, color)):
+            chosen = [(x, value) for x, value, first in points if first == startup]
+            axes.scatter([x for x, _ in chosen], [y for _, y in chosen], s=16, facecolors=face, edgecolors=color)
+    axes.set_xlabel(f"wall time ({unit}): time at least one trial ran")
+    axes.set_ylabel(f"best so far (open: TPE's {TPE_STARTUP} random start-up trials)")
+    axes.legend(fontsize="x-small", loc="lower right")
+    figure.savefig(path, dpi=DPI)
+
+
+def repeat_source_lines(entries: list, directory: str, common: int) -> list:
+    """Part (b) over the study seeds: the chart, and per design and seed its best, when it came within NEAR of it
+    (and whether TPE drew that trial at random), its re-evaluation and importances."""
+    lines = ["## (b) Our source's study, per study seed", "", f"Each study: {search_text(entries)}.", ""]
+    run = [entry for entry in entries if entry.figures and entry.figures.best]
+    if run:
+        startup_chart(run, os.path.join(directory, CHARTS, "best_so_far.png"))
+        lines += [f"![best so far]({CHARTS}/best_so_far.png)", "", "*Best so far* against the wall time, per design "
+                  f"and study seed; TPE's {TPE_STARTUP} random start-up trials as open circles.", ""]
+    rows = []
+    for entry in entries:
+        best = entry.figures.best if entry.figures else None
+        if best is None:
+            rows.append([entry.label, entry.seed, "not run" if entry.study is None else "no trial completed", "–", "–",
+                         "–"])
+            continue
+        seconds, number = near_time(entry.study)
+        again = evaluation.read(os.path.join(directory, entry.folder))
+        again = evaluation_text(again) if again and again.get("trial") == best.number else "not re-evaluated"
+        rows.append([entry.label, entry.seed, f"{number_text(best.value)} (trial {best.number})",
+                     f"{duration_text(seconds)}, {trial_text(number, entry)}", again, importance_text(entry.study)])
+    header = ["design", "study seed", "best value", f"within {NEAR:.0%} of it after", "re-evaluation",
+              "importances (top 3)"]
+    return lines + markdown_table(header, rows)
+
+
+def repeat_source_answer(entries: list) -> str:
+    """Part (b) over the seeds: per design, the median time to within NEAR of its best, and in how many seeds the
+    trial that got there was one of TPE's random start-up trials."""
+    texts = []
+    for label, group in by_label([e for e in entries if e.figures and e.figures.best]).items():
+        near = [near_time(entry.study) for entry in group.values()]
+        startup = sum(number < TPE_STARTUP for _, number in near)
+        texts.append(f"{label} after {spread_text([s for s, _ in near], duration_text)} (a start-up trial in "
+                     f"{startup} of {len(near)} seeds)")
+    if not texts:
+        return "Part (b): no study completed a trial."
+    return (f"Part (b), TPE + Hyperband: each design's best so far came within {NEAR:.0%} of its final best: "
+            f"{listed(texts)}.")
+
+
+def population_lines(entries: list, groups: dict, base: str) -> tuple:
+    """Part (p): the population's cost against the baseline and its best against the full-space search of its own
+    framework's trials (Flax + JAX env, same seed); the answer bullet and the section."""
+    processes = next((groups[label] for label in groups if "Flax + JAX env" == label), {})
+    rows, gaps = [], []
+    for entry in entries:
+        if not entry.figures or not entry.figures.best:
+            rows.append([entry.label, entry.seed, "not run", "–", "–", "–"])
+            continue
+        other = processes.get(entry.seed)
+        full = other.figures.best.value if other and other.figures and other.figures.best else math.nan
+        gaps.append(entry.figures.best.value - full)
+        rows.append([entry.label, entry.seed, duration_text(wall(entry)),
+                     speedup_text(ratio(wall(entry), wall(groups[base].get(entry.seed)))),
+                     number_text(entry.figures.best.value), number_text(full)])
+    fixed = fixed_fields(entries)
+    header = ["way", "study seed", "wall time", f"× {base}", "best value (float fields)",
+              "Flax + JAX env's best (all fields)"]
+    lines = ["## (p) The population: the float fields only", "", f"Each study: {search_text(entries)}; "
+             "dqn_linen_vmap.py trains a process's agents in one compiled call, each with its own float values "
+             f"(learning_rate, gamma, exploration_fraction, end_e); the integer fields are one value a process, "
+             f"fixed at the script's defaults ({fixed}).", ""] + markdown_table(header, rows)
+    walls = spread_text([wall(entry) for entry in entries], duration_text)
+    answer = (f"Part (p): {entries[0].label} searched the float fields in {walls}; fixing the integer fields "
+              f"({fixed}) changed the best value by {spread_text(gaps)} against Flax + JAX env's search of all "
+              "fields, same seeds.")
+    return answer, lines
+
+
+def fixed_fields(entries: list) -> str:
+    """The integer fields of the DQN space with the population script's defaults, as `name=value`."""
+    script = next((entry.settings.script for entry in entries if entry.settings), "dqn_linen_vmap.py")
+    defaults = script_defaults(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), script))
+    return ", ".join(f"{name}={defaults.get(name, '?')}" for name, entry in DEFAULT_SPACES["dqn"].items()
+                     if entry["type"] != "float")
+
+
+def repeat_numbers_lines(plan: dict, entries: list, directory: str) -> list:
+    """The conditions, and every invocation of the command set with its date, commit and load."""
+    steps = plan.get("total_timesteps", "–")
+    seeds = sorted({entry.seed for entry in entries})
+    rows = [[f"`{item['argv']}`", item["date"], item["commit"], item["load"]] for item in plan.get("invocations", [])]
+    folders = [f"[{entry.folder}]({study_link(directory, entry)})" for entry in entries if entry.study is not None]
+    return [f"*The numbers:* {plan_machine(plan)}, 2 cores; {plan.get('trials', '–')} trials per study of "
+            f"{number_text(steps) if isinstance(steps, int) else steps} env steps each, study seeds "
+            f"{', '.join(map(str, seeds))} (the samplers' seeds: the repeats; the designs' order turns from seed to "
+            "seed). The objective is the mean episodic return over the last 10 % of env steps. Spread: median "
+            "(min–max) over the study seeds; every ratio is to one baseline, the design of least median wall time "
+            "in part (a), seed by seed.", "", WALL_TIME, ""] + markdown_table(
+        ["invocation", "date", "commit", "load average at its start"], rows) + [f"The studies: {', '.join(folders)}.", ""]
+
+
+def repeats_report(plan: dict, entries: list, directory: str) -> list:
+    """The report of several study seeds or with a population: every part's spread over the seeds."""
+    common = common_flags(entries)
+    search = part(entries, "a", run=False)
+    groups = by_label(search)
+    base = baseline_of(groups) if part(entries, "a") else None
+    answer = ["- Part (a): no study was run."]
+    if base:
+        others = [f"{label} {spread_text(seed_ratios(group, groups[base]), speedup_text)}"
+                  for label, group in groups.items() if label != base]
+        answer = [f"- Part (a): **{base}** finishes the same search fastest, in "
+                  f"{spread_text([wall(e) for e in groups[base].values()], duration_text)}; the others take "
+                  f"{listed(others)} its time."]
+    answer.append(f"- {repeat_source_answer(part(entries, 'b'))}")
+    population = part(entries, "p", run=False)
+    section = []
+    if population and base:
+        text, section = population_lines(population, groups, base)
+        answer.append(f"- {text}")
+    lines = ["# exp10: the same hyperparameter search by each design", "", "## The answer", "", *answer, ""]
+    lines += repeat_numbers_lines(plan, entries, directory)
+    lines += ["## (a) The cost of the same search, over the study seeds", ""]
+    if base:
+        lines += repeat_cost_lines(groups, base, common) + ["### Per configuration, the returns across designs", ""]
+        lines += markdown_table(["study seed", "configurations completed in every distinct design", "distinct designs",
+                                 "median spread (max − min over the mean absolute value)",
+                                 "rank correlation with the first design"], agreement_rows(search))
+        lines += ["A study that differs from another only by its workers is the same design: counted once.", ""]
+    return lines + repeat_source_lines(part(entries, "b", run=False), directory, common) + section
+
+
 # THE ANSWER AND THE REPORT
 def cost_answer(entries: list) -> str:
     """Which design finishes part (a)'s search fastest, and by what factor against the first design."""
@@ -360,6 +578,8 @@ def write_report(directory: str) -> str:
     plan = read_plan(directory)
     entries = [load_entry(directory, item) for item in plan["studies"]]
     os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
+    if len({entry.seed for entry in entries}) > 1 or part(entries, "p", run=False):
+        return write_markdown(directory, repeats_report(plan, entries, directory))
     search, source = part(entries, "a"), part(entries, "b")
     lines = ["# exp10: the same hyperparameter search by each design", "", "## The answer", "",
              f"- {cost_answer(search)}", f"- {source_answer(source)}", ""] + numbers_lines(plan, entries, directory)

@@ -2,6 +2,7 @@
 
 import math
 import re
+import statistics
 import unicodedata
 from typing import NamedTuple
 
@@ -190,3 +191,15 @@ def memory_columns(cells, device=None):
     values = {name: [mib_text(float(median([row[metric] for row in cell]))) for metric in metrics]
               for name, cell in cells.items()}
     return header, values
+
+
+def spread_text(values: list, text=number_text) -> str:
+    """'median (min–max)' of the values known, with the count where some are missing; '–' for none."""
+    known = [value for value in values if not math.isnan(value)]
+    if not known:
+        return "–"
+    middle = text(statistics.median(known))
+    if len(known) == 1:
+        return middle + ("" if len(values) == 1 else f" (1 of {len(values)})")
+    missing = "" if len(known) == len(values) else f", {len(known)} of {len(values)}"
+    return f"{middle} ({text(min(known))}–{text(max(known))}{missing})"

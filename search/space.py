@@ -64,6 +64,21 @@ def class_fields(script: str, name: str) -> dict | None:
     return None
 
 
+def script_defaults(script: str) -> dict:
+    """The literal defaults of the script's `Args` fields, {field: value}, read with ast; {} if the script or the
+    class is missing."""
+    try:
+        with open(script) as f:
+            tree = ast.parse(f.read(), script)
+    except OSError:
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Args":
+            return {item.target.id: item.value.value for item in node.body if isinstance(item, ast.AnnAssign)
+                    and isinstance(item.target, ast.Name) and isinstance(item.value, ast.Constant)}
+    return {}
+
+
 def argparse_fields(script: str) -> dict | None:
     """The flags of an argparse script (CleanRL's older style), {dest: its type= source, 'str' without one}, read
     with ast from its `add_argument("--name", ...)` calls; None if it has none."""

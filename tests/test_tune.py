@@ -610,25 +610,58 @@ def standin_tree(tmp_path, scripts: list) -> str:
 
 
 @pytest.mark.slow
-def test_exp10s_command_set_runs_every_study_and_writes_its_report_at_a_tiny_size(tmp_path):
-    """The command set on stand-ins of its DQN scripts (tune.py's end to end on a real script: the tiny study)."""
+def test_exp10s_command_set_runs_every_part_of_every_study_seed_and_writes_its_report_at_a_tiny_size(tmp_path):
+    """The command set on stand-ins of its DQN scripts and the real population script (tune.py's end to end on a real
+    script: the tiny study), two study seeds: the designs' order turns, each seed's part (b) on its own fastest."""
     out = str(tmp_path / "exp10")
     root = standin_tree(tmp_path, ["dqn_torch_gymnasium.py", "dqn_linen_gymnasium.py", "dqn_torch.py",
                                    "dqn_torch_compile.py", "dqn_linen.py", "dqn_nnx.py", "dqn_equinox.py"])
-    result = subprocess.run([os.path.join(root, "tools", "exp10.sh"), out, "--tiny", "--trials", "1"],
-                            capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHON": sys.executable})
+    for name in ("dqn_linen_vmap.py", "doors.py"):
+        shutil.copy(os.path.join(ROOT, name), os.path.join(root, name))
+    result = subprocess.run([os.path.join(root, "tools", "exp10.sh"), out, "--tiny", "--trials", "1", "--study-seeds",
+                             "1,2"], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHON": sys.executable})
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "`python -m pytest -m learning`" in result.stdout.splitlines()[0]  # before a reference sitting
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("exp10: parts a,b,p of study seeds 1,2, 1 trials a study of 1,024 transitions; about ")
+    assert "`python -m pytest -m learning`" in lines[1]  # before a reference sitting
     plan = json.load(open(os.path.join(out, "exp10.json")))
     folders = [study["folder"] for study in plan["studies"]]
-    assert folders[:9] == ["a-torch-gymnasium", "a-linen-gymnasium", "a-torch", "a-torch-compile", "a-linen", "a-nnx",
-                           "a-equinox", "a-linen-16envs", "a-linen-16envs-workers2"]
-    assert "b-torch-gymnasium" in folders[9:] and len(folders) in (10, 11)  # and part (a)'s fastest, if another
-    assert [(study["script"], study["flags"], study["workers"]) for study in plan["studies"][6:9]] == [
-        ("dqn_equinox.py", "", 1), ("dqn_linen.py", "--num-envs 16", 1), ("dqn_linen.py", "--num-envs 16", 2)]
+    designs = ["torch-gymnasium", "linen-gymnasium", "torch", "torch-compile", "linen", "nnx", "equinox",
+               "linen-16envs"]
+    assert folders[:10] == [f"a-{key}-s1" for key in designs] + ["a-linen-16envs-workers2-s1", "p-linen-vmap-s1"]
+    assert "b-torch-gymnasium-s1" in folders[10:12]  # and seed 1's fastest design, if another
+    second = folders[folders.index("a-linen-gymnasium-s2"):][:8]
+    assert second == [f"a-{key}-s2" for key in designs[1:] + designs[:1]]  # turned by one
+    assert {"p-linen-vmap-s2", "b-torch-gymnasium-s2", "a-linen-16envs-workers2-s2"} <= set(folders)
+    population = next(study for study in plan["studies"] if study["folder"] == "p-linen-vmap-s2")
+    assert (population["script"], population["population"], population["seed"], population["workers"]) == (
+        "dqn_linen_vmap.py", 2, 2, 2)
+    assert json.load(open(os.path.join(out, "space.json"))) == {
+        name: entry for name, entry in DEFAULT_SPACES["dqn"].items() if entry["type"] == "float"}
+    assert [item["argv"] for item in plan["invocations"]] == [f"tools/exp10.sh {out} --tiny --trials 1 --study-seeds 1,2"]
     for folder in folders:
-        assert len(trials_csv(os.path.join(out, folder))) == 1
-    assert os.path.isfile(os.path.join(out, "REPORT.md"))
+        assert len(trials_csv(os.path.join(out, folder))) == 1, folder
+    with open(os.path.join(out, "REPORT.md")) as f:
+        assert "## (p) The population: the float fields only" in f.read()
+
+
+def test_exp10s_command_set_prints_its_estimate_first_and_refuses_bad_flags_in_one_line(tmp_path):
+    exp10 = os.path.join(ROOT, "tools", "exp10.sh")
+    env = {**os.environ, "PYTHON": sys.executable}
+    dry = subprocess.run([exp10, str(tmp_path / "out"), "--dry-run", "--trials", "12", "--total-timesteps", "100000",
+                          "--study-seeds", "1", "--parts", "a,b"], capture_output=True, text=True, env=env)
+    assert dry.returncode == 0 and not (tmp_path / "out").exists()
+    minutes = int(dry.stdout.split("about ")[1].split(" min")[0])
+    assert 80 <= minutes <= 140  # results/cpu-2core-exp10's 93 min for 6 of these 8 designs, plus the 3 others
+    for flags, message in [(["--study-seeds", "1,x"], "--study-seeds wants positive integers separated by commas"),
+                           (["--parts", "a,c"], "--parts wants some of a, b and p separated by commas"),
+                           (["--population", "0"], "--trials, --total-timesteps and --population want positive "
+                                                   "integers"),
+                           (["--bogus"], "unknown option --bogus")]:
+        ended = subprocess.run([exp10, str(tmp_path / "out"), *flags], capture_output=True, text=True, env=env)
+        assert (ended.returncode, ended.stdout, ended.stderr) == (2, "", f"exp10.sh: {message}\n"), flags
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_trial_whose_worker_on_another_machine_stopped_its_heartbeat_is_failed_and_its_configuration_enqueued(

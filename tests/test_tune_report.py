@@ -266,6 +266,71 @@ def test_the_search_command_on_a_folder_without_exp10_json_prints_one_error_line
     assert capsys.readouterr().err == f"error: {tmp_path} holds no exp10.json: not exp10's folder\n"
 
 
+# exp10 repeated: study seeds 1 and 2, part (a) two designs (the reference takes 50 and 40 min, the other 25 and 25),
+# part (b) one design per seed, part (p) a population per seed
+SECOND_REFERENCE = [trial(COMPLETE, (10 * k, 10 * k + 10), value, k=k) for k, value in enumerate([90.0, 190.0, 280.0,
+                                                                                                 380.0])]
+POPULATION_TRIALS = [trial(COMPLETE, (0, 5), 350.0, k=0), trial(COMPLETE, (0, 5), 420.0, k=1)]
+
+
+@pytest.fixture(scope="module")
+def repeated_report(tmp_path_factory):
+    """exp10's folder of two study seeds and a population, its REPORT.md's text."""
+    directory = tmp_path_factory.mktemp("exp10-repeated")
+    other = {"script": "dqn_linen.py", "flags": ["--num-envs", "16"]}
+    studies = [("a", "Reference design", "a-reference", 1, REFERENCE_TRIALS, {"script": "dqn_torch_gymnasium.py"}),
+               ("a", "Other design", "a-other", 1, OTHER_TRIALS, other),
+               ("a", "Flax + JAX env", "a-linen", 1, OTHER_TRIALS, {}),
+               ("p", "Flax + JAX env, populations of 2", "p-linen-vmap", 1, POPULATION_TRIALS,
+                {"script": "dqn_linen_vmap.py"}),
+               ("b", "Source design", "b-source", 1, SOURCE_TRIALS, {"search": ("tpe", "hyperband")}),
+               ("a", "Reference design", "a-reference", 2, SECOND_REFERENCE, {"script": "dqn_torch_gymnasium.py"}),
+               ("a", "Other design", "a-other", 2, OTHER_TRIALS, other),
+               ("a", "Flax + JAX env", "a-linen", 2, OTHER_TRIALS, {}),
+               ("p", "Flax + JAX env, populations of 2", "p-linen-vmap", 2, None, {}),
+               ("b", "Source design", "b-source", 2, SOURCE_TRIALS[:2], {"search": ("tpe", "hyperband")})]
+    for _, _, folder, seed, trials, study in studies:
+        if trials:
+            (directory / f"{folder}-s{seed}").mkdir()
+            make_study(directory / f"{folder}-s{seed}", trials, **study)
+    (directory / "exp10.json").write_text(json.dumps({
+        "machine": "AMD EPYC 9B45", "load": "0.12", "date": "2026-11-29", "trials": 5, "total_timesteps": 20000,
+        "invocations": [{"argv": "tools/exp10.sh out --study-seeds 1,2", "date": "2026-11-29T08:00Z",
+                         "commit": "abc1234", "load": "0.12 0.30 0.40"}],
+        "studies": [{"part": part, "label": label, "folder": f"{folder}-s{seed}", "workers": 1, "seed": seed,
+                     "population": 2 if part == "p" else 0} for part, label, folder, seed, _, _ in studies]}))
+    with open(search_report.write_report(str(directory))) as f:
+        return directory, f.read()
+
+
+def test_repeated_exp10_gives_every_ratio_against_one_named_baseline_with_its_spread_over_the_study_seeds(
+        repeated_report):
+    text = repeated_report[1]
+    # Other design is fastest in both seeds (25 min); the reference takes 50/25 = 2.00x and 40/25 = 1.60x
+    assert ("- Part (a): **Other design** finishes the same search fastest, in 25 min (25 min–25 min); the others take "
+            "Reference design 1.80× (1.60×–2.00×) and Flax + JAX env 1.00× (1.00×–1.00×) its time.") in text
+    assert "| design | script | workers | wall time | × Other design | trials per hour |" in text
+    assert "| Reference design | `dqn_torch_gymnasium.py` | 1 | 45 min (40 min–50 min) | 1.80× (1.60×–2.00×) |" in text
+    assert "| `tools/exp10.sh out --study-seeds 1,2` | 2026-11-29T08:00Z | abc1234 | 0.12 0.30 0.40 |" in text
+    # the agreement per seed, over the distinct designs only (Other design and Flax + JAX env are distinct scripts)
+    assert "| 1 | 4 | 3 |" in text and "| 2 | 4 | 3 |" in text
+
+
+def test_repeated_exp10_shows_tpes_start_up_trials_and_the_population_with_its_integer_fields_fixed(repeated_report):
+    directory, text = repeated_report
+    part_b = text.split("## (b)", 1)[1].split("## (p)", 1)[0]
+    assert "| Source design | 1 | 100 (trial 2) | 20 min, at trial 1, one of TPE's 10 random start-up trials |" in part_b
+    assert "| Source design | 2 | 96 (trial 1) | 20 min, at trial 1, one of TPE's 10 random start-up trials |" in part_b
+    assert "a start-up trial in 2 of 2 seeds" in text
+    assert (directory / "charts" / "best_so_far.png").stat().st_size > 1000
+    fixed = "buffer_size=10000, batch_size=128, train_frequency=10, target_network_frequency=500"
+    assert f"fixed at the script's defaults ({fixed})" in text
+    # seed 1: the population's best 420 against Flax + JAX env's 400 (all fields); seed 2 not run
+    assert "| Flax + JAX env, populations of 2 | 1 | 5 min | 0.20× | 420 | 400 |" in text
+    assert "| Flax + JAX env, populations of 2 | 2 | not run |" in text
+    assert f"fixing the integer fields ({fixed}) changed the best value by 20 against" in text
+
+
 def test_a_lost_workers_trial_counts_in_the_wall_time_up_to_its_last_heartbeat_not_its_late_failure():
     heartbeat = (START + datetime.timedelta(minutes=8)).timestamp()
     lost = trial(FAIL, (5, 3000), reason="lost; retried", system_attrs={"retried": True, "heartbeat": heartbeat})

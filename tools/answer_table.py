@@ -22,6 +22,7 @@ import csv
 import json
 import math
 import os
+import statistics
 import sys
 from typing import NamedTuple
 
@@ -200,12 +201,15 @@ def relative_cells(seconds: dict) -> tuple:
 
 def search_cells(results, column):
     """{design name: its study's wall time relative to the fastest design's} for exp10's part (a) studies of one env
-    and one worker, and the fastest's seconds."""
+    and one worker (the median over the study seeds where it ran several), and the fastest's seconds."""
     folder = os.path.join(results, column.sweep)
     by_script = {f"{design.dqn.script}.py": design.name for design in DESIGNS if design.dqn}
-    return relative_cells({by_script[study["script"]]: wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
-                           for study in read_studies(folder, column.exp, "tools/exp10.sh")
-                           if study["part"] == "a" and study["workers"] == 1 and not study["flags"]})
+    walls = {}
+    for study in read_studies(folder, column.exp, "tools/exp10.sh"):
+        if study["part"] == "a" and study["workers"] == 1 and not study["flags"]:
+            walls.setdefault(by_script[study["script"]], []).append(
+                wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials))
+    return relative_cells({name: statistics.median(seconds) for name, seconds in walls.items()})
 
 
 def population_cells(results, column):

@@ -1,47 +1,63 @@
 #!/usr/bin/env bash
 # exp10.sh: the cost of a hyperparameter search per DQN design, on Doors: tune.py's studies, then their report.
 #
-#   tools/exp10.sh OUT [--trials N] [--total-timesteps T] [--tiny]
+#   tools/exp10.sh OUT [--trials N] [--total-timesteps T] [--study-seeds 1,2,3] [--population P] [--parts a,b,p]
+#                      [--dry-run] [--tiny]
 #
+# Per study seed S (the samplers' seed; the repeats), in an order of designs that turns from seed to seed:
 # (a) the same search in every design: N configurations (a random sampler seeded per trial number, no pruner),
 #     in dqn_torch_gymnasium.py (PyTorch + NumPy), dqn_linen_gymnasium.py (Flax + NumPy), dqn_torch.py (PyTorch on
 #     the JAX env), dqn_torch_compile.py (torch.compile on the JAX env), dqn_linen.py (Flax + JAX env), dqn_nnx.py
 #     (Flax NNX), dqn_equinox.py (Equinox) and dqn_linen.py at 16 envs; and the last again with --workers 2;
-# (b) our source's study: TPE + Hyperband, N trials, on part (a)'s fastest design and on PyTorch + NumPy, the best
-#     configuration rerun on 5 fresh seeds.
-# Each study is a folder OUT/<part>-<design> (a tune.py study: rerunning this command resumes every one of them),
-# OUT/exp10.json says what ran where, and `python -m report.search OUT` writes OUT/REPORT.md. Defaults: N = 40,
-# T = 65,000 transitions a trial: PyTorch's part (a) about 45 minutes on a 2-core AMD EPYC VM, as measured in
-# results/cpu-2core-exp10 (docs/results.md); torch.compile's, not measured there, adds its compilation to every
-# trial. --tiny: trials of 2 iterations (3 trials unless --trials), 1 re-evaluation seed (a test of the command set,
-# no result).
+# (b) our source's study: TPE + Hyperband, N trials, on part (a)'s fastest design of seed S and on PyTorch + NumPy,
+#     the best configuration rerun on 5 fresh seeds;
+# (p) the population: N configurations of the DQN space's float fields (learning_rate, gamma, exploration_fraction,
+#     end_e; the integer fields stay at the script's defaults) as dqn_linen_vmap.py populations of P agents
+#     (default 8), two processes side by side, a random sampler, no pruner.
+# Each study is a folder OUT/<part>-<design>-s<S> (a tune.py study: rerunning this command resumes every one of
+# them); OUT/exp10.json says what ran where, and every invocation with its date, commit and load; `python -m
+# report.search OUT` writes OUT/REPORT.md. --parts runs some parts only (a sitting in windows; (b) needs seed S's (a)).
+# The estimate comes first (--dry-run stops there). Defaults: N = 40, T = 65,000 transitions a trial, seeds 1,2,3.
+# --tiny: trials of 2 iterations (3 trials unless --trials), populations of 2, 1 re-evaluation seed, seed 1 unless
+# --study-seeds (a test of the command set, no result).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PYTHON=${PYTHON:-python3}
+USAGE="usage: tools/exp10.sh OUT [--trials N] [--total-timesteps T] [--study-seeds 1,2,3] [--population P] \
+[--parts a,b,p] [--dry-run] [--tiny]"
 
 die() {
   echo "exp10.sh: $*" >&2
   exit 2
 }
 
-(($# >= 1)) && [[ $1 != -* ]] || die "usage: tools/exp10.sh OUT [--trials N] [--total-timesteps T] [--tiny]"
-mkdir -p "$1"
-OUT=$(cd "$1" && pwd) # the studies run from the repository
+(($# >= 1)) && [[ $1 != -* ]] || die "$USAGE"
+TARGET=$1
+ARGV=("$@")
 shift
-TRIALS="" TIMESTEPS=65000 EVAL_SEEDS=5 WORKLOAD=()
+TRIALS="" TIMESTEPS=65000 EVAL_SEEDS=5 WORKLOAD=() SEEDS="" POPULATION=8 PARTS=a,b,p DRY=0
 while (($#)); do
   case $1 in
   --trials) TRIALS=${2:-} && shift 2 ;;
   --total-timesteps) TIMESTEPS=${2:-} && shift 2 ;;
-  --tiny) TIMESTEPS=1024 EVAL_SEEDS=1 WORKLOAD=(--iteration-steps 512 --learning-starts 200) && shift ;;
+  --study-seeds) SEEDS=${2:-} && shift 2 ;;
+  --population) POPULATION=${2:-} && shift 2 ;;
+  --parts) PARTS=${2:-} && shift 2 ;;
+  --dry-run) DRY=1 && shift ;;
+  --tiny) TIMESTEPS=1024 EVAL_SEEDS=1 POPULATION=2 WORKLOAD=(--iteration-steps 512 --learning-starts 200) && shift ;;
   *) die "unknown option $1" ;;
   esac
 done
 TRIALS=${TRIALS:-$(((${#WORKLOAD[@]})) && echo 3 || echo 40)}
-[[ $TRIALS =~ ^[1-9][0-9]*$ && $TIMESTEPS =~ ^[1-9][0-9]*$ ]] || die "--trials and --total-timesteps want positive integers"
+SEEDS=${SEEDS:-$(((${#WORKLOAD[@]})) && echo 1 || echo 1,2,3)}
+[[ $TRIALS =~ ^[1-9][0-9]*$ && $TIMESTEPS =~ ^[1-9][0-9]*$ && $POPULATION =~ ^[1-9][0-9]*$ ]] ||
+  die "--trials, --total-timesteps and --population want positive integers"
+[[ $SEEDS =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--study-seeds wants positive integers separated by commas"
+[[ $PARTS =~ ^[abp](,[abp])*$ ]] || die "--parts wants some of a, b and p separated by commas"
+IFS=, read -r -a SEED_LIST <<<"$SEEDS"
 
-# design: folder suffix | label | script | its flags
+# design: folder key | label | script | its flags
 DESIGNS=(
   "torch-gymnasium|PyTorch + NumPy|dqn_torch_gymnasium.py|"
   "linen-gymnasium|Flax + NumPy|dqn_linen_gymnasium.py|"
@@ -53,64 +69,112 @@ DESIGNS=(
   "linen-16envs|Flax + JAX env, 16 envs|dqn_linen.py|--num-envs 16"
 )
 SIXTEEN=${DESIGNS[-1]} # the design that runs again with --workers 2
+
+"$PYTHON" - "$TRIALS" "$TIMESTEPS" "$POPULATION" "$PARTS" "${SEED_LIST[@]}" <<'PY'
+import math, sys
+# A trial's seconds at T transitions: start + (mean trial of 100,000 - start) * T / 100,000. The means: each study's
+# wall time over its 12 trials in results/cpu-2core-exp10 (2-core AMD EPYC VM, random configurations); the start:
+# one 20,000-transition run of the script's defaults on the Zen 5 VM. torch.compile, NNX and Equinox ran no
+# 100,000-transition study: their per-step cost is assumed that of their sibling (PyTorch + JAX env, Flax + JAX env).
+COSTS = {"torch-gymnasium": (6.2, 81.3), "linen-gymnasium": (6.7, 59.9), "torch": (10.9, 103.0),
+         "torch-compile": (21.7, 21.7 + 103.0 - 10.9), "linen": (6.4, 30.3), "nnx": (6.2, 6.2 + 30.3 - 6.4),
+         "equinox": (6.6, 6.6 + 30.3 - 6.4), "linen-16envs": (6.5, 29.7)}
+WORKERS2 = 22.6 / 29.7  # 2 workers against 1 at 16 envs, per trial of wall time, results/cpu-2core-exp10
+PRUNED = 0.55  # a TPE + Hyperband study against the same design's random one, results/cpu-2core-exp10
+trials, steps, population, parts, seeds = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+trial = {key: start + (median - start) * steps / 100_000 for key, (start, median) in COSTS.items()}
+a = trials * (sum(trial.values()) + WORKERS2 * trial["linen-16envs"])
+b = (PRUNED * trials + 5) * (trial["torch-gymnasium"] + min(trial.values()))  # and the best rerun on 5 seeds
+p = math.ceil(trials / population / 2) * (trial["linen"] + population / 2 * (trial["linen"] - COSTS["linen"][0]))
+seconds = len(seeds) * sum(cost for name, cost in zip("abp", (a, b, p)) if name in parts)
+print(f"exp10: parts {parts} of study seeds {','.join(seeds)}, {trials} trials a study of {steps:,} transitions; about "
+      f"{seconds / 60:.0f} min on a 2-core AMD EPYC VM (Zen 5; the population's cost is a guess: not measured), more on "
+      "a slower machine", flush=True)
+PY
+((DRY)) && exit 0
+mkdir -p "$TARGET"
+OUT=$(cd "$TARGET" && pwd) # the studies run from the repository
 STUDIES=()
 
-study() { # study PART KEY LABEL WORKERS SAMPLER PRUNER EVAL_SEEDS SCRIPT [FLAGS...]: one tune.py study, resumed
-  local part=$1 key=$2 label=$3 workers=$4 sampler=$5 pruner=$6 seeds=$7
-  shift 7
-  local folder="$part-$key"
-  STUDIES+=("$part|$folder|$label|$workers|$1|${*:2}")
+study() { # study PART KEY SEED LABEL WORKERS SAMPLER PRUNER EVAL_SEEDS POPULATION SCRIPT [FLAGS...]: one study
+  local part=$1 key=$2 seed=$3 label=$4 workers=$5 sampler=$6 pruner=$7 seeds=$8 population=$9
+  shift 9
+  local folder="$part-$key-s$seed" space=()
+  ((population)) && space=(--space "$OUT/space.json")
+  STUDIES+=("$part|$folder|$label|$workers|$seed|$population|$1|${*:2}")
   echo "exp10 $folder: $label, $TRIALS trials, workers $workers, load $(cut -d' ' -f1-3 /proc/loadavg)"
   "$PYTHON" "$ROOT/tune.py" --trials "$TRIALS" --out "$OUT/$folder" --sampler "$sampler" --pruner "$pruner" \
-    --seed 1 --workers "$workers" --eval-seeds "$seeds" "$1" "${@:2}" --env-id doors:Doors-v0 \
-    --total-timesteps "$TIMESTEPS" "${WORKLOAD[@]}" | grep -v '^\[I ' || true
+    --seed "$seed" --workers "$workers" --eval-seeds "$seeds" --population "$population" "${space[@]}" "$1" \
+    "${@:2}" --env-id doors:Doors-v0 --total-timesteps "$TIMESTEPS" "${WORKLOAD[@]}" | grep -v '^\[I ' || true
   [[ -f $OUT/$folder/trials.csv ]] || die "the study $folder did not run (see its output above)"
 }
 
-record() { # exp10.json: what ran, where
-  "$PYTHON" - "$OUT" "$TRIALS" "$TIMESTEPS" "$LOAD" "$DATE" "${STUDIES[@]}" <<'PY'
-import json, sys
+record() { # exp10.json: what ran where (the studies of every invocation), and this invocation
+  "$PYTHON" - "$OUT" "$TRIALS" "$TIMESTEPS" "$LOAD" "$DATE" "$COMMIT" "${ARGV[*]}" "${STUDIES[@]}" <<'PY'
+import json, os, sys
 sys.path.insert(0, sys.path[0] or ".")
 from sweep.records import command_set_machine
-out, trials, timesteps, load, date, *studies = sys.argv[1:]
-entries = [dict(zip(("part", "folder", "label", "workers", "script", "flags"), study.split("|"))) for study in studies]
-for entry in entries:
-    entry["workers"] = int(entry["workers"])
-json.dump({**command_set_machine(), "load": load, "date": date, "trials": int(trials),
-           "total_timesteps": int(timesteps), "studies": entries}, open(f"{out}/exp10.json", "w"), indent=1)
+out, trials, timesteps, load, date, commit, argv, *studies = sys.argv[1:]
+path = f"{out}/exp10.json"
+plan = json.load(open(path)) if os.path.exists(path) else {
+    **command_set_machine(), "load": load, "date": date, "trials": int(trials), "total_timesteps": int(timesteps),
+    "studies": [], "invocations": []}
+fields = ("part", "folder", "label", "workers", "seed", "population", "script", "flags")
+for study in studies:
+    entry = dict(zip(fields, study.split("|")))
+    entry.update(workers=int(entry["workers"]), seed=int(entry["seed"]), population=int(entry["population"]))
+    plan["studies"] = [item for item in plan["studies"] if item["folder"] != entry["folder"]] + [entry]
+plan.setdefault("invocations", []).append({"argv": f"tools/exp10.sh {argv}", "date": date, "commit": commit, "load": load})
+json.dump(plan, open(path + ".tmp", "w"), indent=1)
+os.replace(path + ".tmp", path)
 PY
 }
 
-fastest() { # the part (a) design whose study took the least wall time (the trials' union of intervals)
-  "$PYTHON" - "$OUT" "${DESIGNS[@]%%|*}" <<'PY'
+fastest() { # fastest SEED: the part (a) design of seed SEED whose study took the least wall time
+  "$PYTHON" - "$OUT" "$1" "${DESIGNS[@]%%|*}" <<'PY'
 import sys
 sys.path.insert(0, sys.path[0] or ".")
 from report.study import wall_seconds
 from search.study import load
-times = {}
-for key in sys.argv[2:]:
-    times[key] = wall_seconds(load(f"{sys.argv[1]}/a-{key}")[1].get_trials(deepcopy=False))
+out, seed, keys = sys.argv[1], sys.argv[2], sys.argv[3:]
+times = {key: wall_seconds(load(f"{out}/a-{key}-s{seed}")[1].get_trials(deepcopy=False)) for key in keys}
 print(min(times, key=times.get))
 PY
 }
 
-LOAD=$(cut -d' ' -f1-3 /proc/loadavg) DATE=$(date -u +%F) # at the start
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg) DATE=$(date -u +%FT%H:%MZ) # at the start
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)
 cd "$ROOT"
 "$PYTHON" -c "from sweep.records import LEARNING_CHECK; print(LEARNING_CHECK)"
-for design in "${DESIGNS[@]}"; do
-  IFS='|' read -r key label script flags <<<"$design"
-  # shellcheck disable=SC2086 # the design's flags, words
-  study a "$key" "$label" 1 random none 0 "$script" $flags
-done
-IFS='|' read -r key label script flags <<<"$SIXTEEN"
-# shellcheck disable=SC2086
-study a "$key-workers2" "$label, 2 workers" 2 random none 0 "$script" $flags
-best=$(fastest)
-for design in "${DESIGNS[@]}"; do
-  IFS='|' read -r key label script flags <<<"$design"
-  if [[ $key == "$best" || $key == torch-gymnasium ]]; then
+"$PYTHON" -c "import sys; sys.path.insert(0, 'tools'); from exp11 import write_float_space; \
+write_float_space(sys.argv[1], 'dqn')" "$OUT"
+turn=0
+for seed in "${SEED_LIST[@]}"; do
+  order=("${DESIGNS[@]:turn}" "${DESIGNS[@]:0:turn}") # the designs' order turns from seed to seed
+  turn=$(((turn + 1) % ${#DESIGNS[@]}))
+  if [[ $PARTS == *a* ]]; then
+    for design in "${order[@]}"; do
+      IFS='|' read -r key label script flags <<<"$design"
+      # shellcheck disable=SC2086 # the design's flags, words
+      study a "$key" "$seed" "$label" 1 random none 0 0 "$script" $flags
+    done
+    IFS='|' read -r key label script flags <<<"$SIXTEEN"
     # shellcheck disable=SC2086
-    study b "$key" "$label" 1 tpe hyperband "$EVAL_SEEDS" "$script" $flags
+    study a "$key-workers2" "$seed" "$label, 2 workers" 2 random none 0 0 "$script" $flags
+  fi
+  if [[ $PARTS == *p* ]]; then
+    study p linen-vmap "$seed" "Flax + JAX env, populations of $POPULATION" 2 random none 0 "$POPULATION" \
+      dqn_linen_vmap.py
+  fi
+  if [[ $PARTS == *b* ]]; then
+    best=$(fastest "$seed" 2>/dev/null) || die "part (b) of seed $seed needs its part (a): run --parts a first"
+    for design in "${DESIGNS[@]}"; do
+      IFS='|' read -r key label script flags <<<"$design"
+      if [[ $key == "$best" || $key == torch-gymnasium ]]; then
+        # shellcheck disable=SC2086
+        study b "$key" "$seed" "$label" 1 tpe hyperband "$EVAL_SEEDS" 0 "$script" $flags
+      fi
+    done
   fi
 done
 record

@@ -71,9 +71,9 @@ def studies(populations: list, trials: int, population_workers: int) -> list:
     return ways
 
 
-def write_float_space(out: str):
-    """OUT/space.json: the PPO space's float fields, those an agent of a population can have as its own."""
-    space = {name: entry for name, entry in DEFAULT_SPACES["ppo"].items() if entry["type"] == "float"}
+def write_float_space(out: str, algorithm: str = "ppo"):
+    """OUT/space.json: the algorithm's space's float fields, those an agent of a population can have as its own."""
+    space = {name: entry for name, entry in DEFAULT_SPACES[algorithm].items() if entry["type"] == "float"}
     with open(os.path.join(out, SPACE_FILE), "w") as f:
         json.dump(space, f, indent=1)
 
