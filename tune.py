@@ -23,7 +23,8 @@ algorithm's; or a script written as CleanRL's are, run in its trial's folder: do
 the mean episodic return over the last 10 % of the trial's env steps. Each iteration's mean return goes to the pruner
 as the trial runs; a pruned trial gets SIGTERM. A rerun of the same command resumes the study up to --trials; a trial
 whose worker was killed is failed and its configuration retried. At the end: trials.csv, the best configuration rerun on --eval-seeds fresh seeds, and OUT/REPORT.md with its
-charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` shows the trials' HParams table.
+charts (python -m report.study OUT remakes it). `tensorboard --logdir OUT/runs` shows the trials' HParams table;
+in a browser, `optuna-dashboard OUT/journal.log` shows the study (pip install -r requirements-dashboard.txt).
 
 With --population N (a SCRIPT that takes --hparams: ppo_linen_scan.py, dqn_linen_vmap.py), N trials at a time are the
 agents of one process (vmapped in one compiled call), each with its own values, seed and run folder; the space's fields
@@ -204,14 +205,17 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
         evaluation.evaluate(search, options.eval_seeds, options.workers, options.eval_top)
     if stopped:
         return 128 + stopped[0]
-    finish(study_dir, options.mlflow)
+    finish(study_dir, settings.storage, options.mlflow)
     return 0
 
 
-def finish(study_dir: str, mlflow_uri: str):
+def finish(study_dir: str, storage: str, mlflow_uri: str):
     from report.study import write_report
+    from search.study import dashboard_command
 
     print(f"report: {write_report(study_dir)}")
+    missing = "" if importlib.util.find_spec("optuna_dashboard") else " (pip install -r requirements-dashboard.txt)"
+    print(f"dashboard: {dashboard_command(study_dir, storage)}{missing}")
     if mlflow_uri:
         from search.tracking import log_study
 

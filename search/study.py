@@ -6,6 +6,7 @@ TensorBoard run), logs/ (each process's output), trials.csv, evaluation.json, RE
 import fcntl
 import json
 import os
+import shlex
 import socket
 import statistics
 import sys
@@ -136,6 +137,12 @@ def open_storage(study_dir: str, url: str):
                 message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                 raise Refused(f"--storage {url}: cannot open it: {message}") from None
             time.sleep(0.5 * (attempt + 1))
+
+
+def dashboard_command(study_dir: str, url: str) -> str:
+    """The command that shows the study in optuna-dashboard (requirements-dashboard.txt): its storage, the journal file
+    by default."""
+    return f"optuna-dashboard {shlex.quote(url or os.path.join(study_dir, JOURNAL_FILE))}"
 
 
 TPE_STARTUP = 10  # TPE's first trials, drawn at random (Optuna's default, said in exp10's report)

@@ -188,13 +188,13 @@ def test_every_readme_command_is_one_the_readme_test_knows_how_to_try():
 
 
 def test_ci_runs_exactly_the_readmes_test_command_after_the_optional_extras():
-    """.ci/run ends with the README's test command as written; what it installs before is an optional extra (MLflow,
-    constrained to requirements.txt's pins; SLURM), never requirements.txt itself."""
+    """.ci/run ends with the README's test command as written; what it installs before is an optional extra (MLflow and
+    optuna-dashboard, constrained to requirements.txt's pins; SLURM; chromium), never requirements.txt itself."""
     lines = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
     test_command = [command for command in readme_commands() if "pytest" in command]
     assert test_command == ["pip install -r requirements.txt && python -m pytest"] and lines[-1] == test_command[0]
     installs = [line for line in lines[:-1] if "pip install" in line and "--upgrade pip" not in line]
-    assert installs == ["pip install -r requirements-mlflow.txt -c requirements.txt"]
+    assert installs == ["pip install -r requirements-mlflow.txt -r requirements-dashboard.txt -c requirements.txt"]
 
 
 def test_the_readmes_sweep_commands_run_as_dry_runs(tmp_path):

@@ -17,7 +17,8 @@ from helpers import ROOT
 # pythonpath)
 FOLDERS = ("", "tests", "tools", "sweep", "report", "search")
 LOCAL = {path.stem for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")} | {"sweep", "report", "search"}
-REQUIREMENTS = ("requirements.txt", "requirements-mlflow.txt")  # the second: tune.py --mlflow's optional extra
+# the optional extras after requirements.txt: tune.py --mlflow's, and optuna-dashboard's (tests/test_dashboard.py)
+REQUIREMENTS = ("requirements.txt", "requirements-mlflow.txt", "requirements-dashboard.txt")
 
 
 def imported_top_level_names(path: Path) -> set:
