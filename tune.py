@@ -1,9 +1,11 @@
 """Hyperparameter search over any PPO or DQN script with Optuna: each trial a fresh process of the script."""
 import importlib.util
+import math
 import os
 import shlex
 import signal
 import sys
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,6 +83,9 @@ class TuneArgs:
     aggregate: Literal["auto", "mean", "iqm"] = "auto"
     """the K seeds' aggregate: mean, or the interquartile mean (IQM, rliable's); auto: IQM from K = 4, the mean
     below"""
+    minutes: float = 0
+    """a wall-time budget: no trial (or population) starts once the study has run this many minutes (its trials'
+    union of intervals, a resumed study's earlier ones too); the running ones end as they would; 0: none"""
 
 
 def fail(message: str, status: int = 2):
@@ -114,6 +119,8 @@ def check_options(options: TuneArgs):
         raise Refused("--trials and --workers want at least 1, --eval-seeds, --slurm and --population at least 0")
     if options.seeds_per_trial < 1 or options.eval_top < 1:
         raise Refused("--seeds-per-trial and --eval-top want at least 1")
+    if not options.minutes >= 0 or math.isinf(options.minutes):
+        raise Refused(f"--minutes wants a finite number of minutes, at least 0 (0: no budget), got {options.minutes}")
     if options.slurm and options.workers != 1:
         raise Refused("--slurm runs one trial per array task: drop --workers")
     if options.mlflow and importlib.util.find_spec("mlflow") is None:
@@ -182,6 +189,10 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
         search = PopulationSearch(study_dir, settings, study, options.trials, agent_fields(settings.script))
     else:
         search = study_folder.Search(study_dir, settings, study, options.trials)
+    if options.minutes:
+        from report.study import wall_seconds
+
+        search.deadline = time.time() + options.minutes * 60 - wall_seconds(study_folder.finished(study))
     stopped = []
 
     def on_signal(signum, frame):

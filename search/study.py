@@ -5,6 +5,7 @@ A folder's layout: study.json, journal.log (the default storage), runs/trial_NNN
 TensorBoard run), logs/ (each process's output), trials.csv, evaluation.json, REPORT.md and charts/."""
 import fcntl
 import json
+import math
 import os
 import shlex
 import socket
@@ -270,6 +271,7 @@ class Search:
         self.running = {}  # trial id -> its process
         self.durations = [t.duration.total_seconds() for t in finished(study) if t.duration]
         self.started_at = time.time()
+        self.deadline = math.inf  # tune.py --minutes: no trial starts from then on
         # torch's intra-op threads of trials side by side: the cores shared among them (as the sweep's groups do)
         processes = settings.workers * (1 if settings.population else settings.seeds_per_trial)
         each = threads(processes, len(os.sched_getaffinity(0)))
@@ -292,13 +294,13 @@ class Search:
 
     def ask(self, count: int = 1) -> list:
         """The next `count` trials, fewer where the study would then hold more than its --trials (none: it holds them
-        all); across processes under the folder's lock."""
+        all, or its --minutes have run); across processes under the folder's lock."""
         with self.lock, open(os.path.join(self.study_dir, ".ask.lock"), "w") as lock_file:
             fcntl.flock(lock_file, fcntl.LOCK_EX)
             retried = fail_lost_trials(self.study)
             if retried:
                 print(f"trial(s) {', '.join(map(str, retried))} lost their worker: failed, and retried", flush=True)
-            if self.stopping.is_set():
+            if self.stopping.is_set() or time.time() >= self.deadline:
                 return []
             trials = [self.study.ask() for _ in range(min(count, self.trials - counted(self.study)))]
             for trial in trials:

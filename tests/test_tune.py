@@ -6,6 +6,7 @@ NaN loss, SIGTERM) in a fraction of a second per trial; the real scripts run in 
 import ast
 import contextlib
 import csv
+import datetime
 import json
 import math
 import os
@@ -58,6 +59,7 @@ def trials_csv(study_dir) -> list:
     (["--population", "4", "ppo_linen.py"], "--population needs a script that trains agents with their own values"),
     (["--population", "4", "ppo_linen_scan.py", "--num-seeds", "2"], "--num-seeds: --population sets each"),
     (["--population", "-1", "ppo_linen_scan.py"], "--population at least 0"),
+    (["--minutes", "-1", "dqn_linen.py"], "--minutes wants a finite number of minutes, at least 0"),
 ])
 def test_bad_arguments_are_refused_in_one_line(args, expected, tmp_path):
     with pytest.raises(Refused, match=expected.replace("(", r"\(")):
@@ -316,6 +318,19 @@ def test_two_workers_on_one_storage_share_the_study_and_never_run_one_trial_twic
     assert set(pids) == {worker.pid for worker in workers}
     ran = [line.split()[1] for out, _ in outputs for line in out.splitlines() if line.startswith("trial ")]
     assert sorted(ran, key=int) == [str(n) for n in range(6)]  # each trial reported by one worker, once
+
+
+def test_a_budget_of_minutes_starts_no_trial_after_it_and_a_resumed_study_counts_its_earlier_time(tmp_path):
+    study_dir = str(tmp_path / "budget")
+    budget = ["--minutes", "0.05", "--trials", "100", "--sampler", "random", "--pruner", "none", "--eval-seeds", "0",
+              "--out", study_dir, STANDIN, "--iteration-seconds", "0.1"]  # 3 s; trials of 5 x 0.1 s and a start-up
+    assert tune_run(*budget).returncode == 0
+    rows = trials_csv(study_dir)
+    starts = [datetime.datetime.fromisoformat(row["start"]) for row in rows]
+    assert 1 <= len(rows) < 100 and all(row["state"] == "complete" for row in rows)
+    assert max(starts) - min(starts) <= datetime.timedelta(seconds=3)  # none started after the budget
+    again = tune_run(*budget)  # the same budget: spent by the first run
+    assert again.returncode == 0 and len(trials_csv(study_dir)) == len(rows)
 
 
 # POPULATIONS: --population N trains N trials as the agents of one process
