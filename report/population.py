@@ -45,7 +45,8 @@ class Way(NamedTuple):
 
 
 def load_way(directory: str, item: dict) -> Way:
-    return Way(*load_entry(directory, item), item.get("script", ""), int(item.get("population", 0)))
+    shared = {name: value for name, value in load_entry(directory, item)._asdict().items() if name in Way._fields}
+    return Way(**{**shared, "script": item.get("script", ""), "population": int(item.get("population", 0))})
 
 
 def peak_memory(directory: str, entry: Way) -> float:

@@ -10,7 +10,7 @@ re-evaluation and the parameters' importances. Each part names its sampler and p
 flags, from the study's own settings (study.json). The ratios of part (a) are to its fastest study, named. Wall time,
 the best so far and the importances are report/study.py's.
 
-With several study seeds (the repeats) or a part (p), the population of dqn_linen_vmap.py over the float fields, every
+With several study seeds (the repeats) or a part (p), the DQN population script's studies over the float fields, every
 part gives its spread over the seeds: each ratio is taken seed by seed to one baseline, the design of least median wall
 time, named; part (b) marks TPE's random start-up trials; part (p) gives the cost of fixing the integer fields."""
 import math
@@ -445,10 +445,12 @@ def population_lines(entries: list, groups: dict, base: str) -> tuple:
     fixed = fixed_fields(entries)
     header = ["way", "study seed", "wall time", f"× {base}", "best value (float fields)",
               "Flax + JAX env's best (all fields)"]
-    lines = ["## (p) The population: the float fields only", "", f"Each study: {search_text(entries)}; "
-             "dqn_linen_vmap.py trains a process's agents in one compiled call, each with its own float values "
-             f"(learning_rate, gamma, exploration_fraction, end_e); the integer fields are one value a process, "
-             f"fixed at the script's defaults ({fixed}).", ""] + markdown_table(header, rows)
+    script = next((f"`{entry.settings.script}`" for entry in entries if entry.settings), "the population script")
+    floats = ", ".join(name for name, entry in DEFAULT_SPACES["dqn"].items() if entry["type"] == "float")
+    lines = ["## (p) The population: the float fields only", "", f"Each study: {search_text(entries)}; {script} "
+             f"trains a process's agents in one compiled call, each with its own float values ({floats}); the integer "
+             f"fields are one value a process, fixed at the script's defaults ({fixed}).", ""]
+    lines += markdown_table(header, rows)
     walls = spread_text([wall(entry) for entry in entries], duration_text)
     answer = (f"Part (p): {entries[0].label} searched the float fields in {walls}; fixing the integer fields "
               f"({fixed}) changed the best value by {spread_text(gaps)} against Flax + JAX env's search of all "
@@ -458,8 +460,9 @@ def population_lines(entries: list, groups: dict, base: str) -> tuple:
 
 def fixed_fields(entries: list) -> str:
     """The integer fields of the DQN space with the population script's defaults, as `name=value`."""
-    script = next((entry.settings.script for entry in entries if entry.settings), "dqn_linen_vmap.py")
-    defaults = script_defaults(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), script))
+    script = next((entry.settings.script for entry in entries if entry.settings), None)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    defaults = script_defaults(os.path.join(root, script)) if script else {}
     return ", ".join(f"{name}={defaults.get(name, '?')}" for name, entry in DEFAULT_SPACES["dqn"].items()
                      if entry["type"] != "float")
 
