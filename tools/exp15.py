@@ -62,6 +62,7 @@ class Way(NamedTuple):
     sampler: str
     pruner: str
     population: int  # agents per process; 0: trials in processes
+    flags: tuple = ()  # tune.py's other options for this way
 
 
 def ways(population: int) -> list:
@@ -112,7 +113,7 @@ def run_study(out: str, name: str, way: Way, seed: int, workload: list, options:
     command = [sys.executable, os.path.join(ROOT, "tune.py"), "--trials", str(options.trials), "--out",
                os.path.join(out, folder), "--sampler", way.sampler, "--pruner", way.pruner, "--seed", str(seed),
                "--workers", "2", "--eval-seeds", "0", "--space", os.path.join(out, SPACE_FILE), "--population",
-               str(way.population), way.script, "--env-id", options.env, *workload]
+               str(way.population), *way.flags, way.script, "--env-id", options.env, *workload]
     ended = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     with open(os.path.join(out, folder + ".log"), "w") as f:
         f.write(ended.stdout)
@@ -140,12 +141,14 @@ def rerun(out: str, name: str, index: int, params: dict, seeds: list, workload: 
     return [trial_process.objective(agent_folder(runs_dir, f"config{index}", seed, len(seeds)))[0] for seed in seeds]
 
 
-def score(out: str, name: str, studies: list, seed: int, workload: list, options: argparse.Namespace):
-    """Each way's best by the equal time and at its end, rerun on the fresh seeds (distinct configurations once)."""
+def score(out: str, name: str, studies: list, seed: int, workload: list, options: argparse.Namespace,
+          moment: float | None = None):
+    """Each way's best by the equal time (the fastest study's wall time unless `moment`, s) and at its end, rerun on
+    the fresh seeds (distinct configurations once)."""
     if os.path.exists(score_path(out, name)):
         return
     loaded = {item["way"]: study_folder.load(os.path.join(out, item["folder"]))[1] for item in studies}
-    moment = equal_time(loaded.values())
+    moment = equal_time(loaded.values()) if moment is None else moment
     picks, configs = ways_best(loaded, moment), []
     for pick in picks.values():
         for trial in filter(None, pick.values()):
