@@ -26,7 +26,7 @@ FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize
 # ppo_linen_scan.py and dqn_linen_vmap.py train --num-seeds agents in one process: one Run per agent, driven as one by
 # their AgentRuns (which also starts the run), and the range check each agent's --hparams values pass; the scan script
 # also checks its agents' batch against the memory
-AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem"},
+AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem", "hparams_problem"},
           "dqn_linen_vmap.py": {"AgentRuns", "range_problem"}}
 # the Gymnasium scripts check a module:EnvId against Gymnasium's registry (and PPO's, its NumPy vector env)
 GYMNASIUM_CHECKS = {script: {"gymnasium_spec", "vector_same_step"} for script in (
