@@ -257,3 +257,52 @@ def test_a_bad_flag_in_a_fresh_process_is_its_one_error_line(tmp_path):
     assert result.returncode == 2
     assert_clean_error(result, log_dir, "--pbt-top must be in (0, 0.5], got 0.75")
 
+
+TINY_FLAGS = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2",
+              "--num-iterations", "4", "--pbt-interval", "2", "--pbt-burn-in", "2"]
+
+
+@pytest.mark.parametrize(("argv", "reason"), [
+    (["--pbt", "4", "ppo_linen_scan.py"], "--pbt needs a script that trains its population with PBT"),
+    (["--pbt", "1", "ppo_linen_pbt.py"], "--pbt N wants N >= 2 agents a population"),
+    (["--pbt", "4", "--seeds-per-trial", "2", "ppo_linen_pbt.py"], "no --seeds-per-trial"),
+    (["--pbt", "4", "--space", "{space}", "ppo_linen_pbt.py"], "--pbt: the agents of a population share "
+                                                                "num_minibatches; search only their own values"),
+])
+def test_tune_refuses_a_pbt_study_it_cannot_run_before_anything_is_written(tmp_path, argv, reason):
+    import tune
+    from search import Refused
+
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"num_minibatches": {"type": "categorical", "choices": [2, 4]}}))
+    out = tmp_path / "study"
+    with pytest.raises(Refused, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        tune.main(["--out", str(out)] + [str(space) if word == "{space}" else word for word in argv])
+    assert not out.exists()
+
+
+def test_a_tune_pbt_study_trains_its_trials_as_one_pbt_population_and_reruns_the_best_ones_lineage(tmp_path):
+    """tune.py --pbt 4 on a tiny workload: the 4 trials are the agents of one ppo_linen_pbt.py process (each starting
+    from its trial's values, the default space's floats), each run folder keeps its schedule, the report names the
+    best's, and the re-evaluation reruns the best's lineage (its pbt_replay.json without its seed) as one agent."""
+    out = tmp_path / "study"
+    result = run_script("tune.py", "--pbt", "4", "--trials", "4", "--sampler", "random", "--eval-seeds", "1",
+                        "--out", str(out), "ppo_linen_pbt.py", *TINY_FLAGS)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("population of trials 0-3: 4 agent(s) in one process") == 1
+    settings = json.loads((out / "study.json").read_text())
+    assert settings["pbt"] and settings["population"] == 4
+    assert set(settings["space"]) == set(pbt.HParams._fields)
+    evaluation = json.loads((out / "evaluation.json").read_text())
+    best = evaluation["trial"]
+    for number in range(4):
+        folder = out / "runs" / f"trial_{number:04d}"
+        assert {"pbt_schedule.json", "pbt_replay.json"} <= set(os.listdir(folder))
+    replay = json.loads((out / "runs" / f"trial_{best:04d}" / "pbt_replay.json").read_text())
+    rerun = json.loads((out / "populations" / f"replay_trial_{best:04d}.json").read_text())
+    assert rerun == [{key: value for key, value in replay[0].items() if key != "seed"}]
+    assert evaluation["runs"][0]["value"] is not None
+    scalars, _ = read_run(str(out / "runs" / f"eval_{evaluation['runs'][0]['seed']}"))
+    np.testing.assert_allclose([value for _, value in scalars["pbt/learning_rate"]], replay[0]["learning_rate"],
+                               rtol=1e-7)
+    assert f"[runs/trial_{best:04d}/pbt_schedule.json]" in (out / "REPORT.md").read_text()
