@@ -6,6 +6,7 @@ bad flags one line each.
 
 The populations train in this process (main() on tiny shapes, 6 iterations, exploits after iterations 2 and 4); one
 bad command line runs in a fresh process."""
+import ast
 import functools
 import json
 import os
@@ -19,7 +20,7 @@ import optax
 import pytest
 
 import ppo_linen_pbt as pbt
-from helpers import ALWAYS_TAGS, assert_clean_error, read_run, run_script
+from helpers import ALWAYS_TAGS, ROOT, assert_clean_error, read_run, run_script
 from search.space import DEFAULT_SPACES
 
 TINY = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, num_iterations=6, pbt_interval=2,
@@ -306,3 +307,19 @@ def test_a_tune_pbt_study_trains_its_trials_as_one_pbt_population_and_reruns_the
     np.testing.assert_allclose([value for _, value in scalars["pbt/learning_rate"]], replay[0]["learning_rate"],
                                rtol=1e-7)
     assert f"[runs/trial_{best:04d}/pbt_schedule.json]" in (out / "REPORT.md").read_text()
+
+
+def test_the_signal_and_fault_handling_of_its_runs_is_the_scan_scripts_line_for_line():
+    """SIGINT/SIGTERM, the close and the finish of the agents' runs: ppo_linen_scan.py's code, whose behaviour
+    tests/test_robustness.py checks in a fresh process; only the logging of PBT's values and copies is the PBT script's
+    own (and the stop on a NaN loss, which it leaves to an agent that nothing replaced)."""
+    def methods(script: str) -> dict:
+        source = open(os.path.join(ROOT, script)).read()
+        runs = next(node for node in ast.parse(source).body if getattr(node, "name", None) == "AgentRuns")
+        return {node.name: ast.get_source_segment(source, node) for node in runs.body
+                if isinstance(node, ast.FunctionDef)}
+
+    scan, own = methods("ppo_linen_scan.py"), methods("ppo_linen_pbt.py")
+    shared = {"start_iteration", "compile", "finish", "stop_on_signal", "close"}
+    assert {name: own[name] for name in shared} == {name: scan[name] for name in shared}
+    assert set(own) - set(scan) == {"log_population", "write_schedules"}
