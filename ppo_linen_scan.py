@@ -186,8 +186,7 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
 
 def make_optimizer(args: Args):
     """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between. The LR and the
-    clip's norm are inputs of the optimiser's state (optax.inject_hyperparams): one optimiser for agents that differ in
-    them; call it with an agent's values for its initial state."""
+    clip's norm are inputs of the optimiser's state (optax.inject_hyperparams): call it with an agent's values."""
     updates_per_iteration = args.update_epochs * args.num_minibatches
 
     def optimizer(learning_rate, max_grad_norm):
@@ -393,58 +392,39 @@ class AgentState(NamedTuple):
 
 
 def agent_settings(args: Args) -> list:
-    """Each agent's seed and HParams values: object i of the --hparams file over the flags' values, seed --seed + i
-    unless the object sets one; a ValueError says what is wrong with the file."""
+    """Each agent's seed and HParams values: object i of the --hparams file (check_args checks it) over the flags'
+    values, seed --seed + i unless the object sets one."""
     given = [{}] * args.num_seeds
     if args.hparams:
         with open(args.hparams) as f:
             given = json.load(f)
-        if not isinstance(given, list) or len(given) != args.num_seeds or not all(isinstance(g, dict) for g in given):
-            raise ValueError(f"want a JSON list of --num-seeds ({args.num_seeds}) objects")
-    settings = []
-    for i, values in enumerate(given):
-        unknown = set(values) - {"seed", *HParams._fields}
-        if unknown:
-            raise ValueError(f"agent {i}: {', '.join(sorted(unknown))} cannot differ between agents here")
-        number_types = {name: (int,) if name == "seed" else (int, float) for name in values}
-        if any(isinstance(v, bool) or not isinstance(v, number_types[name]) for name, v in values.items()):
-            raise ValueError(f"agent {i}: want numbers (an integer seed), got {json.dumps(values)}")
-        if not 0 <= values.get("seed", 0) < 2**32:
-            raise ValueError(f"agent {i}: the seed must be in [0, 2**32), got {values['seed']}")
-        defaults = {"seed": args.seed + i, **{name: getattr(args, name) for name in HParams._fields}}
-        settings.append({**defaults, **values})
-    if len({agent["seed"] for agent in settings}) < len(settings):
-        raise ValueError("two agents have the same seed (and would share a run folder)")
-    return settings
+    defaults = {name: getattr(args, name) for name in HParams._fields}
+    return [{"seed": args.seed + i, **defaults, **values} for i, values in enumerate(given)]
 
 
-def seed_agent(seed: int, env: Any, env_params: Any, args: Args):
-    """One agent's parameters and rollout carry, seeded as ppo_linen.py seeds its one agent with --seed `seed`."""
-    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(seed), 3)
+def seed_agent(values: dict, env: Any, env_params: Any, args: Args) -> tuple:
+    """One agent's module, parameters, rollout carry and HParams, seeded as ppo_linen.py seeds its one agent with
+    --seed `values["seed"]`."""
+    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(values["seed"]), 3)
     obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
     agent, params = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    return agent, params, RolloutCarry(env_state, obs, key, stats)
-
-
-def make_agent_state(params: Any, carry: RolloutCarry, values: dict, apply_fn, optimizer, tx) -> AgentState:
-    """One agent's state: its optimiser state holds its LR and clip norm (the shared `tx` reads them there)."""
     hparams = HParams(**{name: jnp.float32(values[name]) for name in HParams._fields})
-    opt_state = optimizer(hparams.learning_rate, hparams.max_grad_norm).init(params)
-    train_state = TrainState.create(apply_fn=apply_fn, params=params, tx=tx).replace(opt_state=opt_state)
-    return AgentState(train_state, carry, hparams)
+    return agent, params, RolloutCarry(env_state, obs, key, stats), hparams
 
 
 def init_agents(args: Args, env: Any, env_params: Any) -> tuple[Agent, list, AgentState]:
     """The module, each agent's settings (agent_settings) and their states, every leaf stacked with a leading agent
     axis: one module and one optimizer, the agents differ only by arrays."""
-    settings = agent_settings(args)
-    seeded = [seed_agent(values["seed"], env, env_params, args) for values in settings]
-    agent, optimizer = seeded[0][0], make_optimizer(args)
-    tx = optimizer(args.learning_rate, args.max_grad_norm)
-    states = [make_agent_state(params, carry, values, agent.apply, optimizer, tx)
-              for (_, params, carry), values in zip(seeded, settings)]
+    settings, optimizer = agent_settings(args), make_optimizer(args)
+    seeded = [seed_agent(values, env, env_params, args) for values in settings]
+    agent, tx = seeded[0][0], optimizer(args.learning_rate, args.max_grad_norm)
+    states = []
+    for _, params, carry, hparams in seeded:  # each optimiser state holds its agent's LR and clip norm (tx reads them)
+        opt_state = optimizer(hparams.learning_rate, hparams.max_grad_norm).init(params)
+        train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=tx).replace(opt_state=opt_state)
+        states.append(AgentState(train_state, carry, hparams))
     return agent, settings, jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
 
 
@@ -542,16 +522,8 @@ def check_args(args: Args) -> str | None:
     """Return why `args` cannot run, or None when they can; checked before anything is created."""
     if reason := range_problem(args):
         return reason
-    if args.hparams:
-        try:
-            agents = agent_settings(args)
-        except OSError as error:
-            return f"--hparams {args.hparams}: {error.strerror}"
-        except ValueError as error:  # json's errors too
-            return f"--hparams {args.hparams}: {error}"
-        problems = ((i, range_problem(replace(args, **values))) for i, values in enumerate(agents))
-        if found := next(((i, reason) for i, reason in problems if reason), None):
-            return f"--hparams {args.hparams}: agent {found[0]}: {found[1]}"
+    if args.hparams and (reason := hparams_problem(args)):
+        return f"--hparams {args.hparams}: {reason}"
     batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
     if batch < minibatches:
         return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
@@ -587,6 +559,34 @@ def range_problem(args: Args) -> str | None:
             if not valid(getattr(args, name)):
                 return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
     return None
+
+
+def hparams_problem(args: Args) -> str | None:
+    """What is wrong with the --hparams file that agent_settings reads (a JSON list of --num-seeds objects, each of an
+    agent's integer seed and HParams values, in the flags' ranges), or None."""
+    try:
+        with open(args.hparams) as f:
+            given = json.load(f)
+    except OSError as error:
+        return error.strerror
+    except ValueError as error:  # json's errors
+        return str(error)
+    if not isinstance(given, list) or len(given) != args.num_seeds or not all(isinstance(g, dict) for g in given):
+        return f"want a JSON list of --num-seeds ({args.num_seeds}) objects"
+    for i, values in enumerate(given):
+        unknown = set(values) - {"seed", *HParams._fields}
+        if unknown:
+            return f"agent {i}: {', '.join(sorted(unknown))} cannot differ between agents here"
+        number_types = {name: (int,) if name == "seed" else (int, float) for name in values}
+        if any(isinstance(v, bool) or not isinstance(v, number_types[name]) for name, v in values.items()):
+            return f"agent {i}: want numbers (an integer seed), got {json.dumps(values)}"
+        if not 0 <= values.get("seed", 0) < 2**32:
+            return f"agent {i}: the seed must be in [0, 2**32), got {values['seed']}"
+    agents = agent_settings(args)
+    if len({agent["seed"] for agent in agents}) < len(agents):
+        return "two agents have the same seed (and would share a run folder)"
+    problems = ((i, range_problem(replace(args, **values))) for i, values in enumerate(agents))
+    return next((f"agent {i}: {reason}" for i, reason in problems if reason), None)
 
 
 def memory_refusal(args: Args, obs_size: int) -> str | None:

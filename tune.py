@@ -36,7 +36,13 @@ one process per group. No pruning there: a population's trials run to their end.
 With --seeds-per-trial K, trial n trains on the seeds --seed + n K + k (k < K), as K runs side by side
 (OUT/runs/trial_NNNN/seed_S) or, with --population, as K agents of its population's process; its objective is the
 K values' aggregate (--aggregate: the mean, or the interquartile mean), and so is what the pruner sees at each
-iteration, once all K runs reached it."""
+iteration, once all K runs reached it.
+
+With --pbt N (a SCRIPT that trains its population with PBT: ppo_linen_pbt.py), the populations of --population N train
+with population-based training inside their process: each trial is an agent that starts from the trial's values (the
+space: the script's per-agent floats) and its objective is that agent's at the end, after the copies and the explored
+values of the training; its run folder keeps its schedule (pbt_schedule.json) and its lineage's replay
+(pbt_replay.json), which the re-evaluation reruns on the fresh seeds."""
 
 
 @dataclass
@@ -80,6 +86,9 @@ class TuneArgs:
     seeds_per_trial: int = 1
     """K: each trial trains its configuration on K seeds (K runs side by side; with --population, K agents of its
     process) and its objective is their aggregate; trials.csv keeps each seed's value"""
+    pbt: int = 0
+    """train N trials at a time as the agents of one population-based-training process (ppo_linen_pbt.py): each
+    starts from its trial's values; the re-evaluation reruns the best one's lineage (its pbt_replay.json)"""
     aggregate: Literal["auto", "mean", "iqm"] = "auto"
     """the K seeds' aggregate: mean, or the interquartile mean (IQM, rliable's); auto: IQM from K = 4, the mean
     below"""
@@ -121,13 +130,16 @@ def check_options(options: TuneArgs):
         raise Refused("--seeds-per-trial and --eval-top want at least 1")
     if not options.minutes >= 0 or math.isinf(options.minutes):
         raise Refused(f"--minutes wants a finite number of minutes, at least 0 (0: no budget), got {options.minutes}")
+    if options.pbt and (options.pbt < 2 or options.population or options.seeds_per_trial > 1):
+        raise Refused("--pbt N wants N >= 2 agents a population, each one trial: no --population, no --seeds-per-trial")
     if options.slurm and options.workers != 1:
         raise Refused("--slurm runs one trial per array task: drop --workers")
     if options.mlflow and importlib.util.find_spec("mlflow") is None:
         raise Refused("--mlflow needs MLflow: pip install -r requirements-mlflow.txt")
 
 
-def check_script(script: str, script_flags: list, population: int, space_path: str) -> tuple[str, dict, bool]:
+def check_script(script: str, script_flags: list, population: int, space_path: str, pbt: bool = False
+                 ) -> tuple[str, dict, bool]:
     """SCRIPT is ours (a ppo_*.py, ppo_continuous_*.py or dqn_*.py file: its algorithm the registry's rule, which names
     the default space) or one written as CleanRL's are (tyro's Args or argparse flags, --seed; its default space by
     its name, else --space); each of its flags is a field that tune.py does not set. Returns the algorithm, the
@@ -164,7 +176,20 @@ def check_script(script: str, script_flags: list, population: int, space_path: s
     if population and not agent_fields(script):
         raise Refused(f"--population needs a script that trains agents with their own values in one process "
                       f"(--hparams: ppo_linen_scan.py, dqn_linen_vmap.py); {name} has none")
+    if pbt and "pbt_interval" not in fields:
+        raise Refused(f"--pbt needs a script that trains its population with PBT (--pbt-interval: ppo_linen_pbt.py); "
+                      f"{name} does not")
     return algorithm or "custom", fields, ours
+
+
+def pbt_space(space: dict, agents: set, space_path: str) -> dict:
+    """A --pbt study's space: the default's per-agent fields; a --space FILE with another field is refused."""
+    if not space_path:
+        return {name: entry for name, entry in space.items() if name in agents}
+    if others := sorted(set(space) - agents):
+        raise Refused(f"--pbt: the agents of a population share {', '.join(others)}; search only their own values "
+                      f"({', '.join(sorted(agents))})")
+    return space
 
 
 def aggregate_of(options: TuneArgs) -> str:
@@ -238,18 +263,21 @@ def main(argv: list) -> int:
 
     options, script, script_flags = parse(argv)
     check_options(options)
-    algorithm, fields, ours = check_script(script, script_flags, options.population, options.space)
+    population = options.population or options.pbt
+    algorithm, fields, ours = check_script(script, script_flags, population, options.space, bool(options.pbt))
     space = load_space(options.space, algorithm)
+    if options.pbt:  # every agent of a PBT population shares the other fields: only its own values are searched
+        space = pbt_space(space, agent_fields(script), options.space)
     fixed = {word[2:].split("=", 1)[0].replace("-", "_") for word in script_flags if word.startswith("--")}
     check_space(space, fields, script, fixed)
     study_dir = options.out or os.path.join("studies", os.path.basename(script)[: -len(".py")])
     settings = Settings(script=os.path.normpath(script), script_flags=script_flags, algorithm=algorithm, space=space,
-                        sampler=options.sampler, pruner="none" if options.population else options.pruner,
+                        sampler=options.sampler, pruner="none" if population else options.pruner,
                         seed=options.seed, storage=options.storage,
                         study_name=os.path.basename(os.path.abspath(study_dir)), trials=options.trials,
-                        eval_seeds=options.eval_seeds, workers=options.workers, population=options.population,
+                        eval_seeds=options.eval_seeds, workers=options.workers, population=population,
                         seeds_per_trial=options.seeds_per_trial, aggregate=aggregate_of(options),
-                        contract="benchmark" if ours else "cleanrl")
+                        contract="benchmark" if ours else "cleanrl", pbt=bool(options.pbt))
     if options.storage:
         open_storage(study_dir, options.storage)  # before anything is written: an unreachable one is refused
     save_settings(study_dir, settings)

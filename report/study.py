@@ -330,8 +330,9 @@ def outcome_text(summary: Figures) -> str:
     return "; ".join(parts)
 
 
-def answer_lines(summary: Figures, data: dict | None) -> list:
-    """The report's opening: the best configuration, its value and re-evaluation, the trials, the wall time."""
+def answer_lines(summary: Figures, data: dict | None, pbt: bool = False) -> list:
+    """The report's opening: the best configuration, its value and re-evaluation, the trials, the wall time; in a PBT
+    study, where the best trial's schedule is (its values are its start)."""
     lines = ["## The answer", ""]
     best = summary.best
     if best is None:
@@ -341,6 +342,13 @@ def answer_lines(summary: Figures, data: dict | None) -> list:
                   f"{OBJECTIVE}); re-evaluated: {re_evaluation_text(best, data)}.", ""]
         rows = [[name, param_text(value)] for name, value in best.params.items()]
         lines += markdown_table(["parameter", "value"], rows) + top_lines(data)
+        if pbt:
+            folder = f"runs/trial_{best.number:04d}"
+            schedule, replay = (f"[{folder}/{file}]({folder}/{file})" for file in ("pbt_schedule.json",
+                                                                                   "pbt_replay.json"))
+            lines += [f"PBT: these are the values trial {best.number}'s agent started from. What it trained with, "
+                      f"iteration by iteration, and whom it copied: {schedule}; its lineage as one agent's --hparams "
+                      f"file, which the re-evaluation reruns: {replay}.", ""]
     lines += [f"- **Trials:** {outcome_text(summary)}.",
               f"- **Wall time:** {duration_text(summary.wall_s)}, {rate_text(summary.per_hour)} trials per hour "
               f"(finished trials); median trial {duration_text(summary.median_s)}.", "", WALL_TIME, ""]
@@ -375,6 +383,8 @@ def settings_lines(settings, silent: int = 0) -> list:
             ["re-evaluation seeds", settings.eval_seeds], ["storage", settings.storage or "journal.log (the folder's)"]]
     if settings.contract == "cleanrl":
         rows.insert(1, ["contract", "a CleanRL-style script, run in its trial's folder (docs/tuning.md)"])
+    if settings.pbt:
+        rows.insert(5, ["PBT", f"populations of {settings.population} agents, each a trial"])
     if settings.seeds_per_trial > 1:
         rows.insert(5, ["seeds per trial",
                         f"{settings.seeds_per_trial}, the objective their {AGGREGATES[settings.aggregate]}"])
@@ -409,7 +419,8 @@ def write_report(study_dir: str) -> str:
     records.write_trials_csv(study, study_dir, settings.space, settings.seeds_per_trial)
     title = f"# Study {settings.study_name or os.path.basename(os.path.abspath(study_dir))}: `{settings.script}`"
     silent = sum(bool(trial.user_attrs.get("no_iteration_line")) for trial in study.get_trials(deepcopy=False))
-    lines = [title, ""] + answer_lines(summary, evaluation.read(study_dir)) + settings_lines(settings, silent)
+    lines = [title, ""] + answer_lines(summary, evaluation.read(study_dir), settings.pbt)
+    lines += settings_lines(settings, silent)
     lines += chart_lines(study, study_dir) + trial_lines(study, summary)
     return write_markdown(study_dir, lines)
 

@@ -1,7 +1,8 @@
 """The best configurations rerun on --eval-seeds fresh seeds (evaluation.json): what their values are worth beyond
 the seeds they were found with. The best's rerun first; with --eval-top k the next k - 1 by value too, on the same
 fresh seeds, so that the report can say whether the top configurations can be told apart. Resumable: the seeds
-already run for the same trial are kept."""
+already run for the same trial are kept. A PBT study's trial is the agent of a population whose values changed as it
+trained: its rerun is the replay of its lineage (its run folder's pbt_replay.json) as one agent on each fresh seed."""
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,17 @@ def previous_runs(previous: dict, trial) -> dict:
     return {}
 
 
+def replay_flags(search: Search, trial) -> list:
+    """The flags that rerun a PBT trial's lineage as one agent on the --seed given beside them: its pbt_replay.json
+    without its seed, written once to OUT/populations/replay_trial_NNNN.json."""
+    path = os.path.join(search.study_dir, "populations", f"replay_trial_{trial.number:04d}.json")
+    with open(os.path.join(search.runs_dir, f"trial_{trial.number:04d}", "pbt_replay.json")) as f:
+        replay = [{key: value for key, value in agent.items() if key != "seed"} for agent in json.load(f)]
+    with open(path, "w") as f:
+        json.dump(replay, f)
+    return ["--num-seeds", "1", "--hparams", path]
+
+
 def evaluate(search: Search, seeds: int, workers: int, top: int = 1) -> dict | None:
     """Reruns the `top` best trials' configurations on `seeds` fresh seeds, `workers` runs at a time; None without a
     best."""
@@ -50,7 +62,8 @@ def evaluate(search: Search, seeds: int, workers: int, top: int = 1) -> dict | N
         if seed in done[trial.number] and done[trial.number][seed]["value"] is not None:
             return done[trial.number][seed]
         run_name = f"eval_{seed}" if trial is ranked[0] else f"eval_trial{trial.number}_{seed}"
-        argv, cwd = search.command(flags(trial.params), seed, search.runs_dir, run_name)
+        configuration = replay_flags(search, trial) if search.settings.pbt else flags(trial.params)
+        argv, cwd = search.command(configuration, seed, search.runs_dir, run_name)
         log_path = os.path.join(search.logs_dir, f"{run_name}.log")
         ended = trial_process.run(argv, log_path, lambda iteration, value: False,
                                   lambda process: search.running.__setitem__(("eval", run_name), process),

@@ -35,7 +35,7 @@ SETTINGS_FILE, JOURNAL_FILE = "study.json", "journal.log"
 STORAGE_ATTEMPTS = 3
 # what makes a study: a rerun that changes any of it is refused (the trial count, workers and the rest may change)
 IDENTITY = ("script", "script_flags", "space", "sampler", "pruner", "seed", "storage", "population", "seeds_per_trial",
-            "aggregate")
+            "aggregate", "pbt")
 
 
 @dataclass
@@ -57,6 +57,7 @@ class Settings:
     seeds_per_trial: int = 1
     aggregate: str = "mean"  # of a trial's seeds' objectives: "mean" or "iqm"
     contract: str = "benchmark"  # "cleanrl": a script not ours, run in its run folder (docs/tuning.md)
+    pbt: bool = False  # the populations train with PBT (--pbt N): a trial's values are its agent's start
     extra: dict = field(default_factory=dict)
 
 

@@ -96,6 +96,8 @@ LINEN_GYMNASIUM_ASYNC = Variant("ppo_linen_gymnasium", "jit-async", ("--vectoriz
                                 "gymnasium", "linen_gymnasium", "#5ab4ac", "ppo_linen", GYMNASIUM, classic_only=True)
 LINEN_SCAN = Variant("ppo_linen_scan", "scan", (), "linen", "jax", "jax", "#08306b", "ppo_linen",
                      design="Flax Linen, training in one `lax.scan`", num_seeds=True)
+LINEN_PBT = Variant("ppo_linen_pbt", "pbt", (), "linen", "jax", "jax", "#2c7fb8", "ppo_linen_scan",
+                    num_seeds=True)  # population-based training of the scan's agents, inside its compiled scan
 TORCH_NATIVE = Variant("ppo_torch_native", "eager", (), "torch", "torch-native", "torch_native", "#f16913",
                        "ppo_torch", TORCH_ENV, design="PyTorch, env in torch", classic_only=True)
 TORCH_NATIVE_COMPILE = Variant("ppo_torch_native", "compile", ("--compile",), "torch", "torch-native-compile",
@@ -149,7 +151,7 @@ CONTINUOUS_LINEN_GYMNASIUM = Variant("ppo_continuous_linen_gymnasium", "jit", ()
 
 VARIANTS = (LINEN_NONE, LINEN, NNX_NONE, NNX, NNX_CACHED, NNX_TREE, EQUINOX_NONE, EQUINOX, TORCH_NONE, TORCH,
             TORCH_COMPILE, TORCH_COMPILE_CUDAGRAPHS, LINEN_GYMNASIUM, LINEN_GYMNASIUM_VECTOR, TORCH_GYMNASIUM,
-            TORCH_GYMNASIUM_VECTOR, TORCH_GYMNASIUM_ASYNC, LINEN_GYMNASIUM_ASYNC, LINEN_SCAN, TORCH_NATIVE,
+            TORCH_GYMNASIUM_VECTOR, TORCH_GYMNASIUM_ASYNC, LINEN_GYMNASIUM_ASYNC, LINEN_SCAN, LINEN_PBT, TORCH_NATIVE,
             TORCH_NATIVE_COMPILE, TORCH_NATIVE_COMPILE_CUDAGRAPHS, DQN_TORCH_GYMNASIUM, DQN_LINEN_GYMNASIUM, DQN_TORCH, DQN_LINEN, DQN_TORCH_COMPILE,
             DQN_TORCH_COMPILE_CUDAGRAPHS, DQN_NNX, DQN_EQUINOX, DQN_LINEN_VMAP, CONTINUOUS_LINEN, CONTINUOUS_NNX,
             CONTINUOUS_EQUINOX, CONTINUOUS_TORCH, CONTINUOUS_TORCH_COMPILE, CONTINUOUS_TORCH_GYMNASIUM,

@@ -45,10 +45,17 @@ def default_row(script: str) -> variants.Variant:
     return next(row for row in variants.of_script(script[: -len(".py")]) if not row.flags)
 
 
+# ppo_linen_pbt.py's agents copy each other and change their hyperparameters as they train (PBT): its runs are not the
+# runs of its flags' values that the tests of every script take them for (a learning rate annealed alone, an agent's
+# curve its own seed's); tests/test_pbt.py tests it, tests/test_harness.py its harness with its family's
+PBT_SCRIPTS = [variants.LINEN_PBT.file]
+
+
 def registry_scripts(algorithm: str, **fields) -> list:
-    """The files of the algorithm's scripts (the registry's order) whose default row has the fields given."""
+    """The files of the algorithm's scripts (the registry's order, PBT_SCRIPTS left out) whose default row has the
+    fields given."""
     rows = [default_row(f"{script}.py") for script in variants.SCRIPTS]
-    return [row.file for row in rows if row.algorithm == algorithm
+    return [row.file for row in rows if row.algorithm == algorithm and row.file not in PBT_SCRIPTS
             and all(getattr(row, name) == value for name, value in fields.items())]
 
 

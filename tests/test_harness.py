@@ -10,7 +10,7 @@ import signal
 import pytest
 
 import ppo_linen
-from helpers import CONTINUOUS_GYMNASIUM_SCRIPTS, CONTINUOUS_SCRIPTS, DQN_SCRIPTS, ROOT, SCRIPTS, read_run
+from helpers import CONTINUOUS_GYMNASIUM_SCRIPTS, CONTINUOUS_SCRIPTS, DQN_SCRIPTS, PBT_SCRIPTS, ROOT, SCRIPTS, read_run
 
 BANNER_RULE = "# " + "=" * 118
 # the harness's functions and classes; those that each framework (or env backend) writes its own way are allowed to
@@ -20,13 +20,15 @@ BANNER_RULE = "# " + "=" * 118
 SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "exits_are_dropped_in", "Run"}
 # the two families' harnesses share all of SHARED but Run: DQN's has no --sync-timing phases (its check_args refuses the
 # flag: an iteration's acting and learning cannot be timed apart) and no PPO loss (explained variance) to let through
-FAMILIES = {"PPO": SCRIPTS, "DQN": DQN_SCRIPTS, "PPO, continuous actions": CONTINUOUS_SCRIPTS}
+FAMILIES = {"PPO": SCRIPTS + PBT_SCRIPTS, "DQN": DQN_SCRIPTS, "PPO, continuous actions": CONTINUOUS_SCRIPTS}
 ACROSS_FAMILIES = SHARED - {"Run"}
 FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
-# ppo_linen_scan.py and dqn_linen_vmap.py train --num-seeds agents in one process: one Run per agent, driven as one by
-# their AgentRuns (which also starts the run), and the range check each agent's --hparams values pass; the scan script
-# also checks its agents' batch against the memory
-AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem"},
+# ppo_linen_scan.py, ppo_linen_pbt.py and dqn_linen_vmap.py train --num-seeds agents in one process: one Run per agent,
+# driven as one by their AgentRuns (which also starts the run), and the range check each agent's --hparams values pass;
+# the PPO scripts also check the --hparams file apart (the PBT script each value of it apart: a list of one per
+# iteration) and their agents' batch against the memory
+AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem", "hparams_problem"},
+          "ppo_linen_pbt.py": {"AgentRuns", "memory_refusal", "range_problem", "hparams_problem", "value_problem"},
           "dqn_linen_vmap.py": {"AgentRuns", "range_problem"}}
 # the Gymnasium scripts check a module:EnvId against Gymnasium's registry (and PPO's, its NumPy vector env)
 GYMNASIUM_CHECKS = {script: {"gymnasium_spec", "vector_same_step"} for script in (
@@ -59,7 +61,7 @@ class Sections:
         return {node.name: self.segment(node) for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
-ALL_SCRIPTS = SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
+ALL_SCRIPTS = SCRIPTS + PBT_SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
 SECTIONS = {script: Sections(script) for script in ALL_SCRIPTS}  # every family's: one harness
 
 

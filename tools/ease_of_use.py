@@ -93,6 +93,10 @@ NOTES = {
     variants.LINEN_SCAN: Note(
         "exp7", "Chunks of iterations in one `lax.scan`, agents under `vmap`; metrics reach the host by an "
         "ordered `io_callback`, the chunks in a thread."),
+    variants.LINEN_PBT: Note(
+        None, "`ppo_linen_scan.py`'s agents with population-based training inside the compiled scan: the worst copy "
+        "the best (parameters, optimiser state, envs) and perturb their `--hparams` floats, all on the device.",
+        "no sweep (a search, not a timing: tests/test_pbt.py checks its exploit, explore and replay)"),
     variants.LINEN_GYMNASIUM: Note(
         "exp4-native", "The env in NumPy cannot sit in `lax.scan`: a Python rollout loop, one jitted call and "
         "one host round trip per env step."),

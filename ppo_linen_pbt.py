@@ -1,0 +1,1038 @@
+"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap, each
+agent with its own seed and, from --hparams, its own float hyperparameters; population-based training inside the scan
+(every --pbt-interval iterations the worst agents copy the best and perturb their hyperparameters)."""
+import time
+
+PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
+
+import os
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: allocate as needed (peak memory is logged)
+
+import concurrent.futures
+import functools
+import importlib
+import json
+import queue
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Sequence
+
+import flax.linen as nn
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import tyro
+from flax.training.train_state import TrainState
+from jax.experimental import io_callback
+
+MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+
+
+@dataclass
+class Args:
+    # experiment
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (variant), used in the run name"""
+    seed: int = 1
+    """seed of parameters, environments, actions and minibatch order"""
+    env_id: str = "CartPole-v1"
+    """any gymnax environment with a discrete action space, or module:EnvId (the module's make_gymnax)"""
+    model_size: Literal["small", "medium", "large"] = "small"
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    num_seeds: int = 8
+    """the number of agents trained together (vmapped), agent i with seed --seed + i: the population"""
+    hparams: str = ""
+    """a JSON list of --num-seeds objects: agent i's seed and any of its float hyperparameters (learning_rate,
+    gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm), each a number or a list of one per iteration, and
+    its place (a list: the population's agent it trains as at each iteration, a replay's); what it leaves out, the
+    flags set (pbt_replay.json in an agent's run folder is such a file: the replay of its lineage)"""
+    chunk_iterations: int = 10
+    """the iterations one compiled call runs (0, or at least --num-iterations: the whole training in one call)"""
+    sync_timing: bool = False
+    """synchronise around rollout and update to time them separately"""
+    profile: bool = False
+    """write a profiler trace of a few steady-state iterations (8-10) next to the event file"""
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    """where to run: auto (GPU if present), cpu or gpu"""
+    log_dir: str = "runs"
+    """TensorBoard root folder"""
+    run_name: str = ""
+    """run folder name (default: {env_id}__{exp_name}__{model_size}__{seed}__{unix time})"""
+
+    # algorithm
+    num_envs: int = 32
+    """the number of parallel environments"""
+    num_steps: int = 256
+    """the number of steps per environment per rollout"""
+    num_iterations: int = 100
+    """the number of iterations (one rollout + one update each)"""
+    num_minibatches: int = 8
+    """the number of minibatches per epoch"""
+    update_epochs: int = 10
+    """the number of passes over the batch per update"""
+    learning_rate: float = 2.5e-4
+    """the learning rate of the Adam optimizer"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the iterations"""
+    gamma: float = 0.99
+    """the discount factor"""
+    gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    ent_coef: float = 0.01
+    """the entropy coefficient"""
+    vf_coef: float = 0.5
+    """the value-function coefficient"""
+    max_grad_norm: float = 0.5
+    """the maximum global gradient norm"""
+    adam_eps: float = 1e-5
+    """the epsilon of Adam"""
+    bootstrap_truncated: bool = True
+    """bootstrap truncated episodes from V(final observation); off: truncation counts as termination"""
+
+    # population-based training
+    pbt_interval: int = 10
+    """the iterations between two exploits; an agent's recent return is its mean episodic return over them"""
+    pbt_burn_in: int = 20
+    """the iterations before the first exploit"""
+    pbt_bottom: float = 0.25
+    """the fraction of agents (at least one) that copy an agent of the top fraction, ranked by recent return"""
+    pbt_top: float = 0.25
+    """the fraction of agents (at least one) that the bottom fraction copies"""
+    pbt_resample: float = 0.25
+    """the probability that explore draws a value anew from its range rather than multiply it by 0.8 or 1.2"""
+
+
+# ENV HELPERS
+def make_env(env_id: str):
+    """gymnax's env and its params; for `module:EnvId` (an env the project or the user ships, Gymnasium's
+    convention), the module's `make_gymnax(EnvId)`, which returns what gymnax.make does."""
+    if ":" in env_id:
+        module, name = env_id.split(":", 1)
+        return importlib.import_module(module).make_gymnax(name)
+    return gymnax.make(env_id)
+
+
+def flatten_obs(obs: jax.Array) -> jax.Array:
+    """Flatten each env's observation into a float32 vector (MinAtar 10x10xC -> 100*C)."""
+    return obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+
+
+def env_reset(key: jax.Array, env: Any, env_params: Any, num_envs: int):
+    obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(key, num_envs), env_params)
+    return flatten_obs(obs), env_state
+
+
+def env_step(key: jax.Array, env_state: Any, action: jax.Array, env: Any, env_params: Any):
+    keys = jax.random.split(key, action.shape[0])
+    obs, env_state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+        keys, env_state, action, env_params
+    )
+    return flatten_obs(obs), env_state, reward, terminated, truncated, flatten_obs(info["final_observation"])
+
+
+def select_device(choice: str) -> jax.Device:
+    """The device asked for (auto: JAX's default, the GPU if present); a RuntimeError if there is none."""
+    return jax.devices()[0] if choice == "auto" else jax.devices(choice)[0]
+
+
+# MODEL
+class MLP(nn.Module):
+    """Dense layers with tanh between them; orthogonal kernels (gain sqrt(2), then `out_gain` on the head)."""
+
+    hidden_sizes: Sequence[int]
+    out_dim: int
+    out_gain: float
+
+    @nn.compact
+    def __call__(self, x):
+        for size in self.hidden_sizes:
+            x = nn.tanh(nn.Dense(size, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
+        return nn.Dense(self.out_dim, kernel_init=nn.initializers.orthogonal(self.out_gain))(x)
+
+
+class Agent(nn.Module):
+    """Separate actor and critic MLPs with tanh (orthogonal init, biases 0)."""
+
+    hidden_sizes: Sequence[int]
+    action_dim: int
+
+    def setup(self):
+        self.actor = MLP(self.hidden_sizes, self.action_dim, 0.01)
+        self.critic = MLP(self.hidden_sizes, 1, 1.0)
+
+    def __call__(self, x):
+        return self.actor(x), self.value(x)
+
+    def value(self, x):
+        return self.critic(x).squeeze(-1)
+
+
+def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str):
+    """Build the agent and its seeded parameters."""
+    agent = Agent(MODEL_SIZES[model_size], action_dim)
+    return agent, agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
+
+
+def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
+    """`optax.scale_by_adam` with a float32 step count, same maths. optax keeps an int32 count, and eagerly `b ** count`
+    with a concrete integer becomes `lax.integer_pow` with a static exponent: a compilation per step under --no-jit."""
+
+    def init(params):
+        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
+        return optax.ScaleByAdamState(jnp.zeros([], jnp.float32), mu, nu)
+
+    def update(grads, state, params=None):
+        mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
+        nu = jax.tree.map(lambda v, g: (1 - b2) * g * g + b2 * v, state.nu, grads)
+        count = state.count + 1
+        updates = jax.tree.map(lambda m, v: (m / (1 - b1**count)) / (jnp.sqrt(v / (1 - b2**count)) + eps), mu, nu)
+        return updates, optax.ScaleByAdamState(count, mu, nu)
+
+    return optax.GradientTransformation(init, update)
+
+
+def make_optimizer(args: Args):
+    """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between. The LR and the
+    clip's norm are inputs of the optimiser's state (optax.inject_hyperparams): call it with an agent's values."""
+    updates_per_iteration = args.update_epochs * args.num_minibatches
+
+    def optimizer(learning_rate, max_grad_norm):
+        def schedule(count):  # the iteration's LR for each of its optimiser steps
+            if not args.anneal_lr:
+                return learning_rate
+            return learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
+
+        adam = scale_by_adam(eps=args.adam_eps)
+        return optax.chain(optax.clip_by_global_norm(max_grad_norm), adam, optax.scale_by_learning_rate(schedule))
+
+    return optax.inject_hyperparams(optimizer)
+
+
+class Storage(NamedTuple):
+    obs: jax.Array
+    actions: jax.Array
+    logprobs: jax.Array
+    values: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_values: jax.Array
+
+
+class EpisodeStats(NamedTuple):
+    returns: jax.Array
+    lengths: jax.Array
+    finished_return_sum: jax.Array
+    finished_length_sum: jax.Array
+    finished_count: jax.Array
+
+
+class RolloutCarry(NamedTuple):
+    env_state: Any
+    obs: jax.Array
+    key: jax.Array
+    stats: EpisodeStats
+
+
+def new_iteration_stats(stats: EpisodeStats) -> EpisodeStats:
+    """Keep running episodes, zero the per-iteration sums of finished ones."""
+    return EpisodeStats(stats.returns, stats.lengths, jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+
+
+def track_episodes(stats: EpisodeStats, reward: jax.Array, done: jax.Array) -> EpisodeStats:
+    """Masked per-env update of running returns and lengths, on device."""
+    returns, lengths = stats.returns + reward, stats.lengths + 1
+    return EpisodeStats(
+        returns=jnp.where(done, 0.0, returns), lengths=jnp.where(done, 0, lengths),
+        finished_return_sum=stats.finished_return_sum + jnp.sum(jnp.where(done, returns, 0.0)),
+        finished_length_sum=stats.finished_length_sum + jnp.sum(jnp.where(done, lengths, 0)),
+        finished_count=stats.finished_count + jnp.sum(done),
+    )
+
+
+# ROLLOUT
+def rollout_step(
+    carry: RolloutCarry, _, params: Any, agent: Agent, env: Any, env_params: Any, bootstrap_truncated: bool
+):
+    key, action_key, step_key = jax.random.split(carry.key, 3)
+    logits, value = agent.apply(params, carry.obs)
+    action = jax.random.categorical(action_key, logits)
+    logprob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=1).squeeze(1)
+    next_obs, env_state, reward, terminated, truncated, final_obs = env_step(
+        step_key, carry.env_state, action, env, env_params
+    )
+    # static: off, V(final obs) is never computed (GAE then ignores final_values)
+    final_value = agent.apply(params, final_obs, method=Agent.value) if bootstrap_truncated else jnp.zeros_like(value)
+    stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
+    transition = Storage(carry.obs, action, logprob, value, reward, terminated, truncated, final_value)
+    return RolloutCarry(env_state, next_obs, key, stats), transition
+
+
+def rollout(
+    params: Any, carry: RolloutCarry, agent: Agent, env: Any, env_params: Any, num_steps: int, bootstrap_truncated: bool
+):
+    """Collect `num_steps` vectorised steps with the policy `params` (closed over by the scan, not carried); returns the
+    new carry, the storage, V(last obs) and the key of the update that follows."""
+    key, update_key = jax.random.split(carry.key)
+    carry = carry._replace(key=key, stats=new_iteration_stats(carry.stats))
+    step = functools.partial(
+        rollout_step, params=params, agent=agent, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated
+    )
+    carry, storage = jax.lax.scan(step, carry, length=num_steps)
+    last_value = agent.apply(params, carry.obs, method=Agent.value)
+    return carry, storage, last_value, update_key
+
+
+# GAE
+def compute_gae(storage: Storage, last_value, gamma: float, gae_lambda: float, bootstrap_truncated: bool):
+    """GAE (https://arxiv.org/abs/1506.02438) with auto-reset envs: every finished episode cuts the trace; a truncated
+    step (not terminated) bootstraps from V(final observation) when `bootstrap_truncated`."""
+    dones = jnp.logical_or(storage.terminated, storage.truncated)
+    rewards = storage.rewards
+    if bootstrap_truncated:
+        bootstrap = jnp.logical_and(storage.truncated, jnp.logical_not(storage.terminated))
+        rewards = rewards + gamma * storage.final_values * bootstrap
+    next_values = jnp.concatenate([storage.values[1:], last_value[None]], axis=0)
+    not_done = 1.0 - dones.astype(jnp.float32)
+    deltas = rewards + gamma * next_values * not_done - storage.values
+
+    def backward(lastgaelam, step):
+        delta, nonterminal = step
+        lastgaelam = delta + gamma * gae_lambda * nonterminal * lastgaelam
+        return lastgaelam, lastgaelam
+
+    _, advantages = jax.lax.scan(backward, jnp.zeros_like(last_value), (deltas, not_done), reverse=True)
+    return advantages, advantages + storage.values
+
+
+# LOSS
+class LossInfo(NamedTuple):
+    policy_loss: jax.Array
+    value_loss: jax.Array
+    entropy: jax.Array
+    approx_kl: jax.Array
+    old_approx_kl: jax.Array
+    clipfrac: jax.Array
+
+
+class Batch(NamedTuple):
+    obs: jax.Array
+    actions: jax.Array
+    logprobs: jax.Array
+    values: jax.Array
+    advantages: jax.Array
+    returns: jax.Array
+
+
+def ppo_loss(params, agent: Agent, mb: Batch, clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef):
+    """Clipped-surrogate PPO loss (https://arxiv.org/abs/1707.06347) with clipped value loss."""
+    logits, newvalue = agent.apply(params, mb.obs)
+    log_probs = jax.nn.log_softmax(logits)
+    newlogprob = jnp.take_along_axis(log_probs, mb.actions[:, None], axis=1).squeeze(1)
+    entropy = -jnp.sum(jnp.exp(log_probs) * log_probs, axis=-1).mean()
+    logratio = newlogprob - mb.logprobs
+    ratio = jnp.exp(logratio)
+    old_approx_kl = (-logratio).mean()
+    approx_kl = ((ratio - 1) - logratio).mean()
+    clipfrac = (jnp.abs(ratio - 1.0) > clip_coef).astype(jnp.float32).mean()
+
+    mb_advantages = mb.advantages
+    if norm_adv:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * jnp.clip(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = jnp.maximum(pg_loss1, pg_loss2).mean()
+
+    v_loss_unclipped = (newvalue - mb.returns) ** 2
+    if clip_vloss:
+        v_clipped = mb.values + jnp.clip(newvalue - mb.values, -clip_coef, clip_coef)
+        v_loss = 0.5 * jnp.maximum(v_loss_unclipped, (v_clipped - mb.returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * v_loss_unclipped.mean()
+
+    loss = pg_loss - ent_coef * entropy + v_loss * vf_coef
+    return loss, LossInfo(pg_loss, v_loss, entropy, approx_kl, old_approx_kl, clipfrac)
+
+
+# UPDATE
+def update_minibatch(train_state: TrainState, mb_inds: jax.Array, b: Batch, loss_fn):
+    mb = jax.tree.map(lambda x: x[mb_inds], b)
+    (_, info), grads = jax.value_and_grad(loss_fn, has_aux=True)(train_state.params, mb=mb)
+    return train_state.apply_gradients(grads=grads), info
+
+
+def update(train_state: TrainState, storage: Storage, advantages, returns, key: jax.Array, agent: Agent, args: Args,
+           hp: "HParams"):
+    """`update_epochs` passes over the batch (steps and envs flattened), each in a fresh random minibatch order."""
+    b = Batch(storage.obs, storage.actions, storage.logprobs, storage.values, advantages, returns)
+    b = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), b)
+    epoch_keys = jax.random.split(key, args.update_epochs)
+    b_inds = jax.vmap(jax.random.permutation, in_axes=(0, None))(epoch_keys, b.obs.shape[0])
+    mb_inds = b_inds.reshape(args.update_epochs * args.num_minibatches, -1)
+    loss_fn = functools.partial(
+        ppo_loss, agent=agent, clip_coef=hp.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,
+        ent_coef=hp.ent_coef, vf_coef=hp.vf_coef,
+    )
+    step = functools.partial(update_minibatch, b=b, loss_fn=loss_fn)
+    train_state, infos = jax.lax.scan(step, train_state, mb_inds)
+    var_y = jnp.var(b.returns)
+    explained_var = jnp.where(var_y == 0, jnp.nan, 1 - jnp.var(b.returns - b.values) / var_y)
+    return train_state, jax.tree.map(jnp.mean, infos), explained_var
+
+
+# TRAINING: one iteration of one agent; a compiled call scans it over iterations with the agents vmapped, PBT's exploit
+# and explore after each
+class HParams(NamedTuple):
+    """An agent's float hyperparameters: arrays with a leading agent axis, so that agents differ in them in one call."""
+    learning_rate: jax.Array
+    gamma: jax.Array
+    gae_lambda: jax.Array
+    clip_coef: jax.Array
+    ent_coef: jax.Array
+    vf_coef: jax.Array
+    max_grad_norm: jax.Array
+
+
+class AgentState(NamedTuple):
+    train_state: TrainState
+    carry: RolloutCarry
+    schedule: HParams  # the values of each iteration (a trailing axis of num_iterations)
+    place: jax.Array  # the population's agent it trains as at each iteration: folded into its rollout key
+
+
+def agent_settings(args: Args) -> list:
+    """Each agent's seed, HParams values (numbers or lists of one per iteration) and place: object i of the --hparams
+    file (check_args checks it) over the flags' values, seed --seed + i and place i unless the object sets them."""
+    given = [{}] * args.num_seeds
+    if args.hparams:
+        with open(args.hparams) as f:
+            given = json.load(f)
+    defaults = {name: getattr(args, name) for name in HParams._fields}
+    return [{"seed": args.seed + i, **defaults, "place": i, **values} for i, values in enumerate(given)]
+
+
+def seed_agent(values: dict, env: Any, env_params: Any, args: Args) -> tuple:
+    """One agent's module, parameters, rollout carry, schedule and places, seeded as ppo_linen.py seeds its one agent
+    with --seed `values["seed"]`."""
+    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(values["seed"]), 3)
+    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
+    agent, params = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
+    zeros = jnp.zeros(args.num_envs)
+    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+    per_iteration = lambda value, dtype: jnp.broadcast_to(jnp.asarray(value, dtype), (args.num_iterations,))
+    schedule = HParams(**{name: per_iteration(values[name], jnp.float32) for name in HParams._fields})
+    return agent, params, RolloutCarry(env_state, obs, key, stats), schedule, per_iteration(values["place"], jnp.uint32)
+
+
+def init_agents(args: Args, env: Any, env_params: Any) -> tuple[Agent, list, AgentState]:
+    """The module, each agent's settings (agent_settings) and their states, every leaf stacked with a leading agent
+    axis: one module and one optimizer, the agents differ only by arrays."""
+    settings, optimizer = agent_settings(args), make_optimizer(args)
+    seeded = [seed_agent(values, env, env_params, args) for values in settings]
+    agent, tx = seeded[0][0], optimizer(args.learning_rate, args.max_grad_norm)
+    states = []  # each optimiser state holds its agent's LR and clip norm (tx reads them), at first iteration 0's
+    for _, params, carry, schedule, place in seeded:
+        opt_state = optimizer(schedule.learning_rate[0], schedule.max_grad_norm[0]).init(params)
+        train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=tx).replace(opt_state=opt_state)
+        states.append(AgentState(train_state, carry, schedule, place))
+    return agent, settings, jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+
+
+def train_iteration(state: AgentState, iteration: jax.Array, agent: Agent, env: Any, env_params: Any, args: Args):
+    """Rollout, GAE and update of one agent (ppo_linen.py's three calls) with its values of `iteration`, its rollout key
+    folded with its place; the new state and the logged metrics, with the values and whether it diverged (a NaN or
+    inf loss or parameter)."""
+    train_state, carry, schedule, place = state
+    hp = jax.tree.map(lambda values: values[iteration], schedule)
+    opt_state = train_state.opt_state  # the LR and the clip norm of this iteration, read there by the optimiser
+    hyperparams = dict(opt_state.hyperparams, learning_rate=hp.learning_rate, max_grad_norm=hp.max_grad_norm)
+    train_state = train_state.replace(opt_state=opt_state._replace(hyperparams=hyperparams))
+    carry = carry._replace(key=jax.random.fold_in(carry.key, place[iteration]))
+    carry, storage, last_value, update_key = rollout(
+        train_state.params, carry, agent, env, env_params, args.num_steps, args.bootstrap_truncated
+    )
+    advantages, returns = compute_gae(storage, last_value, hp.gamma, hp.gae_lambda, args.bootstrap_truncated)
+    train_state, losses, explained_var = update(train_state, storage, advantages, returns, update_key, agent, args, hp)
+    finite = [jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves((train_state.params, losses))]
+    diverged = jnp.logical_not(jnp.all(jnp.stack(finite)))
+    return AgentState(train_state, carry, schedule, place), (losses, explained_var, carry.stats[2:], hp, diverged)
+
+
+# PBT (https://arxiv.org/abs/1711.09846): explore's range of each value, tune.py's default PPO space (search/space.py):
+# (low, high, log-scaled)
+PBT_RANGES = {
+    "learning_rate": (1e-4, 3e-3, True), "gamma": (0.95, 0.999, False), "gae_lambda": (0.8, 0.99, False),
+    "clip_coef": (0.1, 0.3, False), "ent_coef": (1e-4, 0.1, True), "vf_coef": (0.25, 1.0, False),
+    "max_grad_norm": (0.3, 1.0, False),
+}
+
+
+class PopulationState(NamedTuple):
+    agents: AgentState
+    key: jax.Array  # exploit's and explore's
+    iteration: jax.Array
+    recent_return_sum: jax.Array  # each agent's finished episodes since the last --pbt-interval boundary
+    recent_episodes: jax.Array
+
+
+def explore(hp: HParams, key: jax.Array, resample_probability: float) -> HParams:
+    """Each value times 0.8 or 1.2, or with probability `resample_probability` drawn anew from its range (log-uniformly
+    where it is log-scaled); then clipped to its range."""
+    values = {}
+    for (name, value), field_key in zip(hp._asdict().items(), jax.random.split(key, len(HParams._fields))):
+        low, high, log = PBT_RANGES[name]
+        factor_key, resample_key, sample_key = jax.random.split(field_key, 3)
+        perturbed = value * jnp.where(jax.random.bernoulli(factor_key, 0.5, value.shape), 1.2, 0.8)
+        sample = jax.random.uniform(sample_key, value.shape, minval=np.log(low) if log else low,
+                                    maxval=np.log(high) if log else high)
+        resampled = jnp.exp(sample) if log else sample
+        resample = jax.random.bernoulli(resample_key, resample_probability, value.shape)
+        values[name] = jnp.clip(jnp.where(resample, resampled, perturbed), low, high)
+    return HParams(**values)
+
+
+def exploit_and_explore(agents: AgentState, recent_return: jax.Array, diverged: jax.Array, iteration: jax.Array,
+                        key: jax.Array, args: Args) -> tuple[AgentState, jax.Array]:
+    """After `iteration`: on an exploit's iteration, the bottom --pbt-bottom of the agents by recent return (none, or
+    not finite, ranks last), and at any iteration a diverged agent, copy the whole state of an agent drawn from the top
+    --pbt-top (parameters, optimiser state, envs, rollout key) and explore from its values, their schedule's from the
+    next iteration on. One agent copies none. The new states, and each agent's source (-1: none)."""
+    n = diverged.shape[0]
+    n_bottom, n_top = max(1, int(args.pbt_bottom * n)), max(1, int(args.pbt_top * n))
+    score = jnp.where(jnp.isfinite(recent_return) & jnp.logical_not(diverged), recent_return, -jnp.inf)
+    ranked = jnp.argsort(-score, stable=True)  # the best first; a tie by agent order
+    done = iteration + 1
+    exploit = (done >= args.pbt_burn_in) & (done % args.pbt_interval == 0) & (done < args.num_iterations)
+    bottom = jnp.zeros(n, bool).at[ranked[n - n_bottom:]].set(True)
+    replaced = (diverged | (exploit & bottom)) & (n > 1)
+    source_key, explore_key = jax.random.split(key)
+    source = ranked[jax.random.randint(source_key, (n,), 0, n_top)]
+    take = lambda leaf: jnp.where(replaced.reshape((n,) + (1,) * (leaf.ndim - 1)), leaf[source], leaf)
+    train_state, carry = jax.tree.map(take, (agents.train_state, agents.carry))
+    explored = explore(jax.tree.map(lambda values: values[source, iteration], agents.schedule), explore_key,
+                       args.pbt_resample)
+    later = replaced[:, None] & (jnp.arange(args.num_iterations) > iteration)
+    schedule = jax.tree.map(lambda values, value: jnp.where(later, value[:, None], values), agents.schedule, explored)
+    return AgentState(train_state, carry, schedule, agents.place), jnp.where(replaced, source, -1)
+
+
+def train_chunk(state: PopulationState, length: int, iteration_fn, report, args: Args):
+    """`length` iterations of every agent (state leaves: a leading agent axis), each followed by exploit and explore;
+    each one's metrics, with each agent's source, sent to `report`."""
+
+    def step(state, _):
+        agents, metrics = jax.vmap(iteration_fn, in_axes=(0, None))(state.agents, state.iteration)
+        _, _, (return_sum, _, episodes), _, diverged = metrics
+        return_sum, episodes = state.recent_return_sum + return_sum, state.recent_episodes + episodes
+        key, exploit_key = jax.random.split(state.key)
+        agents, sources = exploit_and_explore(agents, return_sum / episodes, diverged, state.iteration, exploit_key,
+                                              args)
+        io_callback(report, None, (*metrics, sources), ordered=True)  # as each iteration ends; outside the vmap
+        new_window = (state.iteration + 1) % args.pbt_interval == 0
+        return_sum, episodes = jnp.where(new_window, 0.0, return_sum), jnp.where(new_window, 0.0, episodes)
+        return PopulationState(agents, key, state.iteration + 1, return_sum, episodes), None
+
+    return jax.lax.scan(step, state, length=length)[0]
+
+
+def lineage(sources: np.ndarray, agent: int) -> list:
+    """The agent whose place each iteration of `agent`'s final state was trained in, from each agent's source after
+    each iteration (sources[i, t], -1: none): walking back, a copy after iteration t hands the state over from its
+    source."""
+    places, place = [], agent
+    for t in reversed(range(sources.shape[1])):
+        place = sources[place, t] if sources[place, t] >= 0 else place
+        places.append(int(place))
+    return places[::-1]
+
+
+def pbt_records(settings: list, values: dict, sources: np.ndarray) -> list:
+    """Each agent's schedule (its seed, its values and source after each iteration, the agent each iteration of its
+    final state was trained as) and the replay of that lineage: an --hparams file of one agent with the seed of the
+    lineage's first agent, and at each iteration the values and place of the agent the lineage was in then."""
+    places = np.array([np.broadcast_to(agent["place"], sources.shape[1:]) for agent in settings])
+    records = []
+    for i, agent in enumerate(settings):
+        line = lineage(sources, i)
+        in_line = (line, np.arange(len(line)))  # the lineage's agent at each iteration
+        replay = {name: series[in_line].tolist() for name, series in values.items()}
+        replay.update(seed=settings[line[0]]["seed"], place=places[in_line].tolist())
+        schedule = {"seed": agent["seed"], **{name: series[i].tolist() for name, series in values.items()},
+                    "copied_from": sources[i].tolist(), "lineage": line}
+        records.append((schedule, [replay]))
+    return records
+
+
+# TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
+def main(args: Args, run: "AgentRuns"):
+    device = select_device(args.device)
+    jax.config.update("jax_default_device", device)
+    jax.config.update("jax_default_matmul_precision", "highest")  # full float32 matrix products, as in torch
+
+    # SEEDING: agent i as `ppo_linen.py` with its seed and values; the population's key, --seed's with 1 folded in
+    env, env_params = make_env(args.env_id)
+    agent, settings, agents = init_agents(args, env, env_params)
+    key = jax.random.fold_in(jax.random.PRNGKey(args.seed), 1)
+    state = PopulationState(agents, key, jnp.int32(0), jnp.zeros(args.num_seeds), jnp.zeros(args.num_seeds))
+
+    # EXECUTABLES: chunks of `chunk` iterations (the last maybe shorter), compiled ahead in iteration 0
+    chunk = args.chunk_iterations if 0 < args.chunk_iterations < args.num_iterations else args.num_iterations
+    lengths = [min(chunk, args.num_iterations - start) for start in range(0, args.num_iterations, chunk)]
+    host_metrics = queue.Queue()  # every iteration's metrics of every agent, in order, as NumPy arrays
+    iteration_fn = functools.partial(train_iteration, agent=agent, env=env, env_params=env_params, args=args)
+    report = lambda metrics: host_metrics.put(jax.device_get(metrics))
+    chunk_fn = functools.partial(train_chunk, iteration_fn=iteration_fn, report=report, args=args)
+    train_fn = jax.jit(chunk_fn, static_argnums=1, donate_argnums=0)  # donated: each call replaces the state
+
+    global_step, call, history, sources = 0, None, [], []
+    # the compiled calls run in the device thread while this one logs; leaving the block waits for the running call
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as device_thread:
+        for iteration in range(args.num_iterations):
+            run.start_iteration(iteration)
+            if iteration == 0:
+                executables = run.compile(lambda: {n: train_fn.lower(state, n).compile() for n in set(lengths)})
+            if iteration % chunk == 0:  # the next chunk starts from the state the last one returned
+                state = call.result() if call else state
+                call = device_thread.submit(executables[lengths[iteration // chunk]], state)
+                # an error goes to host_metrics too: the host, waiting there for the metrics, never waits in vain
+                call.add_done_callback(lambda done: done.exception() and host_metrics.put(done.exception()))
+            global_step += args.num_envs * args.num_steps
+
+            # LOGGING: the iteration's metrics of every agent, as the host receives them; PBT's values and copies
+            metrics = host_metrics.get()
+            if isinstance(metrics, Exception):
+                raise metrics
+            losses, explained_var, finished, hp, diverged, source = metrics
+            losses = dict(losses._asdict(), explained_variance=explained_var)
+            lr = hp.learning_rate * (1.0 - iteration / args.num_iterations) if args.anneal_lr else hp.learning_rate
+            run.log_population(global_step, hp._asdict(), diverged, source)
+            run.log_iteration(global_step, {"learning_rate": lr}, losses, *finished)
+            history.append(hp)
+            sources.append(source)
+    values = {name: np.stack([hp[k] for hp in history], axis=1) for k, name in enumerate(HParams._fields)}
+    run.write_schedules(pbt_records(settings, values, np.stack(sources, axis=1)))
+    run.finish(peak_device_bytes(device))
+
+
+# ======================================================================================================================
+# BENCHMARK HARNESS: what makes a run of this script a benchmark run, not the algorithm: argument checks, the run folder
+# and its TensorBoard event file, the system text, the clocks (start-up, each iteration, the --sync-timing phases,
+# total), --profile, peak memory, the stop on a NaN loss and on SIGINT/SIGTERM. A reader copying the script for their
+# own project may delete this section: main() calls it through run.start_iteration, run.end_phase, run.log_iteration
+# and run.finish, and the last lines of the file start it.
+# ======================================================================================================================
+import contextlib
+import gc
+import importlib.metadata
+import math
+import platform
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict, replace
+
+from gymnax.environments import spaces
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+
+def check_args(args: Args) -> str | None:
+    """Return why `args` cannot run, or None when they can; checked before anything is created."""
+    if reason := range_problem(args):
+        return reason
+    if args.hparams and (reason := hparams_problem(args)):
+        return f"--hparams {args.hparams}: {reason}"
+    batch, minibatches = args.num_envs * args.num_steps, args.num_minibatches
+    if batch < minibatches:
+        return f"minibatch size 0: batch size {batch} (num_envs * num_steps) < --num-minibatches {minibatches}"
+    if batch % minibatches:
+        return f"batch size {batch} (num_envs * num_steps) is not divisible by --num-minibatches {minibatches}"
+    if ":" not in args.env_id and args.env_id not in gymnax.registered_envs:
+        return f"unknown env '{args.env_id}': not a registered gymnax environment, nor module:EnvId"
+    try:
+        env, env_params = make_env(args.env_id)
+    except (ImportError, AttributeError, ValueError) as error:
+        return f"--env-id {args.env_id}: {error}"
+    if not isinstance(env.action_space(env_params), spaces.Discrete):
+        return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    if args.sync_timing:
+        return "--sync-timing: rollout, GAE and update run fused in one compiled call here; they cannot be timed apart"
+    try:
+        select_device(args.device)
+    except RuntimeError:
+        return f"--device {args.device}: no such device available to jax"
+    return memory_refusal(args, math.prod(env.observation_space(env_params).shape))
+
+
+def range_problem(args: Args) -> str | None:
+    """The first value outside its range, said as the flag that set it, or None."""
+    counts = ("num_envs", "num_steps", "num_iterations", "num_minibatches", "update_epochs", "num_seeds")
+    rules = (
+        ("must be positive", lambda value: value > 0,
+         counts + ("learning_rate", "clip_coef", "max_grad_norm", "adam_eps", "pbt_interval")),
+        ("must be >= 0", lambda value: value >= 0, ("ent_coef", "vf_coef", "chunk_iterations", "pbt_burn_in")),
+        ("must be in (0, 1]", lambda value: 0 < value <= 1, ("gamma", "gae_lambda")),
+        ("must be in (0, 0.5]", lambda value: 0 < value <= 0.5, ("pbt_bottom", "pbt_top")),
+        ("must be in [0, 1]", lambda value: 0 <= value <= 1, ("pbt_resample",)),
+    )
+    for requirement, valid, names in rules:
+        for name in names:
+            if not valid(getattr(args, name)):
+                return f"--{name.replace('_', '-')} {requirement}, got {getattr(args, name)}"
+    return None
+
+
+def hparams_problem(args: Args) -> str | None:
+    """What is wrong with the --hparams file that agent_settings reads (a JSON list of --num-seeds objects, each of an
+    agent's integer seed, place and HParams values, in the flags' ranges), or None."""
+    try:
+        with open(args.hparams) as f:
+            given = json.load(f)
+    except OSError as error:
+        return error.strerror
+    except ValueError as error:  # json's errors
+        return str(error)
+    if not isinstance(given, list) or len(given) != args.num_seeds or not all(isinstance(g, dict) for g in given):
+        return f"want a JSON list of --num-seeds ({args.num_seeds}) objects"
+    for i, values in enumerate(given):
+        unknown = set(values) - {"seed", "place", *HParams._fields}
+        if unknown:
+            return f"agent {i}: {', '.join(sorted(unknown))} cannot differ between agents here"
+        problems = (value_problem(name, value, args.num_iterations) for name, value in values.items())
+        if reason := next((reason for reason in problems if reason), None):
+            return f"agent {i}: {reason}"
+    agents = agent_settings(args)
+    if len({agent["seed"] for agent in agents}) < len(agents):
+        return "two agents have the same seed (and would share a run folder)"
+    for i, agent in enumerate(agents):  # each distinct value of each agent once
+        problems = (range_problem(replace(args, **{name: value})) for name in HParams._fields
+                    for value in dict.fromkeys(np.ravel(agent[name]).tolist()))
+        if reason := next((reason for reason in problems if reason), None):
+            return f"agent {i}: {reason}"
+    return None
+
+
+def value_problem(name: str, value: Any, num_iterations: int) -> str | None:
+    """What is wrong with an --hparams object's value of `name`, or None: the seed an integer in [0, 2**32), the place
+    one too or a list of one per iteration, each HParams value a number or a list of one per iteration."""
+    integer = name in ("seed", "place")
+    wanted = "an integer in [0, 2**32)" if integer else "a number"
+    if name != "seed":
+        wanted += f" or a list of --num-iterations ({num_iterations}) of them"
+    series = value if isinstance(value, list) and name != "seed" else [value]
+    valid = lambda v: not isinstance(v, bool) and (isinstance(v, int) and 0 <= v < 2**32 if integer
+                                                   else isinstance(v, (int, float)))
+    if (isinstance(value, list) and len(series) != num_iterations) or not all(map(valid, series)):
+        return f"{name}: want {wanted}, got {json.dumps(value)[:60]}"
+    return None
+
+
+def memory_refusal(args: Args, obs_size: int) -> str | None:
+    """Why the agents would not fit: the sweep's estimate of the peak memory (docs/method.md, Peak memory: 640 MiB plus,
+    per sample of every agent's batch, 256 bytes and 8 per observation element) against MemAvailable (/proc/meminfo;
+    BENCHMARK_MEM_AVAILABLE_KB, in KiB, overrides it); None if it fits or neither is known."""
+    available_kib = os.environ.get("BENCHMARK_MEM_AVAILABLE_KB")
+    with contextlib.suppress(OSError), open("/proc/meminfo") as f:
+        available_kib = available_kib or next((line.split()[1] for line in f if line.startswith("MemAvailable:")), None)
+    if available_kib is None:
+        return None
+    if not available_kib.isdigit() or int(available_kib) == 0:
+        return f"BENCHMARK_MEM_AVAILABLE_KB needs a positive number of KiB, not '{available_kib}'"
+    estimate_mib = 640 + args.num_seeds * args.num_envs * args.num_steps * (256 + 8 * obs_size) // 2**20
+    available_mib = int(available_kib) // 1024
+    if estimate_mib > available_mib:
+        return f"--num-seeds {args.num_seeds}: estimated peak memory {estimate_mib} MiB, {available_mib} MiB available"
+    return None
+
+
+class EventWriter:
+    """A minimal TensorBoard writer on tensorboard's own event files: scalars, and markdown tables as text."""
+
+    def __init__(self, log_dir: str):
+        self.writer = EventFileWriter(log_dir)
+
+    def write(self, value: summary_pb2.Summary.Value, step: int):
+        self.writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
+
+    def add_scalar(self, tag: str, value: float, step: int):
+        self.write(summary_pb2.Summary.Value(tag=tag, simple_value=float(value)), step)
+
+    def add_table(self, tag: str, header: str, rows: dict):
+        text = f"|{header}|value|\n|-|-|\n" + "\n".join(f"|{key}|{value}|" for key, value in rows.items())
+        metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()])
+        self.write(summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor), 0)
+
+
+def system_info(args: Args) -> dict:
+    """Script, compile mode, device, Python and package versions, CPU model, git commit."""
+    packages = ("jax", "jaxlib", "flax", "optax", "gymnax", "numpy", "tensorboard")
+    compile_mode, device = "pbt", select_device(args.device)
+    device_name = f"{device.platform}: {device.device_kind}"
+    here = os.path.dirname(os.path.abspath(__file__))
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True)
+    return {
+        "script": os.path.basename(__file__), "compile_mode": compile_mode, "device": device_name,
+        "python": platform.python_version(), **{name: importlib.metadata.version(name) for name in packages},
+        "cpu": cpu_model(), "git_commit": git.stdout.strip() if git.returncode == 0 else "none",
+    }
+
+
+def cpu_model() -> str:
+    names = []
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return names[0] if names else platform.processor() or platform.machine()
+
+
+def profile_trace(run_dir: str):
+    """A jax.profiler trace, written under `run_dir`/plugins/profile on exit (TensorBoard's profile plugin, Perfetto)."""
+    return jax.profiler.trace(run_dir, create_perfetto_trace=True)
+
+
+def peak_device_bytes(device: jax.Device) -> int | None:
+    """Peak device memory of the process (docs/method.md, Logged metrics): JAX's peak; None on the CPU."""
+    return (device.memory_stats() or {}).get("peak_bytes_in_use")
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident memory: Linux's VmHWM (ru_maxrss there keeps the parent's peak), elsewhere ru_maxrss."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def fail(message: str, status: int = 2):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+def exits_are_dropped_in(frame) -> bool:
+    """Whether a signal handler interrupted a garbage-collection callback (JAX registers one) or a finaliser, where
+    Python prints the exception raised as "Exception ignored" with a traceback, and goes on."""
+    callbacks = {callback.__code__ for callback in gc.callbacks if hasattr(callback, "__code__")}
+    return frame is not None and (frame.f_code in callbacks or frame.f_code.co_name == "__del__")
+
+
+class Run:
+    """One benchmark run: its folder and event file, its clocks and its profiler; main() reports each iteration here."""
+
+    def __init__(self, args: Args):
+        if reason := check_args(args):
+            fail(reason)
+        default_name = f"{args.env_id}__{args.exp_name}__{args.model_size}__{args.seed}__{int(time.time())}"
+        args.run_name = args.run_name or default_name
+        self.args, self.run_dir = args, os.path.join(args.log_dir, args.run_name)
+        try:  # before any work: a folder that cannot be made (under a file, in /proc, where os.access passes root)
+            os.makedirs(self.run_dir, exist_ok=True)
+        except OSError as error:
+            fail(f"--log-dir {args.log_dir}: cannot create the run folder {self.run_dir} ({error.strerror or error})")
+        self.writer = EventWriter(self.run_dir)
+        # --profile traces iterations 8-10, or those a shorter run has (at least its last)
+        self.profile_iterations = range(min(8, args.num_iterations - 1), min(11, args.num_iterations))
+        self.profiling, self.phase_ends, self.stopped_by = contextlib.ExitStack(), {}, None
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        now = time.perf_counter()
+        if iteration == 0:  # the texts hold every setting now, those main() computes too
+            self.writer.add_table("hyperparameters", "param", asdict(self.args))
+            self.writer.add_table("system", "key", system_info(self.args))
+            self.writer.add_scalar("time/startup", now - PROCESS_START, 0)
+            self.training_start = self.last_fetch = now
+        self.iteration, self.iteration_start = iteration, now
+        if self.args.profile and iteration == self.profile_iterations.start:
+            self.profiling.enter_context(profile_trace(self.run_dir))
+
+    def end_phase(self, phase: str, synchronize_fn, *arrays):
+        """With --sync-timing, wait until the phase's work is done and note the time; otherwise do nothing (no sync)."""
+        if self.args.sync_timing:
+            synchronize_fn(*arrays)
+            self.phase_ends[phase] = time.perf_counter()
+
+    def log_iteration(self, global_step, charts: dict, losses: dict, finished_return_sum, finished_length_sum,
+                      finished_count):
+        """Write the iteration's scalars (their values fetched already), print its line, stop on a NaN or inf loss."""
+        if self.stopped_by:  # the handler's exit was swallowed by the code it interrupted (seen in torch.compile)
+            sys.exit(128 + self.stopped_by)
+        now, iteration, add_scalar = time.perf_counter(), self.iteration, self.writer.add_scalar
+        if finished_count > 0:
+            add_scalar("charts/episodic_return", finished_return_sum / finished_count, global_step)
+            add_scalar("charts/episodic_length", finished_length_sum / finished_count, global_step)
+        for name, value in charts.items():  # the algorithm's own: PPO's learning rate
+            add_scalar(f"charts/{name}", value, global_step)
+        add_scalar("charts/SPS", global_step / (now - self.training_start), global_step)
+        for name, value in losses.items():
+            add_scalar(f"losses/{name}", value, global_step)
+        add_scalar("time/iteration", now - self.last_fetch, iteration)
+        if self.args.sync_timing:
+            add_scalar("time/rollout", self.phase_ends["rollout"] - self.iteration_start, iteration)
+            add_scalar("time/update", self.phase_ends["update"] - self.phase_ends["rollout"], iteration)
+        mean_return = finished_return_sum / finished_count if finished_count else math.nan  # nan: no episode ended
+        print(f"iteration {iteration + 1}/{self.args.num_iterations} global_step={global_step}"
+              f" return={mean_return:.1f} time={now - self.last_fetch:.3f}s", flush=True)
+        self.last_fetch = now
+        if self.args.profile and iteration == self.profile_iterations[-1]:
+            self.close_profiler()
+        # a NaN or inf loss stops the run; explained variance is NaN by design when the returns do not vary
+        diverged = [value for name, value in losses.items() if name != "explained_variance" and not math.isfinite(value)]
+        if diverged:
+            nan_or_inf = "NaN" if any(map(math.isnan, diverged)) else "inf"
+            fail(f"loss is {nan_or_inf} at iteration {iteration + 1}; partial run in {self.run_dir}", 3)
+
+    def finish(self, peak_bytes: int | None):
+        """The run's last scalars; time/total, written last, marks it finished."""
+        if peak_bytes is not None:
+            self.writer.add_scalar("memory/peak_bytes", peak_bytes, self.args.num_iterations)
+        self.writer.add_scalar("memory/peak_rss_bytes", peak_rss_bytes(), self.args.num_iterations)
+        self.writer.add_scalar("time/total", self.last_fetch - self.training_start, self.args.num_iterations)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        """SIGINT/SIGTERM: say where the partial run is and exit 128 + signal (the event file closes on the way out)."""
+        self.ignore_signals()
+        self.stopped_by = signal.Signals(signum)
+        print(f"interrupted by {self.stopped_by.name}: partial run (no time/total) in {self.run_dir}", file=sys.stderr)
+        if not exits_are_dropped_in(frame):  # else the run's next check exits (log_iteration)
+            sys.exit(128 + signum)
+
+    def ignore_signals(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def close_profiler(self):
+        """Write the trace with SIGINT/SIGTERM held back (one inside the trace writer would leave a corrupt file), then
+        pass a signal that came to the handler it was for."""
+        held = []
+        handlers = {signum: signal.signal(signum, lambda signum, frame: held.append(signum))
+                    for signum in (signal.SIGINT, signal.SIGTERM)}
+        self.profiling.close()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        if held and callable(handlers[held[0]]):
+            handlers[held[0]](held[0], None)
+
+    def close(self):
+        self.ignore_signals()  # a late signal must not cut the close short
+        self.profiling.close()  # a run stopped in its profiled iterations still writes its trace
+        self.writer.writer.close()
+        if self.stopped_by:  # its exit may have come out as another error, where C++ code (jit's cache) called us
+            sys.exit(128 + self.stopped_by)
+
+
+class AgentRuns:
+    """The --num-seeds agents' runs, one Run per agent driven as one by main(): agent i with its seed s and values (its
+    hyperparameters text as a run of one agent with those flags, its values of iteration 0), its run folder
+    {run_name}__seed{s} if there are several (--profile traces the first); one signal handler names them all. A
+    diverged agent that PBT replaces says so and trains on as its copy; one that none replaces stops its own run."""
+
+    def __init__(self, args: Args):
+        if reason := check_args(args):  # before any run is made
+            fail(reason)
+        self.args, self.runs, self.stopped_by, self.diverged, self.replaced = args, [], None, set(), set()
+        for values in agent_settings(args):
+            first = {name: value[0] if isinstance(value, list) else value for name, value in values.items()
+                     if name != "place"}
+            run_name = args.run_name and args.run_name + f"__seed{values['seed']}" * (args.num_seeds > 1)
+            agent_args = replace(args, run_name=run_name, profile=args.profile and not self.runs, hparams="", **first)
+            self.runs.append(Run(agent_args))
+        signal.signal(signal.SIGINT, self.stop_on_signal)
+        signal.signal(signal.SIGTERM, self.stop_on_signal)
+
+    def start_iteration(self, iteration: int):
+        for run in self.runs:
+            run.start_iteration(iteration)
+
+    def compile(self, build):
+        """`build()`, timed: the ahead-of-time compilation, logged as time/compile (a part of iteration 0)."""
+        start = time.perf_counter()
+        executables = build()
+        for run in self.runs:
+            run.writer.add_scalar("time/compile", time.perf_counter() - start, 0)
+        return executables
+
+    def log_population(self, global_step, values: dict, diverged, sources):
+        """Each agent's values of the iteration (pbt/{name}) and, where it copied another after it, its source
+        (pbt/copied_from) and a line that says why: its rank, or its divergence, whose NaN or inf losses log_iteration
+        then leaves out (every agent diverged: none is replaced, each stops its own run)."""
+        self.replaced = set()
+        for i, run in enumerate(self.runs):
+            if i in self.diverged:
+                continue
+            for name, value in values.items():
+                run.writer.add_scalar(f"pbt/{name}", value[i], global_step)
+            if sources[i] < 0 or diverged.all():
+                continue
+            run.writer.add_scalar("pbt/copied_from", sources[i], global_step)
+            why = "it diverged (a NaN or inf loss or parameter)" if diverged[i] else "its recent return ranks low"
+            print(f"pbt: after iteration {run.iteration + 1} agent {i} ({run.run_dir}) copies agent {sources[i]}: {why}",
+                  flush=True)
+            if diverged[i]:
+                self.replaced.add(i)
+
+    def log_iteration(self, global_step, charts: dict, losses: dict, *finished):
+        """Each agent's iteration in agent order, with its values of `charts`, `losses` and `finished`. An agent with a
+        NaN or inf loss that PBT did not replace stops its own run (its error line names its folder) and the others go
+        on; the last one's stop ends the process (exit 3, as does the end of a training with one stopped)."""
+        if self.stopped_by:  # as in Run.log_iteration
+            sys.exit(128 + self.stopped_by)
+        for i, run in enumerate(self.runs):
+            if i in self.diverged:
+                continue
+            agent_charts = {name: value[i] for name, value in charts.items()}
+            agent_losses = {name: value[i] for name, value in losses.items()
+                            if i not in self.replaced or math.isfinite(value[i])}
+            try:
+                run.log_iteration(global_step, agent_charts, agent_losses, *(sums[i] for sums in finished))
+            except SystemExit as stop:
+                if stop.code != 3:
+                    raise
+                self.diverged.add(i)
+        if len(self.diverged) == len(self.runs):
+            sys.exit(3)
+
+    def write_schedules(self, records: list):
+        """Each agent's (schedule, replay) as pbt_schedule.json and pbt_replay.json in its run folder."""
+        for run, (schedule, replay) in zip(self.runs, records):
+            for name, record in (("pbt_schedule.json", schedule), ("pbt_replay.json", replay)):
+                with open(os.path.join(run.run_dir, name), "w") as f:
+                    json.dump(record, f)
+
+    def finish(self, peak_bytes: int | None):
+        for i, run in enumerate(self.runs):
+            if i not in self.diverged:
+                run.finish(peak_bytes)
+
+    def stop_on_signal(self, signum: int, frame: Any):
+        self.runs[0].ignore_signals()
+        self.stopped_by = signal.Signals(signum)
+        partial = "partial runs" if len(self.runs) > 1 else "partial run"
+        folders = ", ".join(run.run_dir for run in self.runs)
+        print(f"interrupted by {self.stopped_by.name}: {partial} (no time/total) in {folders}", file=sys.stderr)
+        if not exits_are_dropped_in(frame):  # else the run's next check exits (log_iteration)
+            sys.exit(128 + signum)
+
+    def close(self):
+        for run in self.runs:
+            run.close()
+        if self.stopped_by:
+            sys.exit(128 + self.stopped_by)
+        if self.diverged:
+            sys.exit(3)
+
+
+if __name__ == "__main__":
+    runs = AgentRuns(tyro.cli(Args))
+    try:
+        main(runs.args, runs)
+    finally:
+        runs.close()
