@@ -385,6 +385,7 @@ class Search:
             best = "no trial completed yet"
         left = max(self.trials - done, 0)
         eta = statistics.median(self.durations) * left / max(self.settings.workers, 1) if self.durations else 0
+        eta = min(eta, max(self.deadline - time.time(), 0))  # --minutes: the budget's end first
         print(f"trial {number} {state.name.lower()}: {outcome}; {done}/{self.trials} trials, {best}"
               + (f", about {duration_text(round(eta))} left" if left else ""), flush=True)
 

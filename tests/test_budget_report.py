@@ -1,0 +1,167 @@
+"""exp13's report (report/budget.py) on a synthetic exp13 folder: two cells of four studies built as in
+tests/test_tune_report.py, with known reruns, no script run; and tools/exp13.py's bad input, estimate, tune.py commands,
+alternation and choice of what to rerun (a PBT agent by its replay)."""
+import json
+import signal
+
+import pytest
+
+from report import budget, lengths
+from test_tune_report import COMPLETE, make_study, trial
+import exp13
+
+WAYS = ("population", "pruned", "seeds", "pbt")
+# each cell's fresh seeds and, per way, its pick's rerun values on them: PBT best, the populations next (told apart
+# from PBT: every paired difference is 10 or more), the seeds way close to the populations, the pruned study no pick
+RERUNS = {1: {"population": [100.0, 110.0], "seeds": [101.0, 109.0], "pbt": [120.0, 125.0]},
+          2: {"population": [90.0, 100.0], "seeds": [95.0, 96.0], "pbt": [110.0, 112.0]}}
+
+
+def cell_score(seed: int) -> dict:
+    configs, picks = [], {}
+    for way in WAYS:
+        values = RERUNS[seed].get(way)
+        if values is None:
+            picks[way] = {"equal": None}
+            continue
+        entry = {"replay": f"pbt/trial_0001"} if way == "pbt" else {"params": {"learning_rate": len(configs)}}
+        picks[way] = {"equal": {"trial": 1, "config": len(configs)}}
+        configs.append({**entry, "values": values})
+    return {"equal_time_s": 180.0, "seeds": [100_000 + seed, 100_001 + seed], "configs": configs, "picks": picks}
+
+
+@pytest.fixture(scope="module")
+def exp13_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("exp13")
+    cells = []
+    for seed in (1, 2):
+        name = lengths.cell_name("Breakout-MinAtar", 100, seed)
+        studies = []
+        for way in WAYS:
+            # three trials one after another: two end within the 3 minutes, one at 4 min (not counted)
+            spans = ((0.0, 1.0), (1.0, 2.0), (2.0, 4.0))
+            make_study(folder / f"{name}-{way}", [trial(COMPLETE, span, 10.0 * k, k=k) for k, span in enumerate(spans)])
+            studies.append({"way": way, "label": f"the {way} way", "folder": f"{name}-{way}"})
+        (folder / f"{name}-score.json").write_text(json.dumps(cell_score(seed)))
+        cells.append({"name": name, "env": "Breakout-MinAtar", "length": 100, "seed": seed, "minutes": 3.0,
+                      "studies": studies})
+    plan = {"machine": "AMD EPYC 9B45", "cells": cells, "invocations": [
+        {"argv": ["tools/exp13.py", "out", "--env", "Breakout-MinAtar"], "date": "2026-11-29T08:30+00:00",
+         "commit": "abc1234", "load": "0.10 0.20 0.30", "minutes": 3.0,
+         "workload": "--num-envs 16 --num-steps 128 --num-iterations 100", "score_seeds": 2}]}
+    (folder / "exp13.json").write_text(json.dumps(plan))
+    return str(folder), open(budget.write_report(str(folder))).read()
+
+
+def test_the_answer_names_the_way_whose_pick_reruns_best_and_by_how_much_with_paired_intervals(exp13_folder):
+    text = exp13_folder[1]
+    answer = text.split("## The answer", 1)[1].split("*The numbers:*", 1)[0]
+    # PBT: 120, 125, 110, 112 -> 116.75; the populations 100, 110, 90, 100 -> 100: 16.75 less, every pair 10 or more
+    assert ("Breakout-MinAtar, 3 min a way on 2 cores, 100 iterations a trial, 2 study seeds: **the pbt way** gave the "
+            "best agent, its rerun 117 [") in answer
+    assert "the population way 100 [" in answer and "16.8 less [" in answer
+    assert answer.count("told apart") == 2 and "not told apart" not in answer  # every pair differs by 10 or more
+    assert "the pruned way –, no rerun" in answer  # no pick within the minutes: no rerun
+
+
+def test_the_table_counts_the_trials_within_the_minutes_and_gives_each_study_seeds_rerun(exp13_folder):
+    text = exp13_folder[1]
+    # two of three trials ended within 3 min; the best among them has value 10 (its own seed)
+    assert "| the pbt way | 2 (2–2) | 10 (10–10) | 117 (111–122) | 117 [" in text
+    assert "| the population way | 2 (2–2) | 10 (10–10) | 100 (95–105) | 100 [" in text
+    assert "](charts/breakout_minatar_best.png)" in text
+    assert "| `tools/exp13.py out --env Breakout-MinAtar` | 2026-11-29T08:30+00:00 | abc1234 |" in text
+
+
+def test_a_single_pair_is_never_told_apart(tmp_path):
+    cells = lengths.load_cells(str(tmp_path), {"cells": []})
+    assert cells == []
+    cell = lengths.Cell("CartPole-v1", 10, 1, "c", {}, {}, {
+        "equal_time_s": 60.0, "seeds": [7], "picks": {"a": {"equal": {"config": 0}}, "b": {"equal": {"config": 1}}},
+        "configs": [{"values": [10.0]}, {"values": [5.0]}]})
+    mean, bounds, apart = budget.difference([cell], "a", "b")
+    assert (mean, bounds, apart) == (5.0, (5.0, 5.0), False)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["out", "--env", "CartPole-v1", "--minutes", "0"], "want minutes above 0"),
+    (["out", "--env", "CartPole-v1", "--population", "8", "--seeds-per-trial", "3"], "must divide --population"),
+    (["out", "--env", "CartPole-v1", "--pbt", "1"], "--pbt wants at least 2 agents"),
+    (["out", "--env", "Pong"], "argument --env: invalid choice: 'Pong'"),
+])
+def test_exp13_refuses_bad_arguments_in_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        exp13.parse(argv)
+    assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_exp13_prints_its_estimate_first_and_a_dry_run_writes_nothing(tmp_path, capsys):
+    assert exp13.main([str(tmp_path / "out"), "--env", "Breakout-MinAtar", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("exp13 Breakout-MinAtar: 3 cell(s) of 4 studies of 3 min (study seeds [1, 2, 3], 100 "
+                          "iterations a trial); about ")
+    minutes = int(out.split("about ")[1].split(" min")[0])
+    assert 36 < minutes < 50  # 3 x 4 x 3 min of budget, plus the stops and the reruns
+    assert not (tmp_path / "out").exists()
+
+
+def test_exp13_runs_four_studies_per_cell_in_turning_order_each_with_its_minutes(tmp_path, monkeypatch):
+    commands, scored = [], []
+
+    class Study:
+        def __init__(self, command, **kwargs):
+            commands.append(command)
+
+        def wait(self, timeout=None):
+            return 128 + signal.SIGTERM  # stopped at its minutes, as exp13 stops a study still running
+
+    monkeypatch.setattr(exp13.subprocess, "Popen", Study)
+    class Ended:
+        returncode, stdout = 0, ""
+
+    monkeypatch.setattr(exp13.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
+    monkeypatch.setattr(exp13, "score", lambda out, name, studies, seed, workload, options: scored.append(name))
+    exp13.main([str(tmp_path), "--env", "CartPole-v1", "--study-seeds", "1,2", "--minutes", "2.5"])
+    plan = json.load(open(tmp_path / "exp13.json"))
+    assert scored == ["CartPole-v1-L100-s1", "CartPole-v1-L100-s2"]
+    assert [[study["way"] for study in cell["studies"]] for cell in plan["cells"]] == [
+        ["population", "pruned", "seeds", "pbt"], ["pruned", "seeds", "pbt", "population"]]
+    studies = {study["folder"]: study for cell in plan["cells"] for study in cell["studies"]}
+    tune_commands = [command for command in commands if command[1].endswith("tune.py")]
+    assert len(tune_commands) == 8
+    for command in tune_commands:
+        words = command[2:]
+        options = dict(zip(words[:words.index(next(w for w in words if w.endswith(".py")))][::2],
+                           words[1:words.index(next(w for w in words if w.endswith(".py")))][::2]))
+        study = studies[options["--out"].split("/")[-1]]
+        assert (options["--minutes"], options["--workers"], options["--sampler"], options["--pruner"]) == (
+            "2.5", "2", study["sampler"], study["pruner"])
+        assert command[-1] == "100" and command[-2] == "--num-iterations"
+        expected = {"population": {"--population": "8"}, "pruned": {"--population": "0"},
+                    "seeds": {"--population": "4", "--seeds-per-trial": "2"},
+                    "pbt": {"--population": "0", "--pbt": "8"}}[study["way"]]
+        assert {key: options.get(key) for key in expected} == expected, study["way"]
+    assert commands[-1][1:] == ["-m", "report.budget", str(tmp_path)]
+
+
+def test_exp13_reruns_each_way_s_pick_within_the_minutes_and_a_pbt_agent_by_its_replay(tmp_path, monkeypatch):
+    studies = []
+    for way in WAYS:  # trial 1 (value 10) ends at 2 min, trial 2 (value 20) at 4: after the 3 minutes
+        make_study(tmp_path / way, [trial(COMPLETE, span, 10.0 * k, k=k) for k, span in enumerate(((0, 1), (1, 2),
+                                                                                                   (2, 4)))])
+        studies.append({"way": way, "folder": way})
+    reruns, replays = [], []
+    monkeypatch.setattr(exp13, "rerun", lambda out, name, index, params, seeds, workload, env:
+                        reruns.append((index, params)) or [float(index)] * len(seeds))
+    monkeypatch.setattr(exp13, "replay", lambda out, name, folder, number, seed, workload, env:
+                        replays.append((folder, number, seed)) or 50.0)
+    options = exp13.parse([str(tmp_path), "--env", "CartPole-v1", "--score-seeds", "2"])
+    exp13.score(str(tmp_path), "cell", studies, 1, [], options)
+    data = json.load(open(lengths.score_path(str(tmp_path), "cell")))
+    assert data["equal_time_s"] == 180.0 and data["seeds"] == [100_001, 100_002]
+    assert {way: pick["equal"]["trial"] for way, pick in data["picks"].items()} == dict.fromkeys(WAYS, 1)
+    # configuration 1 is the same in the three ways that sample it (one rerun); the PBT agent is replayed per seed
+    assert [index for index, _ in reruns] == [0] and sorted(replays) == [("pbt", 1, 100_001), ("pbt", 1, 100_002)]
+    assert data["configs"][1] == {"replay": "pbt/trial_0001", "values": [50.0, 50.0]}
+    assert {way: pick["equal"]["config"] for way, pick in data["picks"].items()} == {
+        "population": 0, "pruned": 0, "seeds": 0, "pbt": 1}
