@@ -25,7 +25,8 @@ from search import Refused, study as study_folder
 
 PLAN_FILE = "exp15.json"
 WAYS = ("population", "trials", "pruned")  # the tables' order, whatever order a cell ran them in
-SHORT = {"population": "populations", "trials": "trials in processes", "pruned": "TPE + Hyperband trials"}
+SHORT = {"population": "populations", "trials": "trials in processes", "pruned": "TPE + Hyperband trials",
+         "seeds": "K seeds per trial", "pbt": "PBT"}  # exp13's ways too
 
 
 def cell_name(env: str, length: int, seed: int) -> str:
