@@ -173,6 +173,7 @@ def curve(scalars: dict, iterations: range) -> dict:
     return {tag: [dict(scalars.get(tag, [])).get(64 * (t + 1)) for t in iterations] for tag in CURVE_TAGS}
 
 
+@pytest.mark.slow  # two compiled runs: the full suite runs it
 def test_the_replay_of_the_best_agents_lineage_as_one_agent_reproduces_its_curve(tmp_path, capsys):
     """Four agents, seed 3; the best by its last two iterations' returns, agent 3, copied agent 0 after iteration 4. Its
     pbt_replay.json, run as one agent (the lineage's first seed, each iteration's values and place), logs at each
@@ -203,6 +204,7 @@ def test_the_replay_of_the_best_agents_lineage_as_one_agent_reproduces_its_curve
         np.testing.assert_allclose(*zip(*present), rtol=1e-4, atol=1e-7, err_msg=tag)
 
 
+@pytest.mark.slow  # two compiled runs: the full suite runs it
 def test_a_diverged_agent_is_replaced_and_said_and_the_same_seed_gives_the_same_run(tmp_path, capsys):
     """Agent 0's absurd learning rate (--hparams) makes it diverge; it is replaced by a copy, says so, explores into the
     range and trains on; every agent finishes and nothing exits 3. Twice: the same scalars and schedules bit for bit."""
@@ -282,6 +284,7 @@ def test_tune_refuses_a_pbt_study_it_cannot_run_before_anything_is_written(tmp_p
     assert not out.exists()
 
 
+@pytest.mark.slow  # a study of fresh processes: the full suite runs it
 def test_a_tune_pbt_study_trains_its_trials_as_one_pbt_population_and_reruns_the_best_ones_lineage(tmp_path):
     """tune.py --pbt 4 on a tiny workload: the 4 trials are the agents of one ppo_linen_pbt.py process (each starting
     from its trial's values, the default space's floats), each run folder keeps its schedule, the report names the

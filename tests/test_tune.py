@@ -320,6 +320,7 @@ def test_two_workers_on_one_storage_share_the_study_and_never_run_one_trial_twic
     assert sorted(ran, key=int) == [str(n) for n in range(6)]  # each trial reported by one worker, once
 
 
+@pytest.mark.slow  # a study of fresh processes: the full suite runs it
 def test_a_budget_of_minutes_starts_no_trial_after_it_and_a_resumed_study_counts_its_earlier_time(tmp_path):
     study_dir = str(tmp_path / "budget")
     budget = ["--minutes", "0.05", "--trials", "100", "--sampler", "random", "--pruner", "none", "--eval-seeds", "0",
