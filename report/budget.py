@@ -12,12 +12,11 @@ import os
 import statistics
 import sys
 
-from report.folder import CHARTS, read_json_file, run_command, write_markdown
-from report.lengths import Cell, best_by, best_chart, grouped, load_cells
+from report.folder import CHARTS, run_command, write_markdown
+from report.lengths import Cell, best_by, best_chart, grouped, read_cells
 from report.machines import plan_machine
 from report.study import OBJECTIVE, WALL_TIME, busy_seconds, completed, interval, merged, quiet
 from report.text import markdown_table, number_text, spread_text
-from search import Refused
 from search.evaluation import interval as bootstrap_interval
 
 PLAN_FILE = "exp13.json"
@@ -150,12 +149,7 @@ def env_lines(env: str, cells: list, labels: dict, directory: str) -> list:
 
 def write_report(directory: str) -> str:
     """Writes DIR/REPORT.md and DIR/charts/ from DIR/exp13.json and its studies; returns REPORT.md's path."""
-    plan, _ = read_json_file(directory, PLAN_FILE)
-    cells = load_cells(directory, plan)
-    if not cells:
-        raise Refused(f"{directory}/{PLAN_FILE} lists no finished cell")
-    labels = {way: label for cell in cells for way, label in cell.labels.items()}
-    os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
+    plan, cells, labels = read_cells(directory, PLAN_FILE)
     envs = {env: [cell for group in lengths.values() for cell in group] for env, lengths in grouped(cells).items()}
     lines = ["# exp13: the same wall-clock budget, four ways", "", "## The answer", ""]
     lines += [f"- {answer_text(env, env_cells, labels)}." for env, env_cells in envs.items()]

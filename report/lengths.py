@@ -83,6 +83,17 @@ def load_cells(directory: str, plan: dict) -> list:
     return sorted(cells, key=lambda cell: (envs.index(cell.env), cell.length, cell.seed))
 
 
+def read_cells(directory: str, plan_file: str) -> tuple[dict, list, dict]:
+    """A command set's plan, its finished cells and {way: label}, DIR/charts/ made; a plan without a finished cell is
+    refused."""
+    plan, _ = read_json_file(directory, plan_file)
+    cells = load_cells(directory, plan)
+    if not cells:
+        raise Refused(f"{directory}/{plan_file} lists no finished cell")
+    os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
+    return plan, cells, {way: label for cell in cells for way, label in cell.labels.items()}
+
+
 def wall(cell: Cell, way: str) -> float:
     return wall_seconds(cell.studies[way].get_trials(deepcopy=False))
 
@@ -260,12 +271,7 @@ def env_lines(env: str, lengths: dict, labels: dict, directory: str) -> list:
 
 def write_report(directory: str) -> str:
     """Writes DIR/REPORT.md and DIR/charts/ from DIR/exp15.json and its studies; returns REPORT.md's path."""
-    plan, _ = read_json_file(directory, PLAN_FILE)
-    cells = load_cells(directory, plan)
-    if not cells:
-        raise Refused(f"{directory}/{PLAN_FILE} lists no finished cell")
-    labels = {way: label for cell in cells for way, label in cell.labels.items()}
-    os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
+    plan, cells, labels = read_cells(directory, PLAN_FILE)
     envs = grouped(cells)
     lines = ["# exp15: the search at the trial lengths users run", "", "## The answer", ""]
     for env, lengths in envs.items():

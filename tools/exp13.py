@@ -32,12 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from exp11 import SPACE_FILE, commit, positive, sizes, write_float_space  # noqa: E402 (beside it in tools/)
-from exp15 import COSTS, Way, read_plan, rerun, save_plan  # noqa: E402
+from exp11 import SPACE_FILE, positive, sizes  # noqa: E402 (beside it in tools/)
+from exp15 import COSTS, Way, open_plan, rerun, save_plan  # noqa: E402
 from report.budget import PLAN_FILE  # noqa: E402 (root first)
 from report.lengths import best_by, cell_name, score_path  # noqa: E402
 from search import study as study_folder, trial as trial_process  # noqa: E402
-from sweep.records import LEARNING_CHECK  # noqa: E402
 
 GRACE_SECONDS = 10  # after a study's minutes: the stop's margin over tune.py's own start
 
@@ -185,18 +184,8 @@ def main(argv: list) -> int:
           "2-core AMD EPYC VM (Zen 5), the reruns more on a slower machine", flush=True)
     if options.dry_run:
         return 0
-    out = os.path.abspath(options.out)
-    os.makedirs(out, exist_ok=True)
-    print(LEARNING_CHECK, flush=True)
-    write_float_space(out)
-    plan_path = os.path.join(out, PLAN_FILE)
-    plan = read_plan(plan_path)
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
-    plan["invocations"].append({"argv": ["tools/exp13.py", *argv], "date": now, "commit": commit(),
-                                "load": " ".join(open("/proc/loadavg").read().split()[:3]),
-                                "minutes": options.minutes, "workload": " ".join(workload),
-                                "score_seeds": options.score_seeds})
-    save_plan(plan_path, plan)
+    out, plan_path, plan = open_plan(options.out, PLAN_FILE, ["tools/exp13.py", *argv], {
+        "minutes": options.minutes, "workload": " ".join(workload), "score_seeds": options.score_seeds})
     for number, seed in enumerate(options.study_seeds):
         name = cell_name(options.env, options.length, seed)
         done = {cell["name"]: cell for cell in plan["cells"]}.get(name)

@@ -181,6 +181,22 @@ def save_plan(path: str, plan: dict):
     os.replace(path + ".tmp", path)
 
 
+def open_plan(target: str, plan_file: str, argv: list, settings: dict) -> tuple[str, str, dict]:
+    """OUT made, the learning check said, the float space written, and OUT/plan_file read with this invocation
+    recorded (its argv, date, commit, load and `settings`): OUT, the plan's path and the plan."""
+    out = os.path.abspath(target)
+    os.makedirs(out, exist_ok=True)
+    print(LEARNING_CHECK, flush=True)
+    write_float_space(out)
+    plan_path = os.path.join(out, plan_file)
+    plan = read_plan(plan_path)
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
+    plan["invocations"].append({"argv": argv, "date": now, "commit": commit(),
+                                "load": " ".join(open("/proc/loadavg").read().split()[:3]), **settings})
+    save_plan(plan_path, plan)
+    return out, plan_path, plan
+
+
 def main(argv: list) -> int:
     options = parse(argv)
     workload = ["--num-envs", "16", "--num-steps", "128"]
@@ -194,17 +210,8 @@ def main(argv: list) -> int:
           "AMD EPYC VM (Zen 5), more on a slower machine", flush=True)
     if options.dry_run:
         return 0
-    out = os.path.abspath(options.out)
-    os.makedirs(out, exist_ok=True)
-    print(LEARNING_CHECK, flush=True)
-    write_float_space(out)
-    plan_path = os.path.join(out, PLAN_FILE)
-    plan = read_plan(plan_path)
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
-    plan["invocations"].append({"argv": ["tools/exp15.py", *argv], "date": now, "commit": commit(),
-                                "load": " ".join(open("/proc/loadavg").read().split()[:3]), "trials": options.trials,
-                                "workload": " ".join(workload), "score_seeds": options.score_seeds})
-    save_plan(plan_path, plan)
+    out, plan_path, plan = open_plan(options.out, PLAN_FILE, ["tools/exp15.py", *argv], {
+        "trials": options.trials, "workload": " ".join(workload), "score_seeds": options.score_seeds})
     for number, (length, seed) in enumerate(cells(options)):
         name = cell_name(options.env, length, seed)
         turn = number % len(order)
