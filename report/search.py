@@ -471,7 +471,11 @@ def repeat_numbers_lines(plan: dict, entries: list, directory: str) -> list:
     """The conditions, and every invocation of the command set with its date, commit and load."""
     steps = plan.get("total_timesteps", "–")
     seeds = sorted({entry.seed for entry in entries})
-    rows = [[f"`{item['argv']}`", item["date"], item["commit"], item["load"]] for item in plan.get("invocations", [])]
+    invocations = plan.get("invocations", [])
+    cpus = [plan_machine(item if "machine" in item else plan) for item in invocations]
+    rows = [[f"`{item['argv']}`", item["date"], item["commit"], item["load"], cpu] for item, cpu in zip(invocations, cpus)]
+    mixed = [f"**Mixed machines:** the invocations ran on {' and '.join(sorted(set(cpus)))}; a study that one "
+             "invocation began and another resumed mixes their times.", ""] if len(set(cpus)) > 1 else []
     folders = [f"[{entry.folder}]({study_link(directory, entry)})" for entry in entries if entry.study is not None]
     return [f"*The numbers:* {plan_machine(plan)}, 2 cores; {plan.get('trials', '–')} trials per study of "
             f"{number_text(steps) if isinstance(steps, int) else steps} env steps each, study seeds "
@@ -479,7 +483,8 @@ def repeat_numbers_lines(plan: dict, entries: list, directory: str) -> list:
             "seed). The objective is the mean episodic return over the last 10 % of env steps. Spread: median "
             "(min–max) over the study seeds; every ratio is to one baseline, the design of least median wall time "
             "in part (a), seed by seed.", "", WALL_TIME, ""] + markdown_table(
-        ["invocation", "date", "commit", "load average at its start"], rows) + [f"The studies: {', '.join(folders)}.", ""]
+        ["invocation", "date", "commit", "load average at its start", "CPU"], rows) + mixed + [
+        f"The studies: {', '.join(folders)}.", ""]
 
 
 def repeats_report(plan: dict, entries: list, directory: str) -> list:

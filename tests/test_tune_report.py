@@ -296,7 +296,10 @@ def repeated_report(tmp_path_factory):
     (directory / "exp10.json").write_text(json.dumps({
         "machine": "AMD EPYC 9B45", "load": "0.12", "date": "2026-11-29", "trials": 5, "total_timesteps": 20000,
         "invocations": [{"argv": "tools/exp10.sh out --study-seeds 1,2", "date": "2026-11-29T08:00Z",
-                         "commit": "abc1234", "load": "0.12 0.30 0.40"}],
+                         "commit": "abc1234", "load": "0.12 0.30 0.40"},
+                        {"argv": "tools/exp10.sh out --study-seeds 2 --parts p", "date": "2026-11-30T08:00Z",
+                         "commit": "abc1234", "load": "0.05 0.10 0.20", "machine": "AMD EPYC 7B13",
+                         "cpu_details": {"vendor": "AuthenticAMD", "family": 25, "model": 1, "flags": []}}],
         "studies": [{"part": part, "label": label, "folder": f"{folder}-s{seed}", "workers": 1, "seed": seed,
                      "population": 2 if part == "p" else 0} for part, label, folder, seed, _, _ in studies]}))
     with open(search_report.write_report(str(directory))) as f:
@@ -311,7 +314,11 @@ def test_repeated_exp10_gives_every_ratio_against_one_named_baseline_with_its_sp
             "Reference design 1.80× (1.60×–2.00×) and Flax + JAX env 1.00× (1.00×–1.00×) its time.") in text
     assert "| design | script | workers | wall time | × Other design | trials per hour |" in text
     assert "| Reference design | `dqn_torch_gymnasium.py` | 1 | 45 min (40 min–50 min) | 1.80× (1.60×–2.00×) |" in text
-    assert "| `tools/exp10.sh out --study-seeds 1,2` | 2026-11-29T08:00Z | abc1234 | 0.12 0.30 0.40 |" in text
+    assert ("| `tools/exp10.sh out --study-seeds 1,2` | 2026-11-29T08:00Z | abc1234 | 0.12 0.30 0.40 | AMD EPYC 9B45 "
+            "(generation not recorded) |") in text  # an invocation that recorded no CPU: the plan's
+    # a sitting in windows on two machines says so: a study begun on one and resumed on the other mixes their times
+    assert "| 0.05 0.10 0.20 | AMD EPYC 7B13 (family 25 model 1) |" in text
+    assert "**Mixed machines:** the invocations ran on AMD EPYC 7B13 (family 25 model 1) and AMD EPYC 9B45" in text
     # the agreement per seed, over the distinct designs only (Other design and Flax + JAX env are distinct scripts)
     assert "| 1 | 4 | 3 |" in text and "| 2 | 4 | 3 |" in text
 

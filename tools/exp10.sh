@@ -124,7 +124,8 @@ for study in studies:
     entry = dict(zip(fields, study.split("|")))
     entry.update(workers=int(entry["workers"]), seed=int(entry["seed"]), population=int(entry["population"]))
     plan["studies"] = [item for item in plan["studies"] if item["folder"] != entry["folder"]] + [entry]
-plan.setdefault("invocations", []).append({"argv": f"tools/exp10.sh {argv}", "date": date, "commit": commit, "load": load})
+plan.setdefault("invocations", []).append({"argv": f"tools/exp10.sh {argv}", "date": date, "commit": commit, "load": load,
+                                          **command_set_machine()})  # a sitting in windows may change machine
 json.dump(plan, open(path + ".tmp", "w"), indent=1)
 os.replace(path + ".tmp", path)
 PY
