@@ -166,22 +166,12 @@ def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str):
     return agent, agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
 
 
-def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
+def scale_by_adam(eps: float) -> optax.GradientTransformation:
     """`optax.scale_by_adam` with a float32 step count, same maths. optax keeps an int32 count, and eagerly `b ** count`
     with a concrete integer becomes `lax.integer_pow` with a static exponent: a compilation per step under --no-jit."""
-
-    def init(params):
-        mu, nu = jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.zeros_like, params)  # two buffers: both donated
-        return optax.ScaleByAdamState(jnp.zeros([], jnp.float32), mu, nu)
-
-    def update(grads, state, params=None):
-        mu = jax.tree.map(lambda m, g: (1 - b1) * g + b1 * m, state.mu, grads)
-        nu = jax.tree.map(lambda v, g: (1 - b2) * g * g + b2 * v, state.nu, grads)
-        count = state.count + 1
-        updates = jax.tree.map(lambda m, v: (m / (1 - b1**count)) / (jnp.sqrt(v / (1 - b2**count)) + eps), mu, nu)
-        return updates, optax.ScaleByAdamState(count, mu, nu)
-
-    return optax.GradientTransformation(init, update)
+    adam = optax.scale_by_adam(eps=eps)
+    init = lambda params: adam.init(params)._replace(count=jnp.zeros([], jnp.float32))
+    return optax.GradientTransformation(init, adam.update)
 
 
 def make_optimizer(args: Args):
