@@ -1,6 +1,4 @@
-"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap, each
-agent with its own seed and, from --hparams, its own float hyperparameters; population-based training inside the scan
-(every --pbt-interval iterations the worst agents copy the best and perturb their hyperparameters)."""
+"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap, PBT."""
 import time
 
 PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
@@ -12,7 +10,6 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: all
 import concurrent.futures
 import functools
 import importlib
-import json
 import queue
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Sequence
@@ -44,10 +41,9 @@ class Args:
     num_seeds: int = 8
     """the number of agents trained together (vmapped), agent i with seed --seed + i: the population"""
     hparams: str = ""
-    """a JSON list of --num-seeds objects: agent i's seed and any of its float hyperparameters (learning_rate,
-    gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm), each a number or a list of one per iteration, and
-    its place (a list: the population's agent it trains as at each iteration, a replay's); what it leaves out, the
-    flags set (pbt_replay.json in an agent's run folder is such a file: the replay of its lineage)"""
+    """a JSON list of --num-seeds objects, agent i's seed and float hyperparameters (HParams); the flags set the rest.
+    A value may be a list of one per iteration, and an object may give a place (a list: the population's agent it
+    trains as at each iteration): pbt_replay.json in an agent's run folder is such a file, the replay of its lineage"""
     chunk_iterations: int = 10
     """the iterations one compiled call runs (0, or at least --num-iterations: the whole training in one call)"""
     sync_timing: bool = False
@@ -175,12 +171,6 @@ class Agent(nn.Module):
         return self.critic(x).squeeze(-1)
 
 
-def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str):
-    """Build the agent and its seeded parameters."""
-    agent = Agent(MODEL_SIZES[model_size], action_dim)
-    return agent, agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
-
-
 def scale_by_adam(eps: float) -> optax.GradientTransformation:
     """`optax.scale_by_adam` with a float32 step count, same maths. optax keeps an int32 count, and eagerly `b ** count`
     with a concrete integer becomes `lax.integer_pow` with a static exponent: a compilation per step under --no-jit."""
@@ -189,21 +179,18 @@ def scale_by_adam(eps: float) -> optax.GradientTransformation:
     return optax.GradientTransformation(init, adam.update)
 
 
-def make_optimizer(args: Args):
-    """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between. The LR and the
-    clip's norm are inputs of the optimiser's state (optax.inject_hyperparams): call it with an agent's values."""
+@functools.partial(optax.inject_hyperparams, static_args="args")
+def make_optimizer(learning_rate, max_grad_norm, args: Args) -> optax.GradientTransformation:
+    """Global-norm clip, then Adam, the LR annealed between iterations; the LR and clip norm are inputs of its state."""
     updates_per_iteration = args.update_epochs * args.num_minibatches
 
-    def optimizer(learning_rate, max_grad_norm):
-        def schedule(count):  # the iteration's LR for each of its optimiser steps
-            if not args.anneal_lr:
-                return learning_rate
-            return learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
+    def schedule(count):  # the iteration's LR for each of its optimiser steps
+        if not args.anneal_lr:
+            return learning_rate
+        return learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
 
-        adam = scale_by_adam(eps=args.adam_eps)
-        return optax.chain(optax.clip_by_global_norm(max_grad_norm), adam, optax.scale_by_learning_rate(schedule))
-
-    return optax.inject_hyperparams(optimizer)
+    adam = scale_by_adam(eps=args.adam_eps)
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), adam, optax.scale_by_learning_rate(schedule))
 
 
 class Storage(NamedTuple):
@@ -378,17 +365,10 @@ def update(train_state: TrainState, storage: Storage, advantages, returns, key: 
     return train_state, jax.tree.map(jnp.mean, infos), explained_var
 
 
-# TRAINING: one iteration of one agent; a compiled call scans it over iterations with the agents vmapped, PBT's exploit
-# and explore after each
-class HParams(NamedTuple):
-    """An agent's float hyperparameters: arrays with a leading agent axis, so that agents differ in them in one call."""
-    learning_rate: jax.Array
-    gamma: jax.Array
-    gae_lambda: jax.Array
-    clip_coef: jax.Array
-    ent_coef: jax.Array
-    vf_coef: jax.Array
-    max_grad_norm: jax.Array
+# TRAINING: one iteration of one agent with its HParams; a compiled call scans it over iterations, the agents vmapped,
+# PBT's exploit and explore after each
+HPARAMS = ("learning_rate", "gamma", "gae_lambda", "clip_coef", "ent_coef", "vf_coef", "max_grad_norm")
+HParams = NamedTuple("HParams", [(name, jax.Array) for name in HPARAMS])
 
 
 class AgentState(NamedTuple):
@@ -398,42 +378,27 @@ class AgentState(NamedTuple):
     place: jax.Array  # the population's agent it trains as at each iteration: folded into its rollout key
 
 
-def agent_settings(args: Args) -> list:
-    """Each agent's seed, HParams values (numbers or lists of one per iteration) and place: object i of the --hparams
-    file (check_args checks it) over the flags' values, seed --seed + i and place i unless the object sets them."""
-    given = [{}] * args.num_seeds
-    if args.hparams:
-        with open(args.hparams) as f:
-            given = json.load(f)
-    defaults = {name: getattr(args, name) for name in HParams._fields}
-    return [{"seed": args.seed + i, **defaults, "place": i, **values} for i, values in enumerate(given)]
-
-
-def seed_agent(values: dict, env: Any, env_params: Any, args: Args) -> tuple:
-    """One agent's module, parameters, rollout carry, schedule and places, seeded as ppo_linen.py seeds its one agent
-    with --seed `values["seed"]`."""
-    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(values["seed"]), 3)
-    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    agent, params = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
-    zeros = jnp.zeros(args.num_envs)
-    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    per_iteration = lambda value, dtype: jnp.broadcast_to(jnp.asarray(value, dtype), (args.num_iterations,))
-    schedule = HParams(**{name: per_iteration(values[name], jnp.float32) for name in HParams._fields})
-    return agent, params, RolloutCarry(env_state, obs, key, stats), schedule, per_iteration(values["place"], jnp.uint32)
-
-
 def init_agents(args: Args, env: Any, env_params: Any) -> tuple[Agent, list, AgentState]:
-    """The module, each agent's settings (agent_settings) and their states, every leaf stacked with a leading agent
-    axis: one module and one optimizer, the agents differ only by arrays."""
-    settings, optimizer = agent_settings(args), make_optimizer(args)
-    seeded = [seed_agent(values, env, env_params, args) for values in settings]
-    agent, tx = seeded[0][0], optimizer(args.learning_rate, args.max_grad_norm)
-    states = []  # each optimiser state holds its agent's LR and clip norm (tx reads them), at first iteration 0's
-    for _, params, carry, schedule, place in seeded:
-        opt_state = optimizer(schedule.learning_rate[0], schedule.max_grad_norm[0]).init(params)
+    """The module, and the agents' settings and states, seeded under vmap as ppo_linen.py seeds its one agent."""
+    settings = agent_settings(args)
+    agent = Agent(MODEL_SIZES[args.model_size], env.action_space(env_params).n)
+    tx = make_optimizer(args.learning_rate, args.max_grad_norm, args)
+
+    def seed_agent(seed: jax.Array, schedule: HParams, place: jax.Array) -> AgentState:
+        key, param_key, env_key = jax.random.split(jax.random.PRNGKey(seed), 3)
+        obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
+        params = agent.init(param_key, jnp.zeros((1, obs.shape[1]), jnp.float32))
+        zeros = jnp.zeros(args.num_envs)
+        stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+        # the optimiser state holds the agent's LR and clip norm (tx reads them), at first iteration 0's
+        opt_state = make_optimizer(schedule.learning_rate[0], schedule.max_grad_norm[0], args).init(params)
         train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=tx).replace(opt_state=opt_state)
-        states.append(AgentState(train_state, carry, schedule, place))
-    return agent, settings, jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+        return AgentState(train_state, RolloutCarry(env_state, obs, key, stats), schedule, place)
+
+    seeds = jnp.array([values["seed"] for values in settings], jnp.uint32)
+    per_iteration = lambda name: [np.broadcast_to(values[name], args.num_iterations) for values in settings]
+    schedules = HParams(*(jnp.array(per_iteration(name), jnp.float32) for name in HPARAMS))
+    return agent, settings, jax.vmap(seed_agent)(seeds, schedules, jnp.array(per_iteration("place"), jnp.uint32))
 
 
 def train_iteration(state: AgentState, iteration: jax.Array, agent: Agent, env: Any, env_params: Any, args: Args):
@@ -477,7 +442,7 @@ def explore(hp: HParams, key: jax.Array, resample_probability: float) -> HParams
     """Each value times 0.8 or 1.2, or with probability `resample_probability` drawn anew from its range (log-uniformly
     where it is log-scaled); then clipped to its range."""
     values = {}
-    for (name, value), field_key in zip(hp._asdict().items(), jax.random.split(key, len(HParams._fields))):
+    for (name, value), field_key in zip(hp._asdict().items(), jax.random.split(key, len(HPARAMS))):
         low, high, log = PBT_RANGES[name]
         factor_key, resample_key, sample_key = jax.random.split(field_key, 3)
         perturbed = value * jnp.where(jax.random.bernoulli(factor_key, 0.5, value.shape), 1.2, 0.8)
@@ -517,7 +482,6 @@ def exploit_and_explore(agents: AgentState, recent_return: jax.Array, diverged: 
 def train_chunk(state: PopulationState, length: int, iteration_fn, report, args: Args):
     """`length` iterations of every agent (state leaves: a leading agent axis), each followed by exploit and explore;
     each one's metrics, with each agent's source, sent to `report`."""
-
     def step(state, _):
         agents, metrics = jax.vmap(iteration_fn, in_axes=(0, None))(state.agents, state.iteration)
         _, _, (return_sum, _, episodes), _, diverged = metrics
@@ -607,7 +571,7 @@ def main(args: Args, run: "AgentRuns"):
             run.log_iteration(global_step, {"learning_rate": lr}, losses, *finished)
             history.append(hp)
             sources.append(source)
-    values = {name: np.stack([hp[k] for hp in history], axis=1) for k, name in enumerate(HParams._fields)}
+    values = {name: np.stack([hp[k] for hp in history], axis=1) for k, name in enumerate(HPARAMS)}
     run.write_schedules(pbt_records(settings, values, np.stack(sources, axis=1)))
     run.finish(peak_device_bytes(device))
 
@@ -622,6 +586,7 @@ def main(args: Args, run: "AgentRuns"):
 import contextlib
 import gc
 import importlib.metadata
+import json
 import math
 import platform
 import resource
@@ -681,6 +646,17 @@ def range_problem(args: Args) -> str | None:
     return None
 
 
+def agent_settings(args: Args) -> list:
+    """Each agent's seed, HParams values (numbers or lists of one per iteration) and place: object i of the --hparams
+    file (check_args checks it) over the flags' values, seed --seed + i and place i unless the object sets them."""
+    given = [{}] * args.num_seeds
+    if args.hparams:
+        with open(args.hparams) as f:
+            given = json.load(f)
+    defaults = {name: getattr(args, name) for name in HPARAMS}
+    return [{"seed": args.seed + i, **defaults, "place": i, **values} for i, values in enumerate(given)]
+
+
 def hparams_problem(args: Args) -> str | None:
     """What is wrong with the --hparams file that agent_settings reads (a JSON list of --num-seeds objects, each of an
     agent's integer seed, place and HParams values, in the flags' ranges), or None."""
@@ -694,7 +670,7 @@ def hparams_problem(args: Args) -> str | None:
     if not isinstance(given, list) or len(given) != args.num_seeds or not all(isinstance(g, dict) for g in given):
         return f"want a JSON list of --num-seeds ({args.num_seeds}) objects"
     for i, values in enumerate(given):
-        unknown = set(values) - {"seed", "place", *HParams._fields}
+        unknown = set(values) - {"seed", "place", *HPARAMS}
         if unknown:
             return f"agent {i}: {', '.join(sorted(unknown))} cannot differ between agents here"
         problems = (value_problem(name, value, args.num_iterations) for name, value in values.items())
@@ -704,7 +680,7 @@ def hparams_problem(args: Args) -> str | None:
     if len({agent["seed"] for agent in agents}) < len(agents):
         return "two agents have the same seed (and would share a run folder)"
     for i, agent in enumerate(agents):  # each distinct value of each agent once
-        problems = (range_problem(replace(args, **{name: value})) for name in HParams._fields
+        problems = (range_problem(replace(args, **{name: value})) for name in HPARAMS
                     for value in dict.fromkeys(np.ravel(agent[name]).tolist()))
         if reason := next((reason for reason in problems if reason), None):
             return f"agent {i}: {reason}"

@@ -1,5 +1,4 @@
-"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap, each
-agent with its own seed and, from --hparams, its own float hyperparameters."""
+"""PPO (CleanRL-style, single file) in Flax Linen + optax on gymnax: iterations in lax.scan, agents under vmap."""
 import time
 
 PROCESS_START = time.perf_counter()  # the benchmark harness's start-up time starts here
@@ -11,7 +10,6 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # on a GPU: all
 import concurrent.futures
 import functools
 import importlib
-import json
 import queue
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Sequence
@@ -43,8 +41,7 @@ class Args:
     num_seeds: int = 1
     """the number of agents trained together (vmapped), agent i with seed --seed + i"""
     hparams: str = ""
-    """a JSON list of --num-seeds objects: agent i's seed and any of its float hyperparameters (learning_rate,
-    gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm); what an object leaves out, the flags set"""
+    """a JSON list of --num-seeds objects, agent i's seed and float hyperparameters (HParams); the flags set the rest"""
     chunk_iterations: int = 10
     """the iterations one compiled call runs (0, or at least --num-iterations: the whole training in one call)"""
     sync_timing: bool = False
@@ -160,12 +157,6 @@ class Agent(nn.Module):
         return self.critic(x).squeeze(-1)
 
 
-def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str):
-    """Build the agent and its seeded parameters."""
-    agent = Agent(MODEL_SIZES[model_size], action_dim)
-    return agent, agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
-
-
 def scale_by_adam(eps: float) -> optax.GradientTransformation:
     """`optax.scale_by_adam` with a float32 step count, same maths. optax keeps an int32 count, and eagerly `b ** count`
     with a concrete integer becomes `lax.integer_pow` with a static exponent: a compilation per step under --no-jit."""
@@ -174,21 +165,18 @@ def scale_by_adam(eps: float) -> optax.GradientTransformation:
     return optax.GradientTransformation(init, adam.update)
 
 
-def make_optimizer(args: Args):
-    """Global-norm clip, then Adam; the LR is held constant within an iteration and annealed between. The LR and the
-    clip's norm are inputs of the optimiser's state (optax.inject_hyperparams): call it with an agent's values."""
+@functools.partial(optax.inject_hyperparams, static_args="args")
+def make_optimizer(learning_rate, max_grad_norm, args: Args) -> optax.GradientTransformation:
+    """Global-norm clip, then Adam, the LR annealed between iterations; the LR and clip norm are inputs of its state."""
     updates_per_iteration = args.update_epochs * args.num_minibatches
 
-    def optimizer(learning_rate, max_grad_norm):
-        def schedule(count):  # the iteration's LR for each of its optimiser steps
-            if not args.anneal_lr:
-                return learning_rate
-            return learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
+    def schedule(count):  # the iteration's LR for each of its optimiser steps
+        if not args.anneal_lr:
+            return learning_rate
+        return learning_rate * (1.0 - count // updates_per_iteration / args.num_iterations)
 
-        adam = scale_by_adam(eps=args.adam_eps)
-        return optax.chain(optax.clip_by_global_norm(max_grad_norm), adam, optax.scale_by_learning_rate(schedule))
-
-    return optax.inject_hyperparams(optimizer)
+    adam = scale_by_adam(eps=args.adam_eps)
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), adam, optax.scale_by_learning_rate(schedule))
 
 
 class Storage(NamedTuple):
@@ -363,59 +351,32 @@ def update(train_state: TrainState, storage: Storage, advantages, returns, key: 
     return train_state, jax.tree.map(jnp.mean, infos), explained_var
 
 
-# TRAINING: one iteration of one agent; a compiled call scans it over iterations with the agents vmapped
-class HParams(NamedTuple):
-    """An agent's float hyperparameters: arrays with a leading agent axis, so that agents differ in them in one call."""
-    learning_rate: jax.Array
-    gamma: jax.Array
-    gae_lambda: jax.Array
-    clip_coef: jax.Array
-    ent_coef: jax.Array
-    vf_coef: jax.Array
-    max_grad_norm: jax.Array
-
-
-class AgentState(NamedTuple):
-    train_state: TrainState
-    carry: RolloutCarry
-    hparams: HParams
-
-
-def agent_settings(args: Args) -> list:
-    """Each agent's seed and HParams values: object i of the --hparams file (check_args checks it) over the flags'
-    values, seed --seed + i unless the object sets one."""
-    given = [{}] * args.num_seeds
-    if args.hparams:
-        with open(args.hparams) as f:
-            given = json.load(f)
-    defaults = {name: getattr(args, name) for name in HParams._fields}
-    return [{"seed": args.seed + i, **defaults, **values} for i, values in enumerate(given)]
-
-
-def seed_agent(values: dict, env: Any, env_params: Any, args: Args) -> tuple:
-    """One agent's module, parameters, rollout carry and HParams, seeded as ppo_linen.py seeds its one agent with
-    --seed `values["seed"]`."""
-    key, param_key, env_key = jax.random.split(jax.random.PRNGKey(values["seed"]), 3)
-    obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    agent, params = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
-    zeros = jnp.zeros(args.num_envs)
-    stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
-    hparams = HParams(**{name: jnp.float32(values[name]) for name in HParams._fields})
-    return agent, params, RolloutCarry(env_state, obs, key, stats), hparams
+# TRAINING: one iteration of one agent with its HParams; a compiled call scans it over iterations, the agents vmapped
+HPARAMS = ("learning_rate", "gamma", "gae_lambda", "clip_coef", "ent_coef", "vf_coef", "max_grad_norm")
+HParams = NamedTuple("HParams", [(name, jax.Array) for name in HPARAMS])
+AgentState = NamedTuple("AgentState", [("train_state", TrainState), ("carry", RolloutCarry), ("hparams", HParams)])
 
 
 def init_agents(args: Args, env: Any, env_params: Any) -> tuple[Agent, list, AgentState]:
-    """The module, each agent's settings (agent_settings) and their states, every leaf stacked with a leading agent
-    axis: one module and one optimizer, the agents differ only by arrays."""
-    settings, optimizer = agent_settings(args), make_optimizer(args)
-    seeded = [seed_agent(values, env, env_params, args) for values in settings]
-    agent, tx = seeded[0][0], optimizer(args.learning_rate, args.max_grad_norm)
-    states = []
-    for _, params, carry, hparams in seeded:  # each optimiser state holds its agent's LR and clip norm (tx reads them)
-        opt_state = optimizer(hparams.learning_rate, hparams.max_grad_norm).init(params)
+    """The module, and the agents' settings and states, seeded under vmap as ppo_linen.py seeds its one agent."""
+    settings = agent_settings(args)
+    agent = Agent(MODEL_SIZES[args.model_size], env.action_space(env_params).n)
+    tx = make_optimizer(args.learning_rate, args.max_grad_norm, args)
+
+    def seed_agent(seed: jax.Array, hparams: HParams) -> AgentState:
+        key, param_key, env_key = jax.random.split(jax.random.PRNGKey(seed), 3)
+        obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
+        params = agent.init(param_key, jnp.zeros((1, obs.shape[1]), jnp.float32))
+        zeros = jnp.zeros(args.num_envs)
+        stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
+        opt_state = make_optimizer(hparams.learning_rate, hparams.max_grad_norm, args).init(params)  # read by tx
         train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=tx).replace(opt_state=opt_state)
-        states.append(AgentState(train_state, carry, hparams))
-    return agent, settings, jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+        return AgentState(train_state, RolloutCarry(env_state, obs, key, stats), hparams)
+
+    seeds = jnp.array([values["seed"] for values in settings], jnp.uint32)
+    hparams = HParams(*jnp.array([[values[name] for name in HPARAMS] for values in settings], jnp.float32).T)
+    states = jax.vmap(seed_agent)(seeds, hparams)  # an LR or clip norm is in two leaves: one buffer each (donated)
+    return agent, settings, jax.tree.map(jnp.copy, states)
 
 
 def train_iteration(state: AgentState, agent: Agent, env: Any, env_params: Any, args: Args):
@@ -431,7 +392,6 @@ def train_iteration(state: AgentState, agent: Agent, env: Any, env_params: Any, 
 
 def train_chunk(state: tuple, length: int, iteration_fn, report):
     """`length` iterations of every agent (state leaves: a leading agent axis), each one's metrics sent to `report`."""
-
     def step(state, _):
         state, metrics = jax.vmap(iteration_fn)(state)
         io_callback(report, None, metrics, ordered=True)  # as each iteration ends; outside the vmap (it cannot be in)
@@ -495,6 +455,7 @@ def main(args: Args, run: "AgentRuns"):
 import contextlib
 import gc
 import importlib.metadata
+import json
 import math
 import platform
 import resource
@@ -551,6 +512,17 @@ def range_problem(args: Args) -> str | None:
     return None
 
 
+def agent_settings(args: Args) -> list:
+    """Each agent's seed and HParams values: object i of the --hparams file (check_args checks it) over the flags'
+    values, seed --seed + i unless the object sets one."""
+    given = [{}] * args.num_seeds
+    if args.hparams:
+        with open(args.hparams) as f:
+            given = json.load(f)
+    defaults = {name: getattr(args, name) for name in HPARAMS}
+    return [{"seed": args.seed + i, **defaults, **values} for i, values in enumerate(given)]
+
+
 def hparams_problem(args: Args) -> str | None:
     """What is wrong with the --hparams file that agent_settings reads (a JSON list of --num-seeds objects, each of an
     agent's integer seed and HParams values, in the flags' ranges), or None."""
@@ -564,7 +536,7 @@ def hparams_problem(args: Args) -> str | None:
     if not isinstance(given, list) or len(given) != args.num_seeds or not all(isinstance(g, dict) for g in given):
         return f"want a JSON list of --num-seeds ({args.num_seeds}) objects"
     for i, values in enumerate(given):
-        unknown = set(values) - {"seed", *HParams._fields}
+        unknown = set(values) - {"seed", *HPARAMS}
         if unknown:
             return f"agent {i}: {', '.join(sorted(unknown))} cannot differ between agents here"
         number_types = {name: (int,) if name == "seed" else (int, float) for name in values}

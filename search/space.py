@@ -117,10 +117,15 @@ def guess_algorithm(script_name: str) -> str | None:
 
 
 def agent_fields(script: str) -> set:
-    """The fields a script takes per agent in its --hparams file (its `HParams`); empty if it takes no such file."""
+    """The fields a script takes per agent in its --hparams file: its `HParams` class's, or the names of its `HPARAMS`
+    tuple (of which the PPO scripts make their HParams); empty if it takes no such file."""
     if "hparams" not in script_fields(script):
         return set()
-    return set(class_fields(script, "HParams") or ())
+    with open(script) as f:
+        tree = ast.parse(f.read(), script)
+    names = [node.value for node in tree.body if isinstance(node, ast.Assign)
+             and [ast.unparse(target) for target in node.targets] == ["HPARAMS"]]
+    return set(class_fields(script, "HParams") or (ast.literal_eval(names[0]) if names else ()))
 
 
 def load_space(path: str, algorithm: str) -> dict:

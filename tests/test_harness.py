@@ -25,10 +25,10 @@ ACROSS_FAMILIES = SHARED - {"Run"}
 FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
 # ppo_linen_scan.py, ppo_linen_pbt.py and dqn_linen_vmap.py train --num-seeds agents in one process: one Run per agent,
 # driven as one by their AgentRuns (which also starts the run), and the range check each agent's --hparams values pass;
-# the PPO scripts also check the --hparams file apart (the PBT script each value of it apart: a list of one per
-# iteration) and their agents' batch against the memory
-AGENTS = {"ppo_linen_scan.py": {"AgentRuns", "memory_refusal", "range_problem", "hparams_problem"},
-          "ppo_linen_pbt.py": {"AgentRuns", "memory_refusal", "range_problem", "hparams_problem", "value_problem"},
+# the PPO scripts also read the --hparams file (agent_settings, which main's seeding calls too) and check it apart (the
+# PBT script each value of it apart: a list of one per iteration), and their agents' batch against the memory
+PPO_AGENTS = {"AgentRuns", "memory_refusal", "range_problem", "hparams_problem", "agent_settings"}
+AGENTS = {"ppo_linen_scan.py": PPO_AGENTS, "ppo_linen_pbt.py": PPO_AGENTS | {"value_problem"},
           "dqn_linen_vmap.py": {"AgentRuns", "range_problem"}}
 # the Gymnasium scripts check a module:EnvId against Gymnasium's registry (and PPO's, its NumPy vector env)
 GYMNASIUM_CHECKS = {script: {"gymnasium_spec", "vector_same_step"} for script in (

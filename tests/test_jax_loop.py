@@ -34,7 +34,8 @@ def gymnax_start(module):
 
 def linen_rollout_jaxpr(module, bootstrap):
     env, env_params, obs, env_state = gymnax_start(module)
-    agent, params = module.make_agent(jax.random.PRNGKey(1), obs.shape[1], 2, "small")
+    agent = module.Agent(module.MODEL_SIZES["small"], 2)  # as every Linen script builds it (the scan's: no make_agent)
+    params = agent.init(jax.random.PRNGKey(1), obs[:1])
     carry = module.RolloutCarry(env_state, obs, jax.random.PRNGKey(2), new_stats(module, NUM_ENVS))
     rollout = functools.partial(
         module.rollout, agent=agent, env=env, env_params=env_params, num_steps=3, bootstrap_truncated=bootstrap

@@ -219,3 +219,13 @@ def test_each_agent_of_an_hparams_file_computes_what_ppo_linen_computes_with_its
         hyperparameters = table(texts["hyperparameters"])
         assert hyperparameters["seed"] == str(seed) and hyperparameters["hparams"] == ""
         assert hyperparameters["gamma"] == str(values["gamma"] if seed == 5 else 0.99)
+
+
+def test_tune_reads_the_per_agent_fields_of_the_script_and_of_its_population_stand_in_alike():
+    """tune.py --population writes each agent's values of these fields (read with ast from the HPARAMS tuple that the
+    script makes its HParams of); the stand-in that its fast tests run keeps the same contract."""
+    from search.space import agent_fields
+
+    fields = set(ppo_linen_scan.HParams._fields)
+    assert agent_fields(os.path.join(ROOT, SCAN)) == agent_fields(os.path.join(ROOT, "tests", "ppo_population_standin.py"))
+    assert agent_fields(os.path.join(ROOT, SCAN)) == fields == set(ppo_linen_scan.HPARAMS)
