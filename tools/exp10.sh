@@ -15,8 +15,8 @@
 #     end_e; the integer fields stay at the script's defaults) as dqn_linen_vmap.py populations of P agents
 #     (default 8), two processes side by side, a random sampler, no pruner.
 # Each study is a folder OUT/<part>-<design>-s<S> (a tune.py study: rerunning this command resumes every one of
-# them); OUT/exp10.json says what ran where, and every invocation with its date, commit and load; `python -m
-# report.search OUT` writes OUT/REPORT.md. --parts runs some parts only (a sitting in windows; (b) needs seed S's (a)).
+# them); OUT/exp10.json says what ran where, and every invocation (from its start) with its date, commit, load and
+# CPU; `python -m report.search OUT` writes OUT/REPORT.md. --parts runs some parts only (a sitting in windows; (b) needs seed S's (a)).
 # The estimate comes first (--dry-run stops there). Defaults: N = 40, T = 65,000 transitions a trial, seeds 1,2,3.
 # --tiny: trials of 2 iterations (3 trials unless --trials), populations of 2, 1 re-evaluation seed, seed 1 unless
 # --study-seeds (a test of the command set, no result).
@@ -124,8 +124,12 @@ for study in studies:
     entry = dict(zip(fields, study.split("|")))
     entry.update(workers=int(entry["workers"]), seed=int(entry["seed"]), population=int(entry["population"]))
     plan["studies"] = [item for item in plan["studies"] if item["folder"] != entry["folder"]] + [entry]
-plan.setdefault("invocations", []).append({"argv": f"tools/exp10.sh {argv}", "date": date, "commit": commit, "load": load,
-                                          **command_set_machine()})  # a sitting in windows may change machine
+invocation = {"argv": f"tools/exp10.sh {argv}", "date": date, "commit": commit, "load": load,
+              **command_set_machine()}  # a sitting in windows may change machine
+invocations = plan.setdefault("invocations", [])
+if invocations and invocations[-1]["argv"] == invocation["argv"] and invocations[-1]["date"] == date:
+    invocations.pop()  # this invocation's record from its start: it ended
+invocations.append(invocation)
 json.dump(plan, open(path + ".tmp", "w"), indent=1)
 os.replace(path + ".tmp", path)
 PY
@@ -149,6 +153,7 @@ cd "$ROOT"
 "$PYTHON" -c "from sweep.records import LEARNING_CHECK; print(LEARNING_CHECK)"
 "$PYTHON" -c "import sys; sys.path.insert(0, 'tools'); from exp11 import write_float_space; \
 write_float_space(sys.argv[1], 'dqn')" "$OUT"
+record # the invocation, at its start: a window that ends it (SIGTERM) still leaves its date, load and CPU
 turn=0
 for seed in "${SEED_LIST[@]}"; do
   order=("${DESIGNS[@]:turn}" "${DESIGNS[@]:0:turn}") # the designs' order turns from seed to seed
