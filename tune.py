@@ -230,6 +230,9 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     search.run(options.workers)
     records.write_trials_csv(study, study_dir, settings.space, settings.seeds_per_trial)
+    if search.refused:
+        raise Refused(f"the script refused {study_folder.REFUSALS} trials in a row alike, so the study stopped "
+                      f"(fix the command; trials.csv keeps them): {search.refused}")
     if stopped:
         return 128 + stopped[0]
     if options.trials_only:

@@ -147,6 +147,7 @@ def dashboard_command(study_dir: str, url: str) -> str:
     return f"optuna-dashboard {shlex.quote(url or os.path.join(study_dir, JOURNAL_FILE))}"
 
 
+REFUSALS = 3  # trials in a row that the script refuses with one error line (exit 2) stop the study: no trial can run
 TPE_STARTUP = 10  # TPE's first trials, drawn at random (Optuna's default, said in exp10's report)
 
 
@@ -273,6 +274,7 @@ class Search:
         self.durations = [t.duration.total_seconds() for t in finished(study) if t.duration]
         self.started_at = time.time()
         self.deadline = math.inf  # tune.py --minutes: no trial starts from then on
+        self.refusals, self.refused = [], ""  # the last trials' refusals (exit 2); the one that stopped the study
         # torch's intra-op threads of trials side by side: the cores shared among them (as the sweep's groups do)
         processes = settings.workers * (1 if settings.population else settings.seeds_per_trial)
         each = threads(processes, len(os.sched_getaffinity(0)))
@@ -367,6 +369,11 @@ class Search:
         self.study.tell(trial, value, state=state)
         self.durations.append(duration)
         self.progress(trial.number, state, value, reason)
+        with self.lock:  # the same refusal REFUSALS times in a row: a flag every trial shares, not a sampled value
+            self.refusals = self.refusals + [reason] if reason.startswith("exit 2: ") else []
+            if len(self.refusals) >= REFUSALS and len(set(self.refusals[-REFUSALS:])) == 1:
+                self.refused = reason
+                self.stopping.set()
 
     def give_back(self, trial: optuna.Trial, reason: str):
         """A trial cut short by tune.py's own stop: failed, with its configuration enqueued for the next start."""

@@ -61,6 +61,10 @@ def scalar(writer, tag, value, step):
 
 
 def main(args: Args):
+    if args.total_timesteps % args.iteration_steps:  # the scripts' argument check, which exits 2
+        print(f"error: --total-timesteps {args.total_timesteps} must be a multiple of --iteration-steps "
+              f"{args.iteration_steps}", file=sys.stderr)
+        sys.exit(2)
     run_dir = os.path.join(args.log_dir, args.run_name)
     writer = EventFileWriter(run_dir)
 

@@ -2,15 +2,17 @@
 explore on a stand-in population whose returns are known (who must copy whom); the copy bit-equal, the optimiser
 state's too, and the copier's values in its optimiser state at the next iteration; explore's ranges; the replay of an
 agent's lineage as a run of one agent reproduces its curve; one seed, one run; a diverged agent replaced and said;
-bad flags one line each.
+bad flags one line each; SIGTERM ends every agent's run partial.
 
 The populations train in this process (main() on tiny shapes, 6 iterations, exploits after iterations 2 and 4); one
-bad command line runs in a fresh process."""
+bad command line and one signalled population run in fresh processes."""
 import ast
 import functools
 import json
 import os
 import signal
+import subprocess
+import sys
 
 import gymnax
 import jax
@@ -326,3 +328,26 @@ def test_the_signal_and_fault_handling_of_its_runs_is_the_scan_scripts_line_for_
     shared = {"start_iteration", "compile", "finish", "stop_on_signal", "close"}
     assert {name: own[name] for name in shared} == {name: scan[name] for name in shared}
     assert set(own) - set(scan) == {"log_population", "write_schedules"}
+
+
+@pytest.mark.slow
+def test_sigterm_in_a_fresh_pbt_process_ends_every_agents_run_partial_with_one_line_and_exit_128_plus_signal(tmp_path):
+    """The same handling in a running population (2 agents, chunks of 2 iterations, exploits from iteration 2 on),
+    signalled once its first iteration is logged: each agent's event file whole, without time/total."""
+    log_dir = str(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "ppo_linen_pbt.py"), *TINY_FLAGS[:8], "--num-iterations", "2000",
+         "--num-seeds", "2", "--chunk-iterations", "2", "--pbt-interval", "2", "--pbt-burn-in", "2",
+         "--log-dir", log_dir, "--run-name", "run"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = next((line for line in process.stdout if line.startswith("iteration ")), "")
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=300)
+    folders = [os.path.join(log_dir, f"run__seed{seed}") for seed in (1, 2)]
+    assert started and process.returncode == 128 + signal.SIGTERM, err[-3000:]
+    assert err.strip().splitlines()[-1] == (
+        f"interrupted by SIGTERM: partial runs (no time/total) in {', '.join(folders)}")
+    assert "Traceback" not in err
+    for folder in folders:
+        scalars, texts = read_run(folder)
+        assert scalars["time/iteration"] and "time/total" not in scalars and "hyperparameters" in texts

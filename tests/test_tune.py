@@ -282,6 +282,20 @@ def test_a_worker_killed_mid_trial_leaves_no_process_and_its_trial_is_failed_and
     assert rows[0]["reason"].startswith("lost: its worker (pid ") and rows[1]["learning_rate"] == rows[0]["learning_rate"]
 
 
+def test_a_study_whose_script_refuses_its_fixed_flags_stops_after_three_trials_with_one_error_line(tmp_path):
+    """exp10 once ran 40 trials that the script all refused at once (a --total-timesteps no multiple of its
+    --iteration-steps): the same refusal three times in a row is a flag every trial shares, and ends the study."""
+    study_dir = str(tmp_path / "refused")
+    result = tune_run("--trials", "10", "--sampler", "random", "--pruner", "none", "--eval-seeds", "0",
+                      "--out", study_dir, STANDIN, "--total-timesteps", "5500")
+    refusal = "exit 2: error: --total-timesteps 5500 must be a multiple of --iteration-steps 1000"
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: the script refused 3 trials in a row alike, so the study stopped (fix the command; trials.csv keeps "
+        f"them): {refusal}")
+    assert [(row["state"], row["reason"]) for row in trials_csv(study_dir)] == [("fail", refusal)] * 3
+
+
 @pytest.mark.slow
 def test_sigterm_to_tune_ends_its_trials_and_a_rerun_resumes_the_study(tmp_path):
     study_dir = str(tmp_path / "stopped")
@@ -675,6 +689,8 @@ def test_exp10s_command_set_prints_its_estimate_first_and_refuses_bad_flags_in_o
                            (["--parts", "a,c"], "--parts wants some of a, b and p separated by commas"),
                            (["--population", "0"], "--trials, --total-timesteps and --population want positive "
                                                    "integers"),
+                           (["--total-timesteps", "65000"], "--total-timesteps 65000: the DQN scripts want a "
+                                                            "multiple of their --iteration-steps, 10000"),
                            (["--bogus"], "unknown option --bogus")]:
         ended = subprocess.run([exp10, str(tmp_path / "out"), *flags], capture_output=True, text=True, env=env)
         assert (ended.returncode, ended.stdout, ended.stderr) == (2, "", f"exp10.sh: {message}\n"), flags

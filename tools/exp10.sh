@@ -17,7 +17,8 @@
 # Each study is a folder OUT/<part>-<design>-s<S> (a tune.py study: rerunning this command resumes every one of
 # them); OUT/exp10.json says what ran where, and every invocation (from its start) with its date, commit, load and
 # CPU; `python -m report.search OUT` writes OUT/REPORT.md. --parts runs some parts only (a sitting in windows; (b) needs seed S's (a)).
-# The estimate comes first (--dry-run stops there). Defaults: N = 40, T = 65,000 transitions a trial, seeds 1,2,3.
+# The estimate comes first (--dry-run stops there). Defaults: N = 40, T = 70,000 transitions a trial (a multiple of
+# the scripts' --iteration-steps, 10,000), seeds 1,2,3.
 # --tiny: trials of 2 iterations (3 trials unless --trials), populations of 2, 1 re-evaluation seed, seed 1 unless
 # --study-seeds (a test of the command set, no result).
 set -euo pipefail
@@ -36,7 +37,7 @@ die() {
 TARGET=$1
 ARGV=("$@")
 shift
-TRIALS="" TIMESTEPS=65000 EVAL_SEEDS=5 WORKLOAD=() SEEDS="" POPULATION=8 PARTS=a,b,p DRY=0
+TRIALS="" TIMESTEPS=70000 ITERATION_STEPS=10000 EVAL_SEEDS=5 WORKLOAD=() SEEDS="" POPULATION=8 PARTS=a,b,p DRY=0
 while (($#)); do
   case $1 in
   --trials) TRIALS=${2:-} && shift 2 ;;
@@ -45,7 +46,8 @@ while (($#)); do
   --population) POPULATION=${2:-} && shift 2 ;;
   --parts) PARTS=${2:-} && shift 2 ;;
   --dry-run) DRY=1 && shift ;;
-  --tiny) TIMESTEPS=1024 EVAL_SEEDS=1 POPULATION=2 WORKLOAD=(--iteration-steps 512 --learning-starts 200) && shift ;;
+  --tiny) TIMESTEPS=1024 ITERATION_STEPS=512 EVAL_SEEDS=1 POPULATION=2 WORKLOAD=(--iteration-steps 512
+    --learning-starts 200) && shift ;;
   *) die "unknown option $1" ;;
   esac
 done
@@ -54,6 +56,8 @@ SEEDS=${SEEDS:-$(((${#WORKLOAD[@]})) && echo 1 || echo 1,2,3)}
 [[ $TRIALS =~ ^[1-9][0-9]*$ && $TIMESTEPS =~ ^[1-9][0-9]*$ && $POPULATION =~ ^[1-9][0-9]*$ ]] ||
   die "--trials, --total-timesteps and --population want positive integers"
 [[ $SEEDS =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--study-seeds wants positive integers separated by commas"
+((TIMESTEPS % ITERATION_STEPS == 0)) ||
+  die "--total-timesteps $TIMESTEPS: the DQN scripts want a multiple of their --iteration-steps, $ITERATION_STEPS"
 [[ $PARTS =~ ^[abp](,[abp])*$ ]] || die "--parts wants some of a, b and p separated by commas"
 IFS=, read -r -a SEED_LIST <<<"$SEEDS"
 
