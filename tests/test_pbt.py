@@ -333,18 +333,19 @@ def test_the_signal_and_fault_handling_of_its_runs_is_the_scan_scripts_line_for_
 @pytest.mark.slow
 def test_sigterm_in_a_fresh_pbt_process_ends_every_agents_run_partial_with_one_line_and_exit_128_plus_signal(tmp_path):
     """The same handling in a running population (2 agents, chunks of 2 iterations, exploits from iteration 2 on),
-    signalled once its first iteration is logged: each agent's event file whole, without time/total."""
+    signalled once both agents logged their first iteration: each agent's event file whole, without time/total."""
     log_dir = str(tmp_path)
     process = subprocess.Popen(
         [sys.executable, os.path.join(ROOT, "ppo_linen_pbt.py"), *TINY_FLAGS[:8], "--num-iterations", "2000",
          "--num-seeds", "2", "--chunk-iterations", "2", "--pbt-interval", "2", "--pbt-burn-in", "2",
          "--log-dir", log_dir, "--run-name", "run"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    started = next((line for line in process.stdout if line.startswith("iteration ")), "")
+    lines = (line for line in process.stdout if line.startswith("iteration "))
+    started = [next(lines, ""), next(lines, "")]  # iteration 1's line of each agent
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=300)
     folders = [os.path.join(log_dir, f"run__seed{seed}") for seed in (1, 2)]
-    assert started and process.returncode == 128 + signal.SIGTERM, err[-3000:]
+    assert all(started) and process.returncode == 128 + signal.SIGTERM, err[-3000:]
     assert err.strip().splitlines()[-1] == (
         f"interrupted by SIGTERM: partial runs (no time/total) in {', '.join(folders)}")
     assert "Traceback" not in err
