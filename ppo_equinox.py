@@ -21,6 +21,7 @@ import optax
 import tyro
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+CNN_SIZES = {"small": (16, 128), "medium": (64, 512), "large": (128, 1024)}  # conv channels, dense units
 
 
 @dataclass
@@ -33,7 +34,10 @@ class Args:
     env_id: str = "CartPole-v1"
     """any gymnax environment with a discrete action space, or module:EnvId (the module's make_gymnax)"""
     model_size: Literal["small", "medium", "large"] = "small"
-    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6; a CNN's conv channels and dense units:
+    small 16, 128 (MinAtar's), medium 64, 512, large 128, 1024"""
+    network: Literal["mlp", "cnn"] = "mlp"
+    """mlp: separate actor and critic MLPs; cnn (frames, as MinAtar's): a 3x3 conv and a dense layer under both heads"""
     jit: bool = True
     """compile rollout, GAE and update with jax.jit (--no-jit runs them eagerly, op by op)"""
     sync_timing: bool = False
@@ -118,6 +122,12 @@ def select_device(choice: str) -> jax.Device:
 
 
 # MODEL
+def layer_init(layer, gain: float, key: jax.Array):
+    """`layer` with an orthogonal weight of `gain` (over its outputs) and a zero bias (CleanRL's layer_init)."""
+    weight = jax.nn.initializers.orthogonal(gain, column_axis=0)(key, layer.weight.shape)
+    return eqx.tree_at(lambda m: (m.weight, m.bias), layer, (weight, jnp.zeros_like(layer.bias)))
+
+
 class MLP(eqx.Module):
     """`eqx.nn.Linear` layers with tanh between them, on one unbatched input; init: orthogonal weights, zero biases."""
 
@@ -128,9 +138,7 @@ class MLP(eqx.Module):
         gains = [np.sqrt(2)] * len(hidden_sizes) + [out_gain]
         self.layers = []
         for n_in, n_out, gain, layer_key in zip(sizes, sizes[1:], gains, jax.random.split(key, len(gains))):
-            weight = jax.nn.initializers.orthogonal(gain, column_axis=0)(layer_key, (n_out, n_in))
-            layer = eqx.nn.Linear(n_in, n_out, key=layer_key)
-            self.layers.append(eqx.tree_at(lambda m: (m.weight, m.bias), layer, (weight, jnp.zeros(n_out))))
+            self.layers.append(layer_init(eqx.nn.Linear(n_in, n_out, key=layer_key), gain, layer_key))
 
     def __call__(self, x):
         for layer in self.layers[:-1]:
@@ -151,8 +159,43 @@ class Agent(eqx.Module):
         return jax.vmap(self.critic)(x).squeeze(-1)
 
 
-def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str) -> Agent:
-    """Build the agent with its seeded parameters."""
+class CNNAgent(eqx.Module):
+    """MinAtar's network (https://arxiv.org/abs/1903.03176): a 3x3 conv and a dense layer with ReLU, shared by the
+    actor and critic heads (orthogonal init, biases 0). It views each flat observation as its frame (HWC), which
+    Equinox convolves channels first."""
+
+    conv: eqx.nn.Conv2d
+    dense: eqx.nn.Linear
+    actor: eqx.nn.Linear
+    critic: eqx.nn.Linear
+    frame_shape: tuple[int, ...] = eqx.field(static=True)
+
+    def __init__(self, frame_shape: Sequence[int], sizes: Sequence[int], action_dim: int, key: jax.Array):
+        (height, width, in_channels), (channels, units) = frame_shape, sizes
+        conv_key, dense_key, actor_key, critic_key = jax.random.split(key, 4)
+        self.frame_shape = tuple(frame_shape)
+        self.conv = layer_init(eqx.nn.Conv2d(in_channels, channels, 3, key=conv_key), np.sqrt(2), conv_key)
+        dense = eqx.nn.Linear(channels * (height - 2) * (width - 2), units, key=dense_key)
+        self.dense = layer_init(dense, np.sqrt(2), dense_key)
+        self.actor = layer_init(eqx.nn.Linear(units, action_dim, key=actor_key), 0.01, actor_key)
+        self.critic = layer_init(eqx.nn.Linear(units, 1, key=critic_key), 1.0, critic_key)
+
+    def torso(self, x):
+        frame = jnp.moveaxis(x.reshape(self.frame_shape), -1, 0)
+        return jax.nn.relu(self.dense(jax.nn.relu(self.conv(frame)).reshape(-1)))
+
+    def __call__(self, x):
+        hidden = jax.vmap(self.torso)(x)
+        return jax.vmap(self.actor)(hidden), jax.vmap(self.critic)(hidden).squeeze(-1)
+
+    def value(self, x):
+        return jax.vmap(lambda obs: self.critic(self.torso(obs)))(x).squeeze(-1)
+
+
+def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str, frame_shape: Sequence[int] = ()):
+    """Build the agent with its seeded parameters: the MLPs, or the CNN over frames of `frame_shape` (H, W, C)."""
+    if frame_shape:
+        return CNNAgent(frame_shape, CNN_SIZES[model_size], action_dim, key)
     actor_key, critic_key = jax.random.split(key)
     sizes = MODEL_SIZES[model_size]
     return Agent(MLP(obs_dim, sizes, action_dim, 0.01, actor_key), MLP(obs_dim, sizes, 1, 1.0, critic_key))
@@ -362,7 +405,8 @@ def main(args: Args, run: "Run"):
     key, param_key, env_key = jax.random.split(jax.random.PRNGKey(args.seed), 3)
     env, env_params = make_env(args.env_id)
     obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    agent = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
+    frame_shape = env.observation_space(env_params).shape if args.network == "cnn" else ()
+    agent = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size, frame_shape)
     optimizer = make_optimizer(args)
     train_state = TrainState(agent, optimizer.init(eqx.filter(agent, eqx.is_array)))
     zeros = jnp.zeros(args.num_envs)
@@ -457,6 +501,9 @@ def check_args(args: Args) -> str | None:
         return f"--env-id {args.env_id}: {error}"
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    if args.network == "cnn" and len(env.observation_space(env_params).shape) != 3:
+        shape = env.observation_space(env_params).shape
+        return f"--network cnn needs frames (height, width, channels); env '{args.env_id}' observes shape {shape}"
     try:
         select_device(args.device)
     except RuntimeError:

@@ -22,6 +22,7 @@ import tyro
 from flax.training.train_state import TrainState
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+CNN_SIZES = {"small": (16, 128), "medium": (64, 512), "large": (128, 1024)}  # conv channels, dense units
 
 
 @dataclass
@@ -34,7 +35,10 @@ class Args:
     env_id: str = "CartPole-v1"
     """any gymnax environment with a discrete action space, or module:EnvId (the module's make_gymnax)"""
     model_size: Literal["small", "medium", "large"] = "small"
-    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6; a CNN's conv channels and dense units:
+    small 16, 128 (MinAtar's), medium 64, 512, large 128, 1024"""
+    network: Literal["mlp", "cnn"] = "mlp"
+    """mlp: separate actor and critic MLPs; cnn (frames, as MinAtar's): a 3x3 conv and a dense layer under both heads"""
     jit: bool = True
     """compile rollout, GAE and update with jax.jit (--no-jit runs them eagerly, op by op)"""
     sync_timing: bool = False
@@ -150,9 +154,39 @@ class Agent(nn.Module):
         return self.critic(x).squeeze(-1)
 
 
-def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str):
-    """Build the agent and its seeded parameters."""
-    agent = Agent(MODEL_SIZES[model_size], action_dim)
+class CNNAgent(nn.Module):
+    """MinAtar's network (https://arxiv.org/abs/1903.03176): a 3x3 conv and a dense layer with ReLU, shared by the
+    actor and critic heads (orthogonal init, biases 0). It views each flat observation as its frame (NHWC)."""
+
+    frame_shape: Sequence[int]
+    sizes: Sequence[int]
+    action_dim: int
+
+    def setup(self):
+        channels, units = self.sizes
+        self.conv = nn.Conv(channels, (3, 3), padding="VALID", kernel_init=nn.initializers.orthogonal(np.sqrt(2)))
+        self.dense = nn.Dense(units, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))
+        self.actor = nn.Dense(self.action_dim, kernel_init=nn.initializers.orthogonal(0.01))
+        self.critic = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0))
+
+    def torso(self, x):
+        x = nn.relu(self.conv(x.reshape(x.shape[:-1] + tuple(self.frame_shape))))
+        return nn.relu(self.dense(x.reshape(x.shape[:-3] + (-1,))))
+
+    def __call__(self, x):
+        hidden = self.torso(x)
+        return self.actor(hidden), self.critic(hidden).squeeze(-1)
+
+    def value(self, x):
+        return self.critic(self.torso(x)).squeeze(-1)
+
+
+def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str, frame_shape: Sequence[int] = ()):
+    """Build the agent and its seeded parameters: the MLPs, or the CNN over frames of `frame_shape` (H, W, C)."""
+    if frame_shape:
+        agent = CNNAgent(frame_shape, CNN_SIZES[model_size], action_dim)
+    else:
+        agent = Agent(MODEL_SIZES[model_size], action_dim)
     return agent, agent.init(key, jnp.zeros((1, obs_dim), jnp.float32))
 
 
@@ -231,7 +265,7 @@ def rollout_step(
         step_key, carry.env_state, action, env, env_params
     )
     # static: off, V(final obs) is never computed (GAE then ignores final_values)
-    final_value = agent.apply(params, final_obs, method=Agent.value) if bootstrap_truncated else jnp.zeros_like(value)
+    final_value = agent.apply(params, final_obs, method="value") if bootstrap_truncated else jnp.zeros_like(value)
     stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     transition = Storage(carry.obs, action, logprob, value, reward, terminated, truncated, final_value)
     return RolloutCarry(env_state, next_obs, key, stats), transition
@@ -248,7 +282,7 @@ def rollout(
         rollout_step, params=params, agent=agent, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated
     )
     carry, storage = jax.lax.scan(step, carry, length=num_steps)
-    last_value = agent.apply(params, carry.obs, method=Agent.value)
+    last_value = agent.apply(params, carry.obs, method="value")
     return carry, storage, last_value, update_key
 
 
@@ -358,7 +392,8 @@ def main(args: Args, run: "Run"):
     key, param_key, env_key = jax.random.split(jax.random.PRNGKey(args.seed), 3)
     env, env_params = make_env(args.env_id)
     obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    agent, params = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
+    frame_shape = env.observation_space(env_params).shape if args.network == "cnn" else ()
+    agent, params = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size, frame_shape)
     train_state = TrainState.create(apply_fn=agent.apply, params=params, tx=make_optimizer(args))
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
@@ -452,6 +487,9 @@ def check_args(args: Args) -> str | None:
         return f"--env-id {args.env_id}: {error}"
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    if args.network == "cnn" and len(env.observation_space(env_params).shape) != 3:
+        shape = env.observation_space(env_params).shape
+        return f"--network cnn needs frames (height, width, channels); env '{args.env_id}' observes shape {shape}"
     try:
         select_device(args.device)
     except RuntimeError:

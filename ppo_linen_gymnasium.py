@@ -292,7 +292,7 @@ def start_rollout(params: Any, carry: RolloutCarry, agent: Agent):
 def act_step(params: Any, stats: EpisodeStats, key: jax.Array, step: jax.Array, agent: Agent, bootstrap_truncated: bool):
     """One compiled call per env step: record the step just taken, then sample the next actions from its next obs."""
     obs, reward, terminated, truncated, final_obs = unpack_step(step)
-    final_value = agent.apply(params, final_obs, method=Agent.value) if bootstrap_truncated else jnp.zeros_like(reward)
+    final_value = agent.apply(params, final_obs, method="value") if bootstrap_truncated else jnp.zeros_like(reward)
     stats = track_episodes(stats, reward, jnp.logical_or(terminated, truncated))
     return obs, final_value, stats, *policy_step(params, obs, key, agent)  # then key, action, logprob, value
 

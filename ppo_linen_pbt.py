@@ -247,7 +247,7 @@ def rollout_step(
         step_key, carry.env_state, action, env, env_params
     )
     # static: off, V(final obs) is never computed (GAE then ignores final_values)
-    final_value = agent.apply(params, final_obs, method=Agent.value) if bootstrap_truncated else jnp.zeros_like(value)
+    final_value = agent.apply(params, final_obs, method="value") if bootstrap_truncated else jnp.zeros_like(value)
     stats = track_episodes(carry.stats, reward, jnp.logical_or(terminated, truncated))
     transition = Storage(carry.obs, action, logprob, value, reward, terminated, truncated, final_value)
     return RolloutCarry(env_state, next_obs, key, stats), transition
@@ -264,7 +264,7 @@ def rollout(
         rollout_step, params=params, agent=agent, env=env, env_params=env_params, bootstrap_truncated=bootstrap_truncated
     )
     carry, storage = jax.lax.scan(step, carry, length=num_steps)
-    last_value = agent.apply(params, carry.obs, method=Agent.value)
+    last_value = agent.apply(params, carry.obs, method="value")
     return carry, storage, last_value, update_key
 
 

@@ -22,6 +22,7 @@ import tyro
 from flax import nnx
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+CNN_SIZES = {"small": (16, 128), "medium": (64, 512), "large": (128, 1024)}  # conv channels, dense units
 # NNX graph mode with graph updates (nnx.cached_partial needs them), pinned: a new Flax default must not change the measure
 flax.config.update("nnx_graph_mode", True)
 flax.config.update("nnx_graph_updates", True)
@@ -37,7 +38,10 @@ class Args:
     env_id: str = "CartPole-v1"
     """any gymnax environment with a discrete action space, or module:EnvId (the module's make_gymnax)"""
     model_size: Literal["small", "medium", "large"] = "small"
-    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6; a CNN's conv channels and dense units:
+    small 16, 128 (MinAtar's), medium 64, 512, large 128, 1024"""
+    network: Literal["mlp", "cnn"] = "mlp"
+    """mlp: separate actor and critic MLPs; cnn (frames, as MinAtar's): a 3x3 conv and a dense layer under both heads"""
     jit: bool = True
     """compile rollout and update with nnx.jit, GAE (arrays only) with jax.jit (--no-jit runs them eagerly, op by op)"""
     sync_timing: bool = False
@@ -145,8 +149,35 @@ class Agent(nnx.Module):
         return self.critic(x).squeeze(-1)
 
 
-def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str) -> Agent:
-    """Build the agent with its seeded parameters."""
+class CNNAgent(nnx.Module):
+    """MinAtar's network (https://arxiv.org/abs/1903.03176): a 3x3 conv and a dense layer with ReLU, shared by the
+    actor and critic heads (orthogonal init, biases 0). It views each flat observation as its frame (NHWC)."""
+
+    def __init__(self, frame_shape: Sequence[int], sizes: Sequence[int], action_dim: int, rngs: nnx.Rngs):
+        (height, width, in_channels), (channels, units) = frame_shape, sizes
+        self.frame_shape = tuple(frame_shape)
+        hidden_init = nnx.initializers.orthogonal(np.sqrt(2))
+        self.conv = nnx.Conv(in_channels, channels, (3, 3), padding="VALID", kernel_init=hidden_init, rngs=rngs)
+        self.dense = nnx.Linear(channels * (height - 2) * (width - 2), units, kernel_init=hidden_init, rngs=rngs)
+        self.actor = nnx.Linear(units, action_dim, kernel_init=nnx.initializers.orthogonal(0.01), rngs=rngs)
+        self.critic = nnx.Linear(units, 1, kernel_init=nnx.initializers.orthogonal(1.0), rngs=rngs)
+
+    def torso(self, x):
+        x = nnx.relu(self.conv(x.reshape(x.shape[:-1] + self.frame_shape)))
+        return nnx.relu(self.dense(x.reshape(x.shape[:-3] + (-1,))))
+
+    def __call__(self, x):
+        hidden = self.torso(x)
+        return self.actor(hidden), self.critic(hidden).squeeze(-1)
+
+    def value(self, x):
+        return self.critic(self.torso(x)).squeeze(-1)
+
+
+def make_agent(key: jax.Array, obs_dim: int, action_dim: int, model_size: str, frame_shape: Sequence[int] = ()):
+    """Build the agent with its seeded parameters: the MLPs, or the CNN over frames of `frame_shape` (H, W, C)."""
+    if frame_shape:
+        return CNNAgent(frame_shape, CNN_SIZES[model_size], action_dim, nnx.Rngs(params=key))
     return Agent(obs_dim, MODEL_SIZES[model_size], action_dim, nnx.Rngs(params=key))
 
 
@@ -361,7 +392,8 @@ def main(args: Args, run: "Run"):
     key, param_key, env_key = jax.random.split(jax.random.PRNGKey(args.seed), 3)
     env, env_params = make_env(args.env_id)
     obs, env_state = env_reset(env_key, env, env_params, args.num_envs)
-    agent = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size)
+    frame_shape = env.observation_space(env_params).shape if args.network == "cnn" else ()
+    agent = make_agent(param_key, obs.shape[1], env.action_space(env_params).n, args.model_size, frame_shape)
     optimizer = nnx.Optimizer(agent, make_optimizer(args), wrt=nnx.Param)
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
@@ -455,6 +487,9 @@ def check_args(args: Args) -> str | None:
         return f"--env-id {args.env_id}: {error}"
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    if args.network == "cnn" and len(env.observation_space(env_params).shape) != 3:
+        shape = env.observation_space(env_params).shape
+        return f"--network cnn needs frames (height, width, channels); env '{args.env_id}' observes shape {shape}"
     try:
         select_device(args.device)
     except RuntimeError:

@@ -22,6 +22,7 @@ import torch.nn as nn
 import tyro
 
 MODEL_SIZES = {"small": (64, 64), "medium": (256, 256, 256), "large": (1024,) * 6}
+CNN_SIZES = {"small": (16, 128), "medium": (64, 512), "large": (128, 1024)}  # conv channels, dense units
 
 
 @dataclass
@@ -34,7 +35,10 @@ class Args:
     env_id: str = "CartPole-v1"
     """any gymnax environment with a discrete action space, or module:EnvId (the module's make_gymnax)"""
     model_size: Literal["small", "medium", "large"] = "small"
-    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6"""
+    """hidden layers: small [64, 64], medium [256] x 3, large [1024] x 6; a CNN's conv channels and dense units:
+    small 16, 128 (MinAtar's), medium 64, 512, large 128, 1024"""
+    network: Literal["mlp", "cnn"] = "mlp"
+    """mlp: separate actor and critic MLPs; cnn (frames, as MinAtar's): a 3x3 conv and a dense layer under both heads"""
     jit_env: bool = True
     """compile the vectorised env reset/step with jax.jit (--no-jit-env runs them eagerly, op by op)"""
     sync_timing: bool = False
@@ -157,7 +161,7 @@ def select_device(choice: str) -> tuple[jax.Device, torch.device]:
 
 
 # MODEL
-def layer_init(layer: nn.Linear, gain: float) -> nn.Linear:
+def layer_init(layer: nn.Module, gain: float) -> nn.Module:
     """Orthogonal weight with `gain`, zero bias (CleanRL's layer_init)."""
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
@@ -187,8 +191,41 @@ class Agent(nn.Module):
         return self.critic(x).squeeze(-1)
 
 
-def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.device) -> Agent:
-    """Build the agent; its parameters come from torch's global generator (seed it first)."""
+class CNNAgent(nn.Module):
+    """MinAtar's network (https://arxiv.org/abs/1903.03176): a 3x3 conv and a dense layer with ReLU, shared by the
+    actor and critic heads (orthogonal init, biases 0). It views each flat observation as its frame: the env's NHWC
+    is NCHW with channels last in memory, which torch convolves as it is."""
+
+    def __init__(self, frame_shape: Sequence[int], sizes: Sequence[int], action_dim: int):
+        super().__init__()
+        (height, width, in_channels), (channels, units) = frame_shape, sizes
+        self.frame_shape = tuple(frame_shape)
+        self.torso = nn.Sequential(
+            layer_init(nn.Conv2d(in_channels, channels, 3), np.sqrt(2)), nn.ReLU(), nn.Flatten(),
+            layer_init(nn.Linear(channels * (height - 2) * (width - 2), units), np.sqrt(2)), nn.ReLU(),
+        )
+        self.actor_head = layer_init(nn.Linear(units, action_dim), 0.01)
+        self.critic_head = layer_init(nn.Linear(units, 1), 1.0)
+
+    def hidden(self, x):  # (..., H * W * C) -> (..., units)
+        return self.torso(x.reshape(-1, *self.frame_shape).permute(0, 3, 1, 2)).unflatten(0, x.shape[:-1])
+
+    def actor(self, x):
+        return self.actor_head(self.hidden(x))
+
+    def forward(self, x):
+        hidden = self.hidden(x)
+        return self.actor_head(hidden), self.critic_head(hidden).squeeze(-1)
+
+    def value(self, x):
+        return self.critic_head(self.hidden(x)).squeeze(-1)
+
+
+def make_agent(obs_dim: int, action_dim: int, model_size: str, device: torch.device, frame_shape: Sequence[int] = ()):
+    """Build the agent, the MLPs or the CNN over frames of `frame_shape` (H, W, C); its parameters come from torch's
+    global generator (seed it first)."""
+    if frame_shape:
+        return CNNAgent(frame_shape, CNN_SIZES[model_size], action_dim).to(device)
     return Agent(obs_dim, MODEL_SIZES[model_size], action_dim).to(device)
 
 
@@ -333,7 +370,8 @@ def main(args: Args, run: "Run"):
     env, env_params = make_env(args.env_id)
     step, env_state = env_reset(env_key, env, env_params, args.num_envs)
     obs = unpack_step(torch.from_dlpack(step))[0]
-    agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device)
+    frame_shape = env.observation_space(env_params).shape if args.network == "cnn" else ()
+    agent = make_agent(obs.shape[1], env.action_space(env_params).n, args.model_size, torch_device, frame_shape)
     optimizer = make_optimizer(agent, args)
     zeros = jnp.zeros(args.num_envs)
     stats = EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
@@ -425,6 +463,9 @@ def check_args(args: Args) -> str | None:
         return f"--env-id {args.env_id}: {error}"
     if not isinstance(env.action_space(env_params), spaces.Discrete):
         return f"env '{args.env_id}' has a continuous action space; PPO here needs discrete actions"
+    if args.network == "cnn" and len(env.observation_space(env_params).shape) != 3:
+        shape = env.observation_space(env_params).shape
+        return f"--network cnn needs frames (height, width, channels); env '{args.env_id}' observes shape {shape}"
     try:
         select_device(args.device)
     except RuntimeError:

@@ -37,6 +37,7 @@ class Variant:
     design: str | None = None  # the answer table's row that it fills (one PPO and one DQN variant per row)
     classic_only: bool = False  # runs CartPole-v1, Acrobot-v1 and MountainCar-v0 only
     num_seeds: bool = False  # trains --num-seeds agents in one process (vmapped)
+    cnn: bool = False  # takes --network cnn: MinAtar's CNN over the env's frames
 
     @property
     def algorithm(self) -> str:
@@ -58,26 +59,28 @@ class Variant:
 
 
 # The rows in display order (the charts' legends, the tables): PPO by framework, then DQN.
-LINEN_NONE = Variant("ppo_linen", "none", ("--no-jit",), "linen", "jax-eager", "jax", "#9ecae1")
+LINEN_NONE = Variant("ppo_linen", "none", ("--no-jit",), "linen", "jax-eager", "jax", "#9ecae1", cnn=True)
 LINEN = Variant("ppo_linen", "jit", (), "linen", "jax", "jax", "#2171b5", baseline="linen (none)",
-                analogue="dqn_linen (jit)", design="Flax Linen")
-NNX_NONE = Variant("ppo_nnx", "none", ("--no-jit",), "nnx", "jax-eager", "jax", "#a1d99b", "ppo_linen")
-NNX = Variant("ppo_nnx", "jit", (), "nnx", "jax", "jax", "#41ab5d", "ppo_linen", baseline="nnx (none)")
+                analogue="dqn_linen (jit)", design="Flax Linen", cnn=True)
+NNX_NONE = Variant("ppo_nnx", "none", ("--no-jit",), "nnx", "jax-eager", "jax", "#a1d99b", "ppo_linen", cnn=True)
+NNX = Variant("ppo_nnx", "jit", (), "nnx", "jax", "jax", "#41ab5d", "ppo_linen", baseline="nnx (none)", cnn=True)
 NNX_CACHED = Variant("ppo_nnx_cached", "cached", (), "nnx", "jax", "jax", "#00441b", "ppo_nnx", baseline="nnx (none)",
-                     design="Flax NNX, `cached_partial`")
+                     design="Flax NNX, `cached_partial`", cnn=True)
 NNX_TREE = Variant("ppo_nnx_tree", "tree", (), "nnx", "jax", "jax", "#1b9e77", "ppo_nnx", baseline="nnx (none)",
-                   design="Flax NNX, tree mode")
-EQUINOX_NONE = Variant("ppo_equinox", "none", ("--no-jit",), "equinox", "jax-eager", "jax", "#fbb4b9", "ppo_linen")
+                   design="Flax NNX, tree mode", cnn=True)
+EQUINOX_NONE = Variant("ppo_equinox", "none", ("--no-jit",), "equinox", "jax-eager", "jax", "#fbb4b9", "ppo_linen",
+                       cnn=True)
 EQUINOX = Variant("ppo_equinox", "jit", (), "equinox", "jax", "jax", "#c51b8a", "ppo_linen",
-                  baseline="equinox (none)", design="Equinox")
-TORCH_NONE = Variant("ppo_torch", "none", ("--no-jit-env",), "torch", "torch-eager", "torch", "#fdae6b", "ppo_linen")
+                  baseline="equinox (none)", design="Equinox", cnn=True)
+TORCH_NONE = Variant("ppo_torch", "none", ("--no-jit-env",), "torch", "torch-eager", "torch", "#fdae6b", "ppo_linen",
+                     cnn=True)
 TORCH = Variant("ppo_torch", "env-jit", (), "torch", "torch", "torch", "#e6550d", "ppo_linen", baseline="torch (none)",
-                analogue="dqn_torch (env-jit)", design="PyTorch, JAX env")
+                analogue="dqn_torch (env-jit)", design="PyTorch, JAX env", cnn=True)
 TORCH_COMPILE = Variant("ppo_torch_compile", "compile", (), "torch", "compile", "torch", "#7f2704", "ppo_torch",
-                        baseline="torch (env-jit)", design="torch.compile, JAX env")
+                        baseline="torch (env-jit)", design="torch.compile, JAX env", cnn=True)
 TORCH_COMPILE_CUDAGRAPHS = Variant(  # CUDA graphs: GPU only
     "ppo_torch_compile", "compile+cudagraphs", ("--cudagraphs",), "torch", "compile-cudagraphs", "torch", "#756bb1",
-    "ppo_torch", baseline="torch_compile (compile)", design="torch.compile + CUDA graphs, JAX env")
+    "ppo_torch", baseline="torch_compile (compile)", design="torch.compile + CUDA graphs, JAX env", cnn=True)
 # the Gymnasium scripts: a Python loop over env copies; "-vector" Gymnasium's NumPy-vectorised env, "-async" its
 # subprocesses
 LINEN_GYMNASIUM = Variant("ppo_linen_gymnasium", "jit", (), "linen", "gymnasium", "linen_gymnasium", "#17becf",

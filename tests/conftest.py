@@ -86,13 +86,13 @@ SHARED = {}
 # the cheap single runs, so that at the end, when a test asks for a run the background has not started, it runs that
 # one itself (SharedRuns.future) on this process's core while the background keeps the other busy
 BACKGROUND = [
-    "learning", "dqn_learning", "continuous_learning", "readme_commands_job", "regenerated_reports", "real_studies",
+    "learning", "dqn_learning", "continuous_learning", "cnn_learning", "readme_commands_job", "regenerated_reports", "real_studies",
     "brax_hopper_run", "compiled_torch_run", "native_compile_run", "family_env_run", "eager", "dqn_eager_run",
     "scan_runs", "reference_sweep_job",
     "interrupted", "profiled", "other_seed", "doors_run", "mujoco_hopper_run", "dqn_explore", "diverged", "smoke",
     "dqn_smoke", "continuous_smoke", "cli", "unknown_env",
 ]
-LEARNING = {"learning", "dqn_learning", "continuous_learning"}
+LEARNING = {"learning", "dqn_learning", "continuous_learning", "cnn_learning"}
 
 
 def shared():

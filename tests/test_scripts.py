@@ -9,10 +9,10 @@ import re
 import pytest
 
 from helpers import (
-    ALWAYS_TAGS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS, EAGER_SCRIPTS, ENV_REFUSALS, FAMILIES,
-    FUSED_SCRIPTS, JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN, LEARNING_AGENTS, NATIVE_SCRIPTS, ROOT, SCRIPTS,
-    SYNC_PROFILED, SYNC_TAGS, agent_runs, assert_clean_error, auto_device, final_return, learning_iterations,
-    learning_params, table, top_level_sources,
+    ALWAYS_TAGS, CNN_LEARNED_RETURN, CNN_LEARNS_AS, CNN_SCRIPTS, COMPILE_MODE, EAGER_FLAG, EAGER_ITERATIONS,
+    EAGER_SCRIPTS, ENV_REFUSALS, FAMILIES, FUSED_SCRIPTS, JAX_EAGER_SCRIPTS, JAX_SCRIPTS, LEARNED_RETURN,
+    LEARNING_AGENTS, NATIVE_SCRIPTS, ROOT, SCRIPTS, SYNC_PROFILED, SYNC_TAGS, agent_runs, assert_clean_error,
+    auto_device, final_return, learning_iterations, learning_params, table, top_level_sources,
 )
 
 # per gymnax framework family, the script that runs its envs: the first that has an eager mode, so both modes run
@@ -20,12 +20,13 @@ FAMILY_SCRIPTS = [next((s for s in scripts if EAGER_FLAG[s]), scripts[0]) for sc
                   if scripts[0] not in ENV_REFUSALS]
 ENV_HELPERS = ("make_env", "make_envs", "SameStepCartPole", "flatten_obs", "env_reset", "env_step", "unpack_step",
                "GYMNASIUM_ENVS", "gymnasium_id")
-# (env, eager, sync) on each family's script: each env in both modes, sync timing in both modes
+# (env, eager, sync, network) on each family's script: each env in both modes, sync timing in both modes; MinAtar's
+# frames through the MLP compiled and through the CNN (--network cnn) eagerly
 ENV_FAMILY_CASES = [
-    ("MemoryChain-bsuite", False, True),
-    ("MemoryChain-bsuite", True, True),
-    ("Breakout-MinAtar", False, True),
-    ("Breakout-MinAtar", True, False),
+    ("MemoryChain-bsuite", False, True, "mlp"),
+    ("MemoryChain-bsuite", True, True, "mlp"),
+    ("Breakout-MinAtar", False, True, "mlp"),
+    ("Breakout-MinAtar", True, False, "cnn"),
 ]
 
 
@@ -66,21 +67,23 @@ def test_eager_run_logs_every_spec_tag(script, shared_runs):
     assert_every_spec_tag(run, script, "CartPole-v1", eager=True, sync=False, iterations=EAGER_ITERATIONS)
 
 
-def family_env_run(shared_runs, script, env_id, eager, sync, background=False):
+def family_env_run(shared_runs, script, env_id, eager, sync, network, background=False):
     """The TINY run of a family's script on a bsuite or MinAtar env, eager or not, timed synchronously or not."""
     flags = ["--env-id", env_id] + ([EAGER_FLAG[script]] if eager else []) + (["--sync-timing"] if sync else [])
-    return shared_runs.tiny(script, *flags, background=background)
+    return shared_runs.tiny(script, *flags, *(["--network", "cnn"] if network == "cnn" else []), background=background)
 
 
 @pytest.mark.slow
 @pytest.mark.background.with_args(family_env_run)
 @pytest.mark.parametrize(
-    "script,env_id,eager,sync",
+    "script,env_id,eager,sync,network",
     [(script, *case) for script in FAMILY_SCRIPTS for case in ENV_FAMILY_CASES if EAGER_FLAG[script] or not case[1]],
 )
-def test_bsuite_and_minatar_runs_log_every_spec_tag_once_per_framework_family(script, env_id, eager, sync, shared_runs):
-    run = family_env_run(shared_runs, script, env_id, eager, sync)
+def test_bsuite_and_minatar_runs_log_every_spec_tag_once_per_framework_family(script, env_id, eager, sync, network,
+                                                                             shared_runs):
+    run = family_env_run(shared_runs, script, env_id, eager, sync, network)
     assert_every_spec_tag(run, script, env_id, eager, sync, iterations=3)
+    assert table(run.texts["hyperparameters"])["network"] == network
 
 
 # Doors (doors.py), an env a module of the project ships, --env-id doors:Doors-v0: once per gymnax framework family,
@@ -191,6 +194,15 @@ def test_default_config_learns_cartpole_with_the_lr_annealed_to_zero(script, sha
         assert len(learning_rates) == iterations and learning_rates == sorted(learning_rates, reverse=True)
         assert learning_rates[-1] <= learning_rates[0] / iterations * 1.0001
         assert ALWAYS_TAGS <= set(scalars)
+
+
+@pytest.mark.slow
+@pytest.mark.background("cnn_learning")
+@pytest.mark.parametrize("script", learning_params(CNN_SCRIPTS, CNN_LEARNS_AS))
+def test_the_cnn_learns_breakout_minatar(script, shared_runs):
+    run = shared_runs.cnn_learning(script)
+    assert table(run.texts["hyperparameters"])["network"] == "cnn"
+    assert final_return(run.scalars) >= CNN_LEARNED_RETURN
 
 
 def curve(run):
