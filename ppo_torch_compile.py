@@ -188,6 +188,9 @@ class Agent(nn.Module):
     def forward(self, x):
         return self.actor(x), self.critic(x).squeeze(-1)
 
+    def act(self, x):  # a rollout step's network: the actor alone (the critic runs once, on the stacked steps)
+        return self.actor(x), None
+
     def value(self, x):
         return self.critic(x).squeeze(-1)
 
@@ -211,12 +214,12 @@ class CNNAgent(nn.Module):
     def hidden(self, x):  # (..., H * W * C) -> (..., units)
         return self.torso(x.reshape(-1, *self.frame_shape).permute(0, 3, 1, 2)).unflatten(0, x.shape[:-1])
 
-    def actor(self, x):
-        return self.actor_head(self.hidden(x))
-
     def forward(self, x):
         hidden = self.hidden(x)
         return self.actor_head(hidden), self.critic_head(hidden).squeeze(-1)
+
+    def act(self, x):  # a rollout step's network: both heads, so that the shared torso runs once per observation
+        return self(x)
 
     def value(self, x):
         return self.critic_head(self.hidden(x)).squeeze(-1)
@@ -253,10 +256,11 @@ def gumbel_noise(num_steps: int, num_envs: int, num_actions: int, device: torch.
     return -torch.log(-torch.log(uniform.clamp_(min=torch.finfo(uniform.dtype).tiny)))  # U = 0 would give -inf
 
 
-def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, actor: nn.Module):
-    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); keep the logits."""
-    logits = actor(obs)
-    return torch.argmax(logits + gumbel, dim=-1).int(), logits
+def policy_step(obs: torch.Tensor, gumbel: torch.Tensor, network):
+    """Sample actions with the Gumbel-max trick (no torch.distributions, no host sync); keep the logits, and the values
+    where `network` (the agent's `act`) computes them."""
+    logits, value = network(obs)
+    return torch.argmax(logits + gumbel, dim=-1).int(), logits, value
 
 
 @torch.no_grad()
@@ -267,21 +271,24 @@ def rollout(carry: RolloutCarry, agent: Agent, policy_fn, env_step_fn, to_env, n
     env_carry, obs = carry.env._replace(stats=new_iteration_stats(carry.env.stats)), carry.obs
     gumbel = gumbel_noise(num_steps, obs.shape[0], num_actions, obs.device)
     steps = torch.empty(num_steps, obs.shape[0], 2 * obs.shape[1] + 3, device=obs.device)  # see unpack_step
-    actions, logits = [], []
+    actions, logits, values = [], [], []
     for t in range(num_steps):
-        action, step_logits = policy_fn(obs, gumbel[t])
+        action, step_logits, step_value = policy_fn(obs, gumbel[t])
         # one exchange each way: the action to JAX, the packed step back to torch (DLPack), copied into the storage
         env_carry, step = env_step_fn(env_carry, to_env(action))
         steps[t] = torch.from_dlpack(step)
         obs = unpack_step(steps[t])[0]
         actions.append(action)
         logits.append(step_logits)
+        values.append(step_value)
     actions, logits = torch.stack(actions), torch.stack(logits)
     next_obs, rewards, terminated, truncated, final_obs = unpack_step(steps)
     obs_seen = torch.cat([carry.obs[None], next_obs[:-1]])
     logprobs = torch.log_softmax(logits, dim=-1).gather(-1, actions.long()[..., None]).squeeze(-1)
-    # V of every observation seen, and V(final observation) for the truncated steps' bootstrap (GAE masks the rest)
-    values, last_value = agent.value(obs_seen), agent.value(obs)
+    # V of every observation seen (the CNN's came with the logits: its torso is shared), and V(final observation) for
+    # the truncated steps' bootstrap (GAE masks the rest)
+    values = agent.value(obs_seen) if values[0] is None else torch.stack(values)
+    last_value = agent.value(obs)
     final_values = agent.value(final_obs) if bootstrap_truncated else torch.zeros_like(rewards)
     storage = Storage(obs_seen, actions, logprobs, values, rewards, terminated.bool(), truncated.bool(), final_values)
     return RolloutCarry(env_carry, obs), storage, last_value
@@ -407,7 +414,7 @@ class CudaGraph:
                 pytree.tree_map(torch.Tensor.copy_, static, new)
                 self.copied[index] = new
         self.graph.replay()
-        return pytree.tree_map(torch.clone, self.static_out)
+        return pytree.tree_map_only(torch.Tensor, torch.clone, self.static_out)  # a None output stays None
 
 
 # TRAINING LOOP: the `run.` calls are the benchmark harness (timing, logging, profiling); the rest is PPO
@@ -435,7 +442,7 @@ def main(args: Args, run: "Run"):
     # EXECUTABLES: torch.compile where it repays its compile time: the minibatch update, one graph (the per-step policy,
     # 32 rows, costs more compiled; values and GAE stay eager); the env step under jax.jit (carry donated); --cudagraphs
     # replays CUDA graphs of the policy and minibatch steps. Actions cross to JAX as NumPy views (CPU), by DLPack (GPU)
-    policy_fn = functools.partial(policy_step, actor=agent.actor)
+    policy_fn = functools.partial(policy_step, network=agent.act)
     env_step_fn = jax.jit(functools.partial(env_step, env=env, env_params=env_params), donate_argnums=0)
     to_env = torch.Tensor.numpy if torch_device.type == "cpu" else jax.dlpack.from_dlpack
     loss_fn = functools.partial(ppo_loss, clip_coef=args.clip_coef, clip_vloss=args.clip_vloss, norm_adv=args.norm_adv,

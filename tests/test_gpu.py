@@ -94,7 +94,7 @@ def test_torch_rollout_on_the_gpu_stores_exactly_the_steps_the_env_made():
     start = jax.tree.map(jnp.copy, env_carry)  # the rollout's env step donates its carry
     env_step = lambda carry, action: ppo_torch.env_step(carry, action, env=env, env_params=env_params)
     carry, storage, _ = ppo_torch.rollout(
-        ppo_torch.RolloutCarry(env_carry, obs), agent, lambda o, g: ppo_torch.policy_step(o, g, actor=agent.actor),
+        ppo_torch.RolloutCarry(env_carry, obs), agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
         jax.jit(env_step, donate_argnums=0), jax.dlpack.from_dlpack, num_steps, 2, bootstrap_truncated=True,
     )
     replay_step, replayed = jax.jit(env_step), []

@@ -158,9 +158,10 @@ def test_torch_cnn_logits_loss_terms_and_gradients_equal_linens_from_identical_w
     with torch.no_grad():
         outputs = [tensor.numpy() for tensor in agent(batch.obs)]
     assert_matches_linen(linen, outputs, loss.detach(), info, torch_layers(agent, grad=True))
-    # the rollout's per-step actor and its batched values over (steps, envs, ...) are the same network
+    # the rollout's per-step network and the batched values over (steps, envs, ...) are the same network
     with torch.no_grad():
-        np.testing.assert_allclose(agent.actor(batch.obs).numpy(), outputs[0], **TOLERANCE)
+        for output, expected in zip(agent.act(batch.obs), outputs):
+            np.testing.assert_allclose(output.numpy(), expected, **TOLERANCE)
         np.testing.assert_allclose(agent.value(batch.obs.reshape(4, 4, -1)).reshape(-1).numpy(), outputs[1], **TOLERANCE)
 
 

@@ -79,7 +79,8 @@ def test_policy_step_samples_the_softmax_distribution_with_the_rollouts_gumbel_n
     n = 200_000
     torch.manual_seed(0)
     gumbel = ppo_torch.gumbel_noise(1, n, 4, torch.device("cpu"))[0]
-    action, step_logits = ppo_torch.policy_step(torch.zeros(n, 1), gumbel, actor=lambda obs: logits.expand(len(obs), -1))
+    network = lambda obs: (logits.expand(len(obs), -1), None)  # noqa: E731
+    action, step_logits, _ = ppo_torch.policy_step(torch.zeros(n, 1), gumbel, network=network)
     frequencies = np.bincount(action.numpy(), minlength=4) / n
     np.testing.assert_allclose(frequencies, torch.softmax(logits, 0).numpy(), atol=4e-3)
     assert action.dtype == torch.int32 and torch.equal(step_logits[0], logits)
@@ -114,7 +115,7 @@ def test_rollout_stores_value_of_final_observation_before_auto_reset(jax_on_the_
     stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
     carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
     carry, storage, last_value = ppo_torch.rollout(
-        carry, agent, lambda o, g: ppo_torch.policy_step(o, g, actor=agent.actor),
+        carry, agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
         lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
         num_steps=12, num_actions=2, bootstrap_truncated=True,
     )
@@ -149,10 +150,33 @@ def test_no_bootstrap_truncated_computes_no_value_of_final_observations(jax_on_t
     for bootstrap_truncated in (True, False):
         carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
         _, storage, _ = ppo_torch.rollout(
-            carry, agent, lambda o, g: ppo_torch.policy_step(o, g, actor=agent.actor),
+            carry, agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
             lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
             num_steps=4, num_actions=2, bootstrap_truncated=bootstrap_truncated,
         )
     # rows per call: the 4 x 2 observations seen, the 2 last ones, the 4 x 2 final ones; without the bootstrap, no third
     assert critic_calls == [8, 2, 8, 8, 2]
     assert not storage.final_values.any()
+
+
+def test_the_cnn_rollout_runs_its_shared_torso_once_per_observation(jax_on_the_cpu):
+    """The CNN's heads share a torso: each rollout step takes V(obs) with the logits, from one torso pass, and the
+    stacked steps are not convolved again; only V(last obs) is one more pass."""
+    env, env_params = gymnax.make("Breakout-MinAtar")
+    step, env_state = ppo_torch.env_reset(jax.random.PRNGKey(0), env, env_params, 2)
+    obs, num_actions = ppo_torch.unpack_step(torch.from_dlpack(step))[0], env.action_space(env_params).n
+    frame_shape = env.observation_space(env_params).shape
+    agent = ppo_torch.make_agent(obs.shape[1], num_actions, "small", torch.device("cpu"), frame_shape)
+    torso_rows = []
+    agent.torso.register_forward_hook(lambda module, inputs, output: torso_rows.append(len(inputs[0])))
+    zeros = jax.numpy.zeros(2)
+    stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
+    carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
+    _, storage, _ = ppo_torch.rollout(
+        carry, agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
+        lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
+        num_steps=4, num_actions=num_actions, bootstrap_truncated=False,
+    )
+    assert torso_rows == [2, 2, 2, 2, 2]
+    with torch.no_grad():  # the values kept are those of the observations seen
+        np.testing.assert_allclose(storage.values.numpy(), agent.value(storage.obs).numpy(), rtol=1e-5, atol=1e-6)

@@ -1,6 +1,6 @@
 """ppo_torch_native.py: its envs written in torch are gymnax's MDPs (stepped side by side from the same states with the
 same actions, through terminations and truncations), and its --compile makes the rollout step and the minibatch update
-one graph each, never recompiled."""
+one graph each, never recompiled; the CUDA-graph replay of its steps (and of ppo_torch_compile.py's), on a fake GPU."""
 import os
 
 import gymnax
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+import ppo_torch_compile
 import ppo_torch_native as native
 from helpers import ROOT, table
 
@@ -146,7 +147,8 @@ class FakeGraph:
         self.replays += 1
         for fn, args, outs in self.recorded:
             for out, value in zip(outs, fn.compute(*args)):
-                out.copy_(value)
+                if out is not None:  # a None output has no memory to write
+                    out.copy_(value)
 
 
 class Recorded:
@@ -207,6 +209,23 @@ def test_cuda_graph_runs_its_warmup_calls_for_real_then_captures_once_and_replay
         assert torch.equal(out[0], 2 * x + y) and torch.equal(out[1], x.sum())
     assert fn.calls == 3 and graph.graph.replays == 3
     assert out[0].data_ptr() != graph.static_out[0].data_ptr()  # a clone: the next replay cannot overwrite it
+
+
+class RecordedWithNone(Recorded):
+    """Recorded's step with a None output, as ppo_torch_compile.py's policy step returns V(obs) for the MLPs."""
+
+    @staticmethod
+    def compute(x, y):
+        return 2 * x + y, None
+
+
+def test_ppo_torch_compiles_cuda_graph_passes_a_none_output_through(fake_cuda):
+    graph = ppo_torch_compile.CudaGraph(RecordedWithNone(), warmup=1)
+    for step in range(3):  # the warm-up call, the capture, a replay
+        x, y = torch.arange(3.0) + step, torch.ones(3)
+        out = graph(x, y)
+        assert torch.equal(out[0], 2 * x + y) and out[1] is None
+    assert graph.graph.replays == 2
 
 
 def test_cuda_graph_copies_an_argument_of_once_per_object_only_when_it_is_a_new_object(fake_cuda):

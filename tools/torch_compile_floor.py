@@ -82,8 +82,8 @@ def measure(size: str, blocks: int) -> dict:
     functions = {  # name: (eager call, compiled call, calls per iteration, with gradients)
         "update_minibatch": (updates["eager"], updates["compiled"], MINIBATCHES, True),
         "policy_step": (
-            lambda: m.policy_step(obs, gumbel, actor=agent.actor),
-            lambda: compiled_policy(obs, gumbel, actor=agent.actor), NUM_STEPS, False,
+            lambda: m.policy_step(obs, gumbel, network=agent.act),
+            lambda: compiled_policy(obs, gumbel, network=agent.act), NUM_STEPS, False,
         ),
     }
     result = {}

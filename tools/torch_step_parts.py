@@ -75,7 +75,7 @@ class Steps:
         zeros = jnp.zeros(num_envs)
         stats = m.EpisodeStats(zeros, zeros.astype(jnp.int32), jnp.zeros(()), jnp.zeros(()), jnp.zeros(()))
         self.env_carry = jax.device_put(m.EnvCarry(key, env_state, stats), device)
-        self.policy_fn = functools.partial(m.policy_step, actor=agent.actor)
+        self.policy_fn = functools.partial(m.policy_step, network=agent.act)
         self.env_step_fn = jax.jit(functools.partial(m.env_step, env=env, env_params=env_params), donate_argnums=0)
         self.gumbel = m.gumbel_noise(calls, num_envs, num_actions, torch_device)
         self.storage = torch.empty(calls, num_envs, 2 * self.obs.shape[1] + 3)
@@ -100,7 +100,7 @@ class Steps:
         self.m.unpack_step(self.storage[t])
 
     def whole_step(self, t: int):
-        action, _ = self.policy_fn(self.obs, self.gumbel[t])
+        action = self.policy_fn(self.obs, self.gumbel[t])[0]
         self.env_carry, step = self.env_step_fn(self.env_carry, action.numpy())
         self.storage[t] = self.m.torch.from_dlpack(step)
         self.obs = self.m.unpack_step(self.storage[t])[0]
