@@ -104,6 +104,19 @@ def jax_on_the_cpu():
         yield
 
 
+def cpu_rollout(agent, env, env_params, env_state, obs, num_steps: int, bootstrap_truncated: bool):
+    """ppo_torch.rollout from fresh episode stats, the policy step the script's, the env step op by op: its new carry,
+    storage and V(last obs)."""
+    zeros = jax.numpy.zeros(len(obs))
+    stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
+    carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
+    return ppo_torch.rollout(
+        carry, agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
+        lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
+        num_steps=num_steps, num_actions=env.action_space(env_params).n, bootstrap_truncated=bootstrap_truncated,
+    )
+
+
 def test_rollout_stores_value_of_final_observation_before_auto_reset(jax_on_the_cpu):
     env, env_params = gymnax.make("CartPole-v1")
     env_params = env_params.replace(max_steps_in_episode=5)
@@ -111,14 +124,7 @@ def test_rollout_stores_value_of_final_observation_before_auto_reset(jax_on_the_
     obs = ppo_torch.unpack_step(torch.from_dlpack(step))[0]
     torch.manual_seed(1)
     agent = ppo_torch.make_agent(obs.shape[1], 2, "small", torch.device("cpu"))
-    zeros = jax.numpy.zeros(3)
-    stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
-    carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
-    carry, storage, last_value = ppo_torch.rollout(
-        carry, agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
-        lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
-        num_steps=12, num_actions=2, bootstrap_truncated=True,
-    )
+    carry, storage, last_value = cpu_rollout(agent, env, env_params, env_state, obs, 12, bootstrap_truncated=True)
     done = (storage.terminated | storage.truncated).numpy()
     assert storage.truncated.numpy().any()
     # the packed env output unpacks to CartPole's reward 1, boolean flags, and the observations the policy saw
@@ -145,15 +151,8 @@ def test_no_bootstrap_truncated_computes_no_value_of_final_observations(jax_on_t
     agent = ppo_torch.make_agent(obs.shape[1], 2, "small", torch.device("cpu"))
     critic_calls = []
     agent.critic.register_forward_hook(lambda module, inputs, output: critic_calls.append(inputs[0].shape[:-1].numel()))
-    zeros = jax.numpy.zeros(2)
-    stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
     for bootstrap_truncated in (True, False):
-        carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
-        _, storage, _ = ppo_torch.rollout(
-            carry, agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
-            lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
-            num_steps=4, num_actions=2, bootstrap_truncated=bootstrap_truncated,
-        )
+        _, storage, _ = cpu_rollout(agent, env, env_params, env_state, obs, 4, bootstrap_truncated)
     # rows per call: the 4 x 2 observations seen, the 2 last ones, the 4 x 2 final ones; without the bootstrap, no third
     assert critic_calls == [8, 2, 8, 8, 2]
     assert not storage.final_values.any()
@@ -169,14 +168,7 @@ def test_the_cnn_rollout_runs_its_shared_torso_once_per_observation(jax_on_the_c
     agent = ppo_torch.make_agent(obs.shape[1], num_actions, "small", torch.device("cpu"), frame_shape)
     torso_rows = []
     agent.torso.register_forward_hook(lambda module, inputs, output: torso_rows.append(len(inputs[0])))
-    zeros = jax.numpy.zeros(2)
-    stats = ppo_torch.EpisodeStats(zeros, zeros.astype(int), zeros[0], zeros[0], zeros[0])
-    carry = ppo_torch.RolloutCarry(ppo_torch.EnvCarry(jax.random.PRNGKey(2), env_state, stats), obs)
-    _, storage, _ = ppo_torch.rollout(
-        carry, agent, lambda o, g: ppo_torch.policy_step(o, g, network=agent.act),
-        lambda *a: ppo_torch.env_step(*a, env=env, env_params=env_params), torch.Tensor.numpy,
-        num_steps=4, num_actions=num_actions, bootstrap_truncated=False,
-    )
+    _, storage, _ = cpu_rollout(agent, env, env_params, env_state, obs, 4, bootstrap_truncated=False)
     assert torso_rows == [2, 2, 2, 2, 2]
     with torch.no_grad():  # the values kept are those of the observations seen
         np.testing.assert_allclose(storage.values.numpy(), agent.value(storage.obs).numpy(), rtol=1e-5, atol=1e-6)
