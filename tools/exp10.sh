@@ -158,10 +158,9 @@ cd "$ROOT"
 "$PYTHON" -c "import sys; sys.path.insert(0, 'tools'); from exp11 import write_float_space; \
 write_float_space(sys.argv[1], 'dqn')" "$OUT"
 record # the invocation, at its start: a window that ends it (SIGTERM) still leaves its date, load and CPU
-turn=0
 for seed in "${SEED_LIST[@]}"; do
-  order=("${DESIGNS[@]:turn}" "${DESIGNS[@]:0:turn}") # the designs' order turns from seed to seed
-  turn=$(((turn + 1) % ${#DESIGNS[@]}))
+  turn=$(((seed - 1) % ${#DESIGNS[@]})) # the designs' order turns from seed to seed, whichever seeds run together
+  order=("${DESIGNS[@]:turn}" "${DESIGNS[@]:0:turn}")
   if [[ $PARTS == *a* ]]; then
     for design in "${order[@]}"; do
       IFS='|' read -r key label script flags <<<"$design"
