@@ -475,7 +475,9 @@ def repeat_numbers_lines(plan: dict, entries: list, directory: str) -> list:
     cpus = [plan_machine(item if "machine" in item else plan) for item in invocations]
     rows = [[f"`{item['argv']}`", item["date"], item["commit"], item["load"], cpu] for item, cpu in zip(invocations, cpus)]
     mixed = [f"**Mixed machines:** the invocations ran on {' and '.join(sorted(set(cpus)))}; a study that one "
-             "invocation began and another resumed mixes their times.", ""] if len(set(cpus)) > 1 else []
+             "invocation began and another resumed mixes their times. Every ratio is taken within a study seed; where "
+             "the seeds ran on different machines, their spread includes the machines' difference.", ""
+             ] if len(set(cpus)) > 1 else []
     folders = [f"[{entry.folder}]({study_link(directory, entry)})" for entry in entries if entry.study is not None]
     return [f"*The numbers:* {plan_machine(plan)}, 2 cores; {plan.get('trials', '–')} trials per study of "
             f"{number_text(steps) if isinstance(steps, int) else steps} env steps each, study seeds "

@@ -319,6 +319,7 @@ def test_repeated_exp10_gives_every_ratio_against_one_named_baseline_with_its_sp
     # a sitting in windows on two machines says so: a study begun on one and resumed on the other mixes their times
     assert "| 0.05 0.10 0.20 | AMD EPYC 7B13 (family 25 model 1) |" in text
     assert "**Mixed machines:** the invocations ran on AMD EPYC 7B13 (family 25 model 1) and AMD EPYC 9B45" in text
+    assert "where the seeds ran on different machines, their spread includes the machines' difference." in text
     # the agreement per seed, over the distinct designs only (Other design and Flax + JAX env are distinct scripts)
     assert "| 1 | 4 | 3 |" in text and "| 2 | 4 | 3 |" in text
 
