@@ -17,8 +17,8 @@
 # Each study is a folder OUT/<part>-<design>-s<S> (a tune.py study: rerunning this command resumes every one of
 # them); OUT/exp10.json says what ran where, and every invocation (from its start) with its date, commit, load and
 # CPU; `python -m report.search OUT` writes OUT/REPORT.md. --parts runs some parts only (a sitting in windows; (b) needs seed S's (a)).
-# The estimate comes first (--dry-run stops there). Defaults: N = 40, T = 70,000 transitions a trial (a multiple of
-# the scripts' --iteration-steps, 10,000), seeds 1,2,3.
+# The estimate comes first (--dry-run stops there). Defaults: N = 40, T = 30,000 transitions a trial (a multiple of
+# the scripts' --iteration-steps, 10,000: a study seed is about 2 hours on the 2-core Zen 4 VM, one window), seeds 1,2,3.
 # --tiny: trials of 2 iterations (3 trials unless --trials), populations of 2, 1 re-evaluation seed, seed 1 unless
 # --study-seeds (a test of the command set, no result).
 set -euo pipefail
@@ -37,7 +37,7 @@ die() {
 TARGET=$1
 ARGV=("$@")
 shift
-TRIALS="" TIMESTEPS=70000 ITERATION_STEPS=10000 EVAL_SEEDS=5 WORKLOAD=() SEEDS="" POPULATION=8 PARTS=a,b,p DRY=0
+TRIALS="" TIMESTEPS=30000 ITERATION_STEPS=10000 EVAL_SEEDS=5 WORKLOAD=() SEEDS="" POPULATION=8 PARTS=a,b,p DRY=0
 while (($#)); do
   case $1 in
   --trials) TRIALS=${2:-} && shift 2 ;;
@@ -76,24 +76,23 @@ SIXTEEN=${DESIGNS[-1]} # the design that runs again with --workers 2
 
 "$PYTHON" - "$TRIALS" "$TIMESTEPS" "$POPULATION" "$PARTS" "${SEED_LIST[@]}" <<'PY'
 import math, sys
-# A trial's seconds at T transitions: start + (mean trial of 100,000 - start) * T / 100,000. The means: each study's
-# wall time over its 12 trials in results/cpu-2core-exp10 (2-core AMD EPYC VM, random configurations); the start:
-# one 20,000-transition run of the script's defaults on the Zen 5 VM. torch.compile, NNX and Equinox ran no
-# 100,000-transition study: their per-step cost is assumed that of their sibling (PyTorch + JAX env, Flax + JAX env).
-COSTS = {"torch-gymnasium": (6.2, 81.3), "linen-gymnasium": (6.7, 59.9), "torch": (10.9, 103.0),
-         "torch-compile": (21.7, 21.7 + 103.0 - 10.9), "linen": (6.4, 30.3), "nnx": (6.2, 6.2 + 30.3 - 6.4),
-         "equinox": (6.6, 6.6 + 30.3 - 6.4), "linen-16envs": (6.5, 29.7)}
-WORKERS2 = 22.6 / 29.7  # 2 workers against 1 at 16 envs, per trial of wall time, results/cpu-2core-exp10
-PRUNED = 0.55  # a TPE + Hyperband study against the same design's random one, results/cpu-2core-exp10
+# A trial's seconds at T transitions: start + (trial at 30,000 - start) * T / 30,000. The trials at 30,000: each study's
+# wall time over its 40 trials in results/cpu-2core-exp10-repeats, study seed 1 (2-core AMD EPYC VM, Zen 4); the
+# start: one 20,000-transition run of the script's defaults on the Zen 5 VM. Other T scale linearly (not measured).
+COSTS = {"torch-gymnasium": (6.2, 17.98), "linen-gymnasium": (6.7, 15.20), "torch": (10.9, 27.88),
+         "torch-compile": (21.7, 39.90), "linen": (6.4, 10.50), "nnx": (6.2, 10.25), "equinox": (6.6, 10.27),
+         "linen-16envs": (6.5, 10.68)}
+WORKERS2 = 289.8 / 427.3  # 2 workers against 1 at 16 envs, study wall time, the same sitting
+PRUNED = 0.77  # a TPE + Hyperband study's trials against N (its 5 re-evaluations apart), the same sitting's two
+POPULATION = 66.6 / 3  # a round of two population processes of 8 agents at 30,000, the same sitting
 trials, steps, population, parts, seeds = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
-trial = {key: start + (median - start) * steps / 100_000 for key, (start, median) in COSTS.items()}
+trial = {key: start + (measured - start) * steps / 30_000 for key, (start, measured) in COSTS.items()}
 a = trials * (sum(trial.values()) + WORKERS2 * trial["linen-16envs"])
 b = (PRUNED * trials + 5) * (trial["torch-gymnasium"] + min(trial.values()))  # and the best rerun on 5 seeds
-p = math.ceil(trials / population / 2) * (trial["linen"] + population / 2 * (trial["linen"] - COSTS["linen"][0]))
+p = math.ceil(trials / population / 2) * POPULATION * population / 8 * steps / 30_000  # assumed linear in agents and steps
 seconds = len(seeds) * sum(cost for name, cost in zip("abp", (a, b, p)) if name in parts)
 print(f"exp10: parts {parts} of study seeds {','.join(seeds)}, {trials} trials a study of {steps:,} transitions; about "
-      f"{seconds / 60:.0f} min on a 2-core AMD EPYC VM (Zen 5; the population's cost is a guess: not measured), more on "
-      "a slower machine", flush=True)
+      f"{seconds / 60:.0f} min on a 2-core AMD EPYC VM (Zen 4), more on a slower machine", flush=True)
 PY
 ((DRY)) && exit 0
 mkdir -p "$TARGET"
