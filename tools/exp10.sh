@@ -18,7 +18,8 @@
 # them); OUT/exp10.json says what ran where, and every invocation (from its start) with its date, commit, load and
 # CPU; `python -m report.search OUT` writes OUT/REPORT.md. --parts runs some parts only (a sitting in windows; (b) needs seed S's (a)).
 # The estimate comes first (--dry-run stops there). Defaults: N = 40, T = 30,000 transitions a trial (a multiple of
-# the scripts' --iteration-steps, 10,000: a study seed is about 2 hours on the 2-core Zen 4 VM, one window), seeds 1,2,3.
+# the scripts' --iteration-steps, 10,000; a study seed is about 2 hours on the 2-core Zen 4 VM: one window), seeds
+# 1,2,3.
 # --tiny: trials of 2 iterations (3 trials unless --trials), populations of 2, 1 re-evaluation seed, seed 1 unless
 # --study-seeds (a test of the command set, no result).
 set -euo pipefail
@@ -89,7 +90,8 @@ trials, steps, population, parts, seeds = int(sys.argv[1]), int(sys.argv[2]), in
 trial = {key: start + (measured - start) * steps / 30_000 for key, (start, measured) in COSTS.items()}
 a = trials * (sum(trial.values()) + WORKERS2 * trial["linen-16envs"])
 b = (PRUNED * trials + 5) * (trial["torch-gymnasium"] + min(trial.values()))  # and the best rerun on 5 seeds
-p = math.ceil(trials / population / 2) * POPULATION * population / 8 * steps / 30_000  # assumed linear in agents and steps
+# a population's cost assumed linear in its agents and steps
+p = math.ceil(trials / population / 2) * POPULATION * population / 8 * steps / 30_000
 seconds = len(seeds) * sum(cost for name, cost in zip("abp", (a, b, p)) if name in parts)
 print(f"exp10: parts {parts} of study seeds {','.join(seeds)}, {trials} trials a study of {steps:,} transitions; about "
       f"{seconds / 60:.0f} min on a 2-core AMD EPYC VM (Zen 4), more on a slower machine", flush=True)
