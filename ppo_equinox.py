@@ -159,6 +159,18 @@ class Agent(eqx.Module):
         return jax.vmap(self.critic)(x).squeeze(-1)
 
 
+def conv_as_matmul(conv: eqx.nn.Conv2d, frame: jax.Array) -> jax.Array:
+    """`conv(frame)` (a CHW frame; stride 1, no padding) as the frame's patches, sliced, times the kernel: XLA:CPU runs
+    a convolution's gradient inside a loop's body (the update's lax.scan) several times slower than a matrix product
+    (docs/variants.md)."""
+    out_channels, _, height, width = conv.weight.shape
+    rows, cols = frame.shape[1] - height + 1, frame.shape[2] - width + 1
+    patches = jnp.stack([frame[:, i : i + rows, j : j + cols] for i in range(height) for j in range(width)], axis=1)
+    # a patch's features are ordered (input channel, kernel row, kernel column), as the OIHW weight's
+    out = conv.weight.reshape(out_channels, -1) @ patches.reshape(-1, rows * cols)
+    return out.reshape(out_channels, rows, cols) + conv.bias
+
+
 class CNNAgent(eqx.Module):
     """MinAtar's network (https://arxiv.org/abs/1903.03176): a 3x3 conv and a dense layer with ReLU, shared by the
     actor and critic heads (orthogonal init, biases 0). It views each flat observation as its frame (HWC), which
@@ -182,7 +194,7 @@ class CNNAgent(eqx.Module):
 
     def torso(self, x):
         frame = jnp.moveaxis(x.reshape(self.frame_shape), -1, 0)
-        return jax.nn.relu(self.dense(jax.nn.relu(self.conv(frame)).reshape(-1)))
+        return jax.nn.relu(self.dense(jax.nn.relu(conv_as_matmul(self.conv, frame)).reshape(-1)))
 
     def __call__(self, x):
         hidden = jax.vmap(self.torso)(x)

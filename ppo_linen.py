@@ -154,6 +154,19 @@ class Agent(nn.Module):
         return self.critic(x).squeeze(-1)
 
 
+def conv_as_matmul(inputs, kernel, strides, padding, **_):
+    """The CNN's convolution (NHWC frames, HWIO kernel; stride 1, no padding) as the frames' patches, sliced, times
+    the kernel: XLA:CPU runs a convolution's gradient inside a loop's body (the update's lax.scan) several times slower
+    than a matrix product (docs/variants.md)."""
+    if tuple(strides) != (1, 1) or padding != "VALID":
+        raise ValueError("conv_as_matmul convolves with stride 1 and no padding only")
+    height, width = kernel.shape[:2]
+    rows, cols = inputs.shape[-3] - height + 1, inputs.shape[-2] - width + 1
+    patches = [inputs[..., i : i + rows, j : j + cols, :] for i in range(height) for j in range(width)]
+    # a patch's features are ordered (kernel row, kernel column, input channel), as the kernel's
+    return jnp.concatenate(patches, axis=-1) @ kernel.reshape(-1, kernel.shape[-1])
+
+
 class CNNAgent(nn.Module):
     """MinAtar's network (https://arxiv.org/abs/1903.03176): a 3x3 conv and a dense layer with ReLU, shared by the
     actor and critic heads (orthogonal init, biases 0). It views each flat observation as its frame (NHWC)."""
@@ -164,7 +177,10 @@ class CNNAgent(nn.Module):
 
     def setup(self):
         channels, units = self.sizes
-        self.conv = nn.Conv(channels, (3, 3), padding="VALID", kernel_init=nn.initializers.orthogonal(np.sqrt(2)))
+        self.conv = nn.Conv(
+            channels, (3, 3), padding="VALID", kernel_init=nn.initializers.orthogonal(np.sqrt(2)),
+            conv_general_dilated=conv_as_matmul,
+        )
         self.dense = nn.Dense(units, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))
         self.actor = nn.Dense(self.action_dim, kernel_init=nn.initializers.orthogonal(0.01))
         self.critic = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0))

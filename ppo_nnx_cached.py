@@ -147,6 +147,19 @@ class Agent(nnx.Module):
         return self.critic(x).squeeze(-1)
 
 
+def conv_as_matmul(inputs, kernel, strides, padding, **_):
+    """The CNN's convolution (NHWC frames, HWIO kernel; stride 1, no padding) as the frames' patches, sliced, times
+    the kernel: XLA:CPU runs a convolution's gradient inside a loop's body (the update's lax.scan) several times slower
+    than a matrix product (docs/variants.md)."""
+    if tuple(strides) != (1, 1) or padding != "VALID":
+        raise ValueError("conv_as_matmul convolves with stride 1 and no padding only")
+    height, width = kernel.shape[:2]
+    rows, cols = inputs.shape[-3] - height + 1, inputs.shape[-2] - width + 1
+    patches = [inputs[..., i : i + rows, j : j + cols, :] for i in range(height) for j in range(width)]
+    # a patch's features are ordered (kernel row, kernel column, input channel), as the kernel's
+    return jnp.concatenate(patches, axis=-1) @ kernel.reshape(-1, kernel.shape[-1])
+
+
 class CNNAgent(nnx.Module):
     """MinAtar's network (https://arxiv.org/abs/1903.03176): a 3x3 conv and a dense layer with ReLU, shared by the
     actor and critic heads (orthogonal init, biases 0). It views each flat observation as its frame (NHWC)."""
@@ -155,7 +168,10 @@ class CNNAgent(nnx.Module):
         (height, width, in_channels), (channels, units) = frame_shape, sizes
         self.frame_shape = tuple(frame_shape)
         hidden_init = nnx.initializers.orthogonal(np.sqrt(2))
-        self.conv = nnx.Conv(in_channels, channels, (3, 3), padding="VALID", kernel_init=hidden_init, rngs=rngs)
+        self.conv = nnx.Conv(
+            in_channels, channels, (3, 3), padding="VALID", kernel_init=hidden_init,
+            conv_general_dilated=conv_as_matmul, rngs=rngs,
+        )
         self.dense = nnx.Linear(channels * (height - 2) * (width - 2), units, kernel_init=hidden_init, rngs=rngs)
         self.actor = nnx.Linear(units, action_dim, kernel_init=nnx.initializers.orthogonal(0.01), rngs=rngs)
         self.critic = nnx.Linear(units, 1, kernel_init=nnx.initializers.orthogonal(1.0), rngs=rngs)

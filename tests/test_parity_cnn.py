@@ -189,3 +189,35 @@ def test_every_frameworks_cnn_init_is_seeded_orthogonal_with_ppo_gains_and_zero_
         assert_cnn_init(layers)
         assert np.array_equal(layers["conv"][0], init(seeds[0])["conv"][0])
         assert not np.array_equal(layers["conv"][0], init(seeds[1])["conv"][0])
+
+
+
+def convolutions(fn, *args) -> int:
+    """How many convolutions `fn(*args)` traces to, in every sub-computation."""
+    return str(jax.make_jaxpr(fn)(*args)).count("conv_general_dilated[")
+
+
+def pure_loss(name: str, linen: dict):
+    """A JAX framework's CNN loss on Linen's minibatch as a function of the agent's parameters alone, and those."""
+    module = {"linen": ppo_linen, "nnx": ppo_nnx, "nnx_cached": ppo_nnx_cached, "nnx_tree": ppo_nnx_tree,
+              "equinox": ppo_equinox}[name]
+    batch = module.Batch(**{key: jnp.asarray(value) for key, value in linen["mb"].items()})
+    if module is ppo_linen:
+        agent = ppo_linen.make_agent(jax.random.PRNGKey(3), OBS_DIM, ACTION_DIM, "small", FRAME)[0]
+        return lambda params: ppo_linen.ppo_loss(params, agent, batch, **COEFS), linen["params"]
+    if module is ppo_equinox:
+        agent = ppo_equinox.make_agent(jax.random.PRNGKey(3), OBS_DIM, ACTION_DIM, "small", FRAME)
+        params, static = eqx.partition(agent, eqx.is_array)
+        return lambda params: ppo_equinox.ppo_loss(eqx.combine(params, static), batch, **COEFS), params
+    graphdef, params = nnx.split(nnx_agent_like(module, linen_layers(linen["params"])))
+    return lambda params: module.ppo_loss(nnx.merge(graphdef, params), batch, **COEFS), params
+
+
+@pytest.mark.parametrize("name", ["linen", "nnx", "nnx_cached", "nnx_tree", "equinox"])
+def test_the_jax_cnns_loss_and_gradients_trace_to_no_convolution_which_xla_cpu_runs_slowly_in_a_loop(name, linen):
+    """The conv is the frames' sliced patches times the kernel (docs/variants.md): forward and backward are matrix
+    products (the parity tests above prove them the convolution's numbers). The NNX scripts' CNNs are the same code:
+    each is traced in graph mode."""
+    with nnx.set_graph_mode(True), nnx.set_graph_updates(True):
+        loss, params = pure_loss(name, linen)
+        assert convolutions(loss, params) == convolutions(jax.grad(loss, has_aux=True), params) == 0
