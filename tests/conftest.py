@@ -7,9 +7,9 @@ docs/running.md has the sittings): on 2026-11-28 the full suite 13:16, median of
 changes 27:58 (one run, between the first two); on 2026-11-29, with the background queued from collection on and the
 iteration parities in the full suite only, the fast subset 2:47, median of 3 (2:44-2:57; pytest's own count 2:38-2:51),
 the commit before 3:08 (2:58-3:12), alternated (0.92x pair by pair; 4:09 before this budget's changes), and the full
-suite 13:07 (one run). The Zen 4 EPYC (family 25, model 17) ran the suite before these changes about 1.4 times as long
-as this one (full and fast): there the fast subset would take about 3:55, over its 3 minutes (an estimate from that
-ratio, not measured).
+suite 13:07 (one run). On the Zen 4 EPYC (family 25, model 17), 2026-11-30, from clean clones (one run each): the full suite
+19:03 with its SLURM and browser tests (1-minute load 0.98 at its start), the fast subset 3:37 (load 1.5), still over
+its 3 minutes there; both cores stay busy throughout it (the ledger), so only less work shortens it.
 `python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
 command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
 
