@@ -362,6 +362,26 @@ def agreement_rows(entries: list) -> list:
     return rows
 
 
+def retries(study: optuna.Study) -> int:
+    """How many of the study's trials rerun a failed trial's configuration (user_attr retry_of)."""
+    return sum("retry_of" in trial.user_attrs for trial in study.get_trials(deepcopy=False))
+
+
+def shortfall_lines(entries: list, trials: int) -> list:
+    """Why a study seed shares fewer configurations than its studies' trials: a failed trial's retry runs the failed
+    configuration again within the study's trials, so that study never draws its last ones."""
+    lines = []
+    for seed in sorted({entry.seed for entry in entries}):
+        designs = distinct([entry for entry in entries if entry.seed == seed])
+        shared = len(shared_values(designs)) if len(designs) > 1 else trials
+        retried = [f"{entry.label} {count}" for entry in designs if (count := retries(entry.study))]
+        if shared < trials and retried:
+            lines.append(f"Study seed {seed} shares {shared} of its {trials} configurations: a failed trial is retried "
+                         f"on its own configuration within the study's {trials} trials, so that study never draws its "
+                         f"last configuration (retried trials: {listed(retried)}).")
+    return lines + [""] if lines else []
+
+
 def startup_chart(entries: list, path: str):
     """Part (b): the best so far against wall time, a colour per design and a line style per study seed; TPE's random
     start-up trials as open circles, its own picks as dots."""
@@ -517,6 +537,7 @@ def repeats_report(plan: dict, entries: list, directory: str) -> list:
                                  "median spread (max − min over the mean absolute value)",
                                  "rank correlation with the first design"], agreement_rows(search))
         lines += ["A study that differs from another only by its workers is the same design: counted once.", ""]
+        lines += shortfall_lines(part(entries, "a"), plan.get("trials", 0))
     return lines + repeat_source_lines(part(entries, "b", run=False), directory, common) + section
 
 

@@ -322,6 +322,10 @@ def test_repeated_exp10_gives_every_ratio_against_one_named_baseline_with_its_sp
     assert "where the seeds ran on different machines, their spread includes the machines' difference." in text
     # the agreement per seed, over the distinct designs only (Other design and Flax + JAX env are distinct scripts)
     assert "| 1 | 4 | 3 |" in text and "| 2 | 4 | 3 |" in text
+    # 4 of 5: a failed trial's retry reran its configuration within the 5 trials, said under the table
+    assert ("Study seed 2 shares 4 of its 5 configurations: a failed trial is retried on its own configuration within "
+            "the study's 5 trials, so that study never draws its last configuration (retried trials: Other design 1 and "
+            "Flax + JAX env 1).") in text
 
 
 def test_repeated_exp10_shows_tpes_start_up_trials_and_the_population_with_its_integer_fields_fixed(repeated_report):

@@ -9,9 +9,10 @@ iterations 8 on) relative to the fastest design of the same sweep and selection,
 env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
 of that sitting; in the continuous-action columns, one marked = is level with the fastest (their ranges over repeats
 overlap: report/continuous.py's rule). The search table's metric is the wall time of the same random search
-relative to the design that finished it first; DQN on Doors from exp10's sitting (tools/exp10.sh: its part a, one env,
-one worker), PPO on CartPole-v1 from exp11's (tools/exp11.py: trials in processes two at a time, or
-ppo_linen_scan.py's populations, the size that finished first). The last row names each column's machine (a CPU's
+relative to the design that finished it first; DQN on Doors from exp10's repeats (tools/exp10.sh: its part a, one
+env, one worker, the median over the study seeds of the ratio seed by seed), PPO on CartPole-v1 from exp11's
+(tools/exp11.py: trials in processes two at a time, or ppo_linen_scan.py's populations, the size that finished
+first). The last row names each column's machine (a CPU's
 generation where its sitting recorded it): ratios from different CPUs are never set side by side without saying so.
 
     python tools/answer_table.py            # print the tables (markdown)
@@ -75,7 +76,7 @@ COLUMNS = (
     Column("small model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "small", ("CartPole-v1",), 32),
     Column("large model, GPU", "gpu-nvidia-h200", "ppo", "exp7", "large", ("CartPole-v1",), 32),
 )
-SEARCH = Column("DQN search, CPU", "cpu-2core-exp10", "dqn", "exp10", "small", ("doors:Doors-v0",), 1)
+SEARCH = Column("DQN search, CPU", "cpu-2core-exp10-repeats", "dqn", "exp10", "small", ("doors:Doors-v0",), 1)
 POPULATION = Column("PPO search, CPU", "cpu-2core-exp11", "ppo", "exp11", "small", ("CartPole-v1",), 16)
 # continuous control on an expensive env (exp12's sitting, tools/exp12.py): Brax's hopper in JAX, MuJoCo's in C
 CONTINUOUS = (Column("Brax hopper, CPU", "cpu-2core-exp12", "ppo-continuous", "exp12", "small", ("hopper",), 8),
@@ -94,9 +95,10 @@ TABLES = (
     Table("**Per iteration:** steady iteration (the median of iterations 8 on) relative to the fastest design of each "
           "column (– not measured; † a sitting of its own):", COLUMNS, "*the fastest's steady iteration*"),
     Table("**A search:** its wall time relative to the design that finished it first (DQN on Doors: exp10's part (a), "
-          "12 configurations of a seeded random sampler, one env and one worker a trial; PPO on CartPole-v1: exp11, 64 "
-          "configurations of 25 iterations, the trials two at a time, the `lax.scan` row its populations of the size "
-          "that finished first):", (SEARCH, POPULATION), "*the fastest's wall time*"),
+          "40 configurations of a seeded random sampler, 30,000 env steps a trial, one env and one worker a trial, "
+          "the median over 3 study seeds of the ratio seed by seed; PPO on CartPole-v1: exp11, 64 configurations of 25 "
+          "iterations, the trials two at a time, the `lax.scan` row its populations of the size that finished first):",
+          (SEARCH, POPULATION), "*the fastest's wall time*"),
     Table("**Continuous control:** steady iteration (the median of iterations 2–5 of exp12's continuous-action "
           "scripts) relative to the fastest design of each column (= level with the fastest: their ranges over "
           "repeats overlap):", CONTINUOUS, "*the fastest's steady iteration*"),
@@ -200,16 +202,23 @@ def relative_cells(seconds: dict) -> tuple:
 
 
 def search_cells(results, column):
-    """{design name: its study's wall time relative to the fastest design's} for exp10's part (a) studies of one env
-    and one worker (the median over the study seeds where it ran several), and the fastest's seconds."""
+    """{design name: its wall time relative to the fastest design's} for exp10's part (a) studies of one env and one
+    worker: the fastest is the design of least median wall time over the study seeds, and a design's ratio the median
+    of its ratios to the fastest, seed by seed (the report's rule, report/search.py); and the fastest's median
+    seconds."""
     folder = os.path.join(results, column.sweep)
     by_script = {f"{design.dqn.script}.py": design.name for design in DESIGNS if design.dqn}
     walls = {}
     for study in read_studies(folder, column.exp, "tools/exp10.sh"):
         if study["part"] == "a" and study["workers"] == 1 and not study["flags"]:
-            walls.setdefault(by_script[study["script"]], []).append(
-                wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials))
-    return relative_cells({name: statistics.median(seconds) for name, seconds in walls.items()})
+            name, seed = by_script[study["script"]], study.get("seed", 1)
+            walls.setdefault(name, {})[seed] = wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
+    fastest = min(walls, key=lambda name: statistics.median(walls[name].values()))
+    base = walls[fastest]
+    ratios = {name: statistics.median(seconds[seed] / base[seed] for seed in seconds if seed in base)
+              for name, seconds in walls.items()}
+    return ({name: ratio_text(ratio, False) for name, ratio in ratios.items()},
+            statistics.median(base.values()))
 
 
 def population_cells(results, column):
@@ -297,9 +306,9 @@ def column_cpu(results: str, column: Column) -> str:
         with open(os.path.join(folder, "system.json")) as file:
             system = json.load(file)
     except OSError:
-        plan = os.path.join(folder, f"{column.exp}.json")
-        with open(plan) as file:
-            system = {"cpu": json.load(file).get("machine")}
+        with open(os.path.join(folder, f"{column.exp}.json")) as file:
+            plan = json.load(file)
+        system = {"cpu": plan.get("machine"), "cpu_details": plan.get("cpu_details")}
     if gpu_model(system):
         return gpu_model(system)
     return cpu_name(system) + ("" if cpu_generation(system) else ", generation not recorded")
