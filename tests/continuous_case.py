@@ -1,6 +1,8 @@
 """The continuous-action PPO family's shared test cases: the reference (ppo_continuous_linen.py) computes the loss, its
 terms and every gradient on one minibatch, and the normalisers' updates on one stream of steps; each framework's
 parity test puts its own agent's weights equal to the reference's and compares (tests/test_continuous_*.py)."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,8 +15,9 @@ OBS_DIM, ACTION_DIM, BATCH = 5, 3, 16
 LOGSTD = np.array([[-0.5, 0.0, 0.3]], np.float32)
 
 
+@functools.cache
 def linen_agent():
-    """The reference agent and its seeded parameters, with LOGSTD as its log-std."""
+    """The reference agent and its seeded parameters, with LOGSTD as its log-std (made once: read, never changed)."""
     agent, params = linen.make_agent(jax.random.PRNGKey(3), OBS_DIM, ACTION_DIM, "small")
     params = {"params": {**params["params"], "actor_logstd": jnp.asarray(LOGSTD)}}
     return agent, params
@@ -43,9 +46,11 @@ def minibatch(seed: int = 0) -> dict:
     }
 
 
+@functools.cache
 def loss_case(clip_vloss: bool, norm_adv: bool):
     """The minibatch, the loss coefficients (clip_coef, clip_vloss, norm_adv, ent_coef, vf_coef), and the reference's
-    loss, loss terms ({name: value}) and gradients ({"actor_mean"|"critic": layers, "actor_logstd": array})."""
+    loss, loss terms ({name: value}) and gradients ({"actor_mean"|"critic": layers, "actor_logstd": array}); computed
+    once per case in the session, for every framework's parity test to read."""
     agent, params = linen_agent()
     mb = minibatch()
     coefs = (0.2, clip_vloss, norm_adv, 0.01, 0.5)

@@ -34,8 +34,9 @@ CURVE_TAGS = ["charts/episodic_return", "charts/episodic_length", "charts/learni
               "losses/policy_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac", "pbt/gamma"]
 
 
+@functools.cache
 def population(agents: int, **changes) -> tuple:
-    """The args and the initial states of a TINY population."""
+    """The args and the initial states of a TINY population (made once per shape: JAX arrays are immutable)."""
     args = pbt.Args(num_seeds=agents, **{**TINY, **changes})
     env, env_params = gymnax.make(args.env_id)
     return args, pbt.init_agents(args, env, env_params)[2]
@@ -53,9 +54,11 @@ def distinct(agents: pbt.AgentState) -> pbt.AgentState:
     return agents._replace(train_state=train_state, carry=carry)
 
 
-def exploit_fn(args):
-    """exploit_and_explore under jax.jit: the new states and each agent's source, a NumPy array."""
-    exploit = jax.jit(functools.partial(pbt.exploit_and_explore, args=args))
+@functools.cache
+def exploit_fn(agents: int, **changes):
+    """exploit_and_explore of population(agents, **changes) under jax.jit, compiled once per population: the new states
+    and each agent's source, a NumPy array."""
+    exploit = jax.jit(functools.partial(pbt.exploit_and_explore, args=population(agents, **changes)[0]))
 
     def run(*arguments):
         new, sources = exploit(*arguments)
@@ -66,8 +69,8 @@ def exploit_fn(args):
 
 def test_the_bottom_quarter_by_recent_return_copies_the_top_quarter_after_an_exploits_iterations_only():
     """Exploits after iterations 2 and 4 (indices 1 and 3) of 6; none after the last, none before the burn-in."""
-    args, agents = population(8)
-    exploit, healthy = exploit_fn(args), np.zeros(8, bool)
+    _, agents = population(8)
+    exploit, healthy = exploit_fn(8), np.zeros(8, bool)
     sources_seen = set()
     for iteration, copiers in ((0, set()), (1, BOTTOM), (2, set()), (3, BOTTOM), (5, set())):
         for seed in range(6):
@@ -75,21 +78,20 @@ def test_the_bottom_quarter_by_recent_return_copies_the_top_quarter_after_an_exp
             assert set(np.flatnonzero(sources >= 0)) == copiers, (iteration, sources)
             sources_seen |= set(sources[list(copiers)].tolist())
     assert sources_seen == TOP  # drawn from the top quarter, not always the best
-    late_args, _ = population(8, pbt_burn_in=3)  # the first exploit after iteration 4
-    late = exploit_fn(late_args)
+    late = exploit_fn(8, pbt_burn_in=3)  # the first exploit after iteration 4
     assert (late(agents, RETURNS, healthy, jnp.int32(1), jax.random.PRNGKey(0))[1] < 0).all()
     assert set(np.flatnonzero(late(agents, RETURNS, healthy, jnp.int32(3), jax.random.PRNGKey(0))[1] >= 0)) == BOTTOM
 
 
 def test_a_diverged_agent_is_replaced_at_once_and_ranks_last_and_an_agent_alone_copies_nothing():
-    args, agents = population(8)
-    exploit, diverged = exploit_fn(args), np.arange(8) == 1  # the best return, but diverged
+    _, agents = population(8)
+    exploit, diverged = exploit_fn(8), np.arange(8) == 1  # the best return, but diverged
     _, sources = exploit(agents, RETURNS, diverged, jnp.int32(0), jax.random.PRNGKey(0))  # no exploit's iteration
     assert np.flatnonzero(sources >= 0).tolist() == [1] and sources[1] in {6, 4}  # the top quarter of the others
     _, sources = exploit(agents, RETURNS, diverged, jnp.int32(1), jax.random.PRNGKey(0))
     assert set(np.flatnonzero(sources >= 0)) == {1, 3}  # the two that rank last: diverged, no episode
-    alone_args, alone = population(1)
-    _, sources = exploit_fn(alone_args)(alone, RETURNS[:1], np.ones(1, bool), jnp.int32(1), jax.random.PRNGKey(0))
+    _, alone = population(1)
+    _, sources = exploit_fn(1)(alone, RETURNS[:1], np.ones(1, bool), jnp.int32(1), jax.random.PRNGKey(0))
     assert sources.tolist() == [-1]
 
 
@@ -100,7 +102,7 @@ def test_a_copier_takes_its_sources_whole_state_bit_for_bit_and_its_explored_val
     optimiser state; its rollout key, folded with its own place then, is no longer its source's."""
     args, agents = population(8)
     agents = distinct(agents)
-    new, sources = exploit_fn(args)(agents, RETURNS, np.zeros(8, bool), jnp.int32(1), jax.random.PRNGKey(3))
+    new, sources = exploit_fn(8)(agents, RETURNS, np.zeros(8, bool), jnp.int32(1), jax.random.PRNGKey(3))
     adam = [state for state in new.train_state.opt_state.inner_state if isinstance(state, optax.ScaleByAdamState)]
     assert len(adam) == 1 and len(jax.tree.leaves(adam)) == 2 * len(jax.tree.leaves(new.train_state.params)) + 1
     before, after = (jax.tree.leaves((state.train_state, state.carry)) for state in (agents, new))
