@@ -163,6 +163,8 @@ def conv_as_matmul(conv: eqx.nn.Conv2d, frame: jax.Array) -> jax.Array:
     """`conv(frame)` (a CHW frame; stride 1, no padding) as the frame's patches, sliced, times the kernel: XLA:CPU runs
     a convolution's gradient inside a loop's body (the update's lax.scan) several times slower than a matrix product
     (docs/variants.md)."""
+    if tuple(conv.stride) != (1, 1) or conv.padding not in ("VALID", ((0, 0), (0, 0))):
+        raise ValueError("conv_as_matmul convolves with stride 1 and no padding only")
     out_channels, _, height, width = conv.weight.shape
     rows, cols = frame.shape[1] - height + 1, frame.shape[2] - width + 1
     patches = jnp.stack([frame[:, i : i + rows, j : j + cols] for i in range(height) for j in range(width)], axis=1)

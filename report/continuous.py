@@ -18,11 +18,13 @@ import sys
 
 from matplotlib.figure import Figure
 
-from report.load import SkippedRun, read_event_file, window_names
-from report.folder import CHARTS, DPI, ratio, read_json_file, run_command, write_markdown
+from report import envshare
+from report.envshare import STEADY_FROM, cells, env_rows, env_seconds, lead, steady
+from report.load import window_names
+from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
 from report.settings import LABEL_COLORS
-from report.stats import level_with_first, metric_values, ranges_apart, rows_of, where
+from report.stats import metric_values, rows_of, where
 from report.summary import ordered
 from report.text import (Answer, heading, listed, markdown_table, number_text, percent_text, seconds_text,
                          speedup_text)
@@ -31,98 +33,11 @@ from sweep.experiments import EXP12
 from sweep.variants import BY_LABEL
 
 PLAN_FILE = "exp12.json"
-STEADY_FROM = 2  # the steady iterations: 2 onwards (0 compiles; 1 can still warm caches up)
 
 
 def read_plan(directory: str) -> dict:
     """DIR/exp12.json; refused where it is missing, not JSON, or lists no runs."""
-    plan, path = read_json_file(directory, PLAN_FILE)
-    if not isinstance(plan, dict) or not isinstance(plan.get("runs"), list) or not plan["runs"]:
-        raise Refused(f"{path} lists no runs")
-    return plan
-
-
-def run_numbers(directory: str, name: str) -> dict | None:
-    """A finished run's steady iteration, iteration 0, start-up and last return; None if unfinished or missing."""
-    folder = os.path.join(directory, "runs", name)
-    files = sorted(f for f in os.listdir(folder) if f.startswith("events.")) if os.path.isdir(folder) else []
-    if not files:
-        return None
-    try:
-        scalars, _ = read_event_file(os.path.join(folder, files[-1]))
-    except SkippedRun:
-        return None
-    if "time/total" not in scalars:
-        return None
-    seconds = [value for _, value in sorted(scalars["time/iteration"])]
-    returns = [value for _, value in scalars.get("charts/episodic_return", [])]
-    return {"steady": statistics.median(seconds[STEADY_FROM:] or seconds[-1:]), "first": seconds[0],
-            "startup": scalars["time/startup"][0][1], "return": returns[-1] if returns else math.nan}
-
-
-def cells(directory: str, plan: dict) -> dict:
-    """{(env, backend): {label: [run numbers with their repeat, one per repeat]}}, in the plan's order."""
-    table = {}
-    for item in plan["runs"]:
-        numbers = run_numbers(directory, item["run"])
-        if numbers:
-            numbers["repeat"] = item.get("repeat", 1)
-            table.setdefault((item["env"], item["backend"]), {}).setdefault(item["label"], []).append(numbers)
-    return table
-
-
-def env_seconds(plan: dict, env: str, backend: str) -> tuple:
-    """The env's steps per iteration: the median over its processes of each one's median call, and their range;
-    and the compile seconds of a JAX env (reset plus the first call of the steps, less a steady call), or NaN."""
-    entry = next((item for item in plan.get("env_costs", []) if (item["env"], item["backend"]) == (env, backend)), None)
-    if not entry:
-        return math.nan, (math.nan, math.nan), math.nan
-    medians = [statistics.median(process["seconds"]) for process in entry["processes"]]
-    compiles = [process.get("reset_compile_seconds", math.nan) + process["first_call_seconds"]
-                - statistics.median(process["seconds"]) for process in entry["processes"]]
-    return statistics.median(medians), (min(medians), max(medians)), statistics.median(compiles)
-
-
-def steady(runs: list) -> tuple:
-    """The median over repeats of the runs' steady iterations, and their range."""
-    values = [run["steady"] for run in runs]
-    return statistics.median(values), (min(values), max(values))
-
-
-def first_iterations(runs: list) -> tuple:
-    """Iteration 0 of the first repeat (compiled into the sitting's empty cache: what a fresh process pays) and the
-    median of the later repeats' (the persistent compilation cache warm); NaN where there is none."""
-    first = min(run["repeat"] for run in runs)
-    cold = [run["first"] for run in runs if run["repeat"] == first]
-    warm = [run["first"] for run in runs if run["repeat"] != first]
-    return statistics.median(cold), statistics.median(warm) if warm else math.nan
-
-
-def lead(by_label: dict):
-    """The Lead (stats.level_with_first) of the env's scripts by their median steady iteration: a script is level with
-    the fastest where their ranges over repeats overlap."""
-    medians = {label: steady(runs)[0] for label, runs in by_label.items()}
-    values = {label: [run["steady"] for run in runs] for label, runs in by_label.items()}
-    return level_with_first(sorted(medians, key=medians.get), lambda a, b: ranges_apart(values[a], values[b]))
-
-
-def env_rows(plan: dict, env: str, backend: str, by_label: dict) -> tuple:
-    """The env's table rows, its framework spread (slowest over fastest steady iteration) and its share of the
-    fastest script's iteration."""
-    env_time, _, _ = env_seconds(plan, env, backend)
-    medians = {label: steady(runs) for label, runs in by_label.items()}
-    fastest = min(median for median, _ in medians.values())
-    rows = []
-    for label, runs in by_label.items():
-        median, (low, high) = medians[label]
-        cold, warm = first_iterations(runs)
-        rows.append([label, f"{number_text(median)} [{number_text(low)}–{number_text(high)}]", str(len(runs)),
-                     speedup_text(median / fastest), percent_text(min(ratio(env_time, median), 1.0), sign=""),
-                     number_text(cold), seconds_text(warm),
-                     number_text(statistics.median(run["startup"] for run in runs)),
-                     seconds_text(statistics.median(run["return"] for run in runs))])
-    spread = max(median for median, _ in medians.values()) / fastest
-    return rows, spread, ratio(env_time, fastest)
+    return envshare.read_plan(directory, PLAN_FILE)
 
 
 def answer_line(name: str, by_label: dict, spread: float, shares: tuple) -> str:

@@ -46,6 +46,19 @@ DEFAULT_SPACES = {
         "num_minibatches": {"type": "categorical", "choices": [16, 32, 64]},
         "update_epochs": {"type": "categorical", "choices": [5, 10, 20]},
     },
+    # around CleanRL's Atari defaults (the ppo_atari_*.py scripts' own): lr 2.5e-4, clip 0.1, 4 minibatches of a
+    # 1,024-step batch, 4 epochs
+    "ppo-atari": {
+        "learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3, "log": True},
+        "ent_coef": {"type": "float", "low": 1e-3, "high": 0.05, "log": True},
+        "clip_coef": {"type": "float", "low": 0.05, "high": 0.3},
+        "gamma": {"type": "float", "low": 0.95, "high": 0.999},
+        "gae_lambda": {"type": "float", "low": 0.8, "high": 0.99},
+        "vf_coef": {"type": "float", "low": 0.25, "high": 1.0},
+        "max_grad_norm": {"type": "float", "low": 0.3, "high": 1.0},
+        "num_minibatches": {"type": "categorical", "choices": [4, 8]},
+        "update_epochs": {"type": "categorical", "choices": [2, 4, 8]},
+    },
 }
 SET_BY_TUNE = ("seed", "log_dir", "run_name")  # each trial's own
 SET_BY_POPULATION = ("num_seeds", "hparams")  # with --population: each population process's own

@@ -90,7 +90,7 @@ BACKGROUND = [
     "brax_hopper_run", "compiled_torch_run", "native_compile_run", "family_env_run", "eager", "dqn_eager_run",
     "scan_runs", "reference_sweep_job",
     "interrupted", "profiled", "other_seed", "doors_run", "mujoco_hopper_run", "dqn_explore", "diverged", "smoke",
-    "dqn_smoke", "continuous_smoke", "cli", "unknown_env",
+    "dqn_smoke", "continuous_smoke", "atari_smoke", "cli", "unknown_env",
 ]
 LEARNING = {"learning", "dqn_learning", "continuous_learning", "cnn_learning"}
 

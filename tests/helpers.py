@@ -148,6 +148,18 @@ CONTINUOUS_BAD_COMMAND_LINES = {
     "no envs": (["--num-envs", "0", "--log-dir", "{log_dir}"], "--num-envs must be positive", None),
     "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
 }
+# the Atari scripts (exp14): the Nature CNN on ale-py's frames, Breakout-v5 by default; their smoke run is TINY
+ATARI_SCRIPTS = registry_scripts(variants.PPO_ATARI)
+PROBED_SCRIPTS = SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS + ATARI_SCRIPTS  # the CLI probe's: every family's
+ATARI_BAD_COMMAND_LINES = {
+    "bad value": (["--learning-rate", "-1", "--log-dir", "{log_dir}"], "--learning-rate must be positive", None),
+    "log dir under a file": (["--log-dir", "{file}/runs"], "cannot create the run folder {file}/runs/", None),
+    "not an Atari game": (["--env-id", "CartPole-v1", "--log-dir", "{log_dir}"], "not an Atari game of this script",
+                          None),
+    "batch not divisible": (["--num-minibatches", "7", "--log-dir", "{log_dir}"], "not divisible", None),
+    "no envs": (["--num-envs", "0", "--log-dir", "{log_dir}"], "--num-envs must be positive", None),
+    "no gpu": (["--device", "gpu", "--log-dir", "{log_dir}"], "--device gpu: no such device", None),
+}
 # the smallest DQN config that runs every part of the loop: 4 iterations of 500 transitions, gradient steps from
 # transition 601 (none in iteration 0), target syncs every 100, epsilon down to its end over the first 1,000
 DQN_TINY = [
@@ -275,7 +287,8 @@ NO_GYMNASIUM_ENV = ENV_REFUSALS[GYMNASIUM_SCRIPTS[0]]
 SKIPPED_ON_A_GPU = {"no gpu"}
 # the NNX scripts and the mode each pins: graph mode with graph updates (True), or tree mode (False: the scripts whose
 # default mode is "tree")
-PINNED_MODE = {script: default_row(script).mode != "tree" for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
+PINNED_MODE = {script: default_row(script).mode != "tree"
+               for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS + ATARI_SCRIPTS
                if default_row(script).framework == "nnx"}
 # LEARNING RUNS: one per equivalence class runs in the README's test command; a script whose learning follows from its
 # class representative's by an equivalence test (parity from identical weights, or "trains alike") has its learning run
@@ -604,6 +617,10 @@ class SharedRuns:
         return self.get(script, "--seed", "1", "--num-iterations", str(CONTINUOUS_LEARNING_ITERATIONS),
                         env=DEFAULT_COMPILE, background=background)
 
+    def atari_smoke(self, script: str, background: bool = False) -> Run | None:
+        """Each Atari script's one fast run: TINY, Breakout-v5, its default mode, seed 1."""
+        return self.tiny(script, background=background)
+
     def dqn_smoke(self, script: str, background: bool = False) -> Run | None:
         """Each DQN script's one fast run: DQN_TINY, CartPole, its default mode, seed 1, probed."""
         return self.get(script, *DQN_TINY, probe=True, background=background)
@@ -649,10 +666,12 @@ def bad_values(script: str) -> list:
 
 
 def command_lines(script: str) -> dict:
-    """The bad command lines of the script's algorithm (BAD_COMMAND_LINES, DQN_BAD_COMMAND_LINES or
-    CONTINUOUS_BAD_COMMAND_LINES)."""
+    """The bad command lines of the script's algorithm (BAD_COMMAND_LINES, DQN_BAD_COMMAND_LINES,
+    CONTINUOUS_BAD_COMMAND_LINES or ATARI_BAD_COMMAND_LINES)."""
     if script in CONTINUOUS_SCRIPTS:
         return CONTINUOUS_BAD_COMMAND_LINES
+    if script in ATARI_SCRIPTS:
+        return ATARI_BAD_COMMAND_LINES
     return DQN_BAD_COMMAND_LINES if script in DQN_SCRIPTS else BAD_COMMAND_LINES
 
 
@@ -662,10 +681,10 @@ def bad_command_lines(script: str) -> list[str]:
 
 
 def run_cli_probe(root: str) -> dict:
-    """tests/cli_probe.py over every script (PPO's, DQN's and the continuous family's) in one fresh process, their
-    folders under `root`: {script: CliProbe}."""
+    """tests/cli_probe.py over every script (PPO's, DQN's, the continuous and Atari families') in one fresh process,
+    their folders under `root`: {script: CliProbe}."""
     cases, folders = {}, {}
-    for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS:
+    for script in PROBED_SCRIPTS:
         folders[script] = folder = os.path.join(root, script[: -len(".py")])
         os.makedirs(folder)
         with open(os.path.join(folder, "file"), "w") as file:
@@ -685,8 +704,7 @@ def run_cli_probe(root: str) -> dict:
                             text=True, timeout=600)
     assert result.returncode == 0 and result.stdout, result.stderr[-3000:]
     reports = json.loads(result.stdout)
-    return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script])
-            for script in SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS}
+    return {script: CliProbe(reports[os.path.join(ROOT, script)], folders[script]) for script in PROBED_SCRIPTS}
 
 
 def import_keeping_flax_config(name: str):

@@ -84,7 +84,7 @@ def test_every_top_level_ppo_and_dqn_script_has_a_row_and_a_sibling_of_its_famil
         assert variants.variant(row.script, row.mode) is row
         assert eou.SCRIPTS[row.file].sibling == (f"{row.sibling}.py" if row.sibling else None), row.label
     assert sorted(name for name, script in eou.SCRIPTS.items() if script.sibling is None) == [
-        "dqn_linen.py", "ppo_continuous_linen.py", "ppo_linen.py"]
+        "dqn_linen.py", "ppo_atari_linen.py", "ppo_continuous_linen.py", "ppo_linen.py"]
 
 
 @pytest.fixture

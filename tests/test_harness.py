@@ -5,12 +5,16 @@ import ast
 import math
 import os
 import re
+import shutil
 import signal
 
 import pytest
 
 import ppo_linen
-from helpers import CONTINUOUS_GYMNASIUM_SCRIPTS, CONTINUOUS_SCRIPTS, DQN_SCRIPTS, PBT_SCRIPTS, ROOT, SCRIPTS, read_run
+import sync_harness
+from helpers import (
+    ATARI_SCRIPTS, CONTINUOUS_GYMNASIUM_SCRIPTS, CONTINUOUS_SCRIPTS, DQN_SCRIPTS, PBT_SCRIPTS, ROOT, SCRIPTS, read_run,
+)
 
 BANNER_RULE = "# " + "=" * 118
 # the harness's functions and classes; those that each framework (or env backend) writes its own way are allowed to
@@ -20,7 +24,8 @@ BANNER_RULE = "# " + "=" * 118
 SHARED = {"EventWriter", "cpu_model", "peak_rss_bytes", "fail", "exits_are_dropped_in", "Run"}
 # the two families' harnesses share all of SHARED but Run: DQN's has no --sync-timing phases (its check_args refuses the
 # flag: an iteration's acting and learning cannot be timed apart) and no PPO loss (explained variance) to let through
-FAMILIES = {"PPO": SCRIPTS + PBT_SCRIPTS, "DQN": DQN_SCRIPTS, "PPO, continuous actions": CONTINUOUS_SCRIPTS}
+FAMILIES = {"PPO": SCRIPTS + PBT_SCRIPTS, "DQN": DQN_SCRIPTS, "PPO, continuous actions": CONTINUOUS_SCRIPTS,
+            "PPO, Atari": ATARI_SCRIPTS}
 ACROSS_FAMILIES = SHARED - {"Run"}
 FRAMEWORK_SPECIFIC = {"check_args", "system_info", "profile_trace", "synchronize", "peak_device_bytes", "select_device"}
 # ppo_linen_scan.py, ppo_linen_pbt.py and dqn_linen_vmap.py train --num-seeds agents in one process: one Run per agent,
@@ -61,7 +66,7 @@ class Sections:
         return {node.name: self.segment(node) for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
-ALL_SCRIPTS = SCRIPTS + PBT_SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
+ALL_SCRIPTS = SCRIPTS + PBT_SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS + ATARI_SCRIPTS
 SECTIONS = {script: Sections(script) for script in ALL_SCRIPTS}  # every family's: one harness
 
 
@@ -153,3 +158,21 @@ def test_a_nan_explained_variance_is_logged_and_a_nan_loss_stops_the_run_with_ex
     scalars, _ = read_run(str(tmp_path / "run"))
     assert [step for step, _ in scalars["time/iteration"]] == [0, 1] and "time/total" not in scalars
     assert math.isnan(scalars["losses/explained_variance"][0][1]) and scalars["losses/value_loss"][1][1] == math.inf
+
+
+def test_sync_harness_finds_a_changed_shared_definition_and_writes_the_references_back(tmp_path, capsys):
+    """tools/sync_harness.py: a harness change is one edit and one command; --check is the identity above, for the
+    repository as committed and for a copy where one script's fail and another's Run were changed."""
+    assert sync_harness.stale() == []
+    for script in ALL_SCRIPTS:
+        shutil.copy(os.path.join(ROOT, script), tmp_path / script)
+    changed = {DQN_SCRIPTS[-1]: ("def fail(message: str, status: int = 2):", "def fail(message: str, status: int = 3):"),
+               ATARI_SCRIPTS[-1]: ("    def finish(self, peak_bytes", "    def finish(self, peak_bytes_")}
+    for script, (old, new) in changed.items():
+        path = tmp_path / script
+        path.write_text(path.read_text().replace(old, new, 1))
+    assert sorted(sync_harness.stale(str(tmp_path))) == sorted([(DQN_SCRIPTS[-1], "fail"), (ATARI_SCRIPTS[-1], "Run")])
+    assert sync_harness.main(["--check", "--root", str(tmp_path)]) == 1
+    assert sync_harness.main(["--root", str(tmp_path)]) == 0
+    assert all((tmp_path / script).read_text() == open(os.path.join(ROOT, script)).read() for script in changed)
+    assert sync_harness.main(["--check", "--root", str(tmp_path)]) == 0

@@ -221,3 +221,15 @@ def test_the_jax_cnns_loss_and_gradients_trace_to_no_convolution_which_xla_cpu_r
     with nnx.set_graph_mode(True), nnx.set_graph_updates(True):
         loss, params = pure_loss(name, linen)
         assert convolutions(loss, params) == convolutions(jax.grad(loss, has_aux=True), params) == 0
+
+
+@pytest.mark.parametrize("stride, padding", [(2, "VALID"), (1, "SAME")])
+def test_every_jax_conv_as_matmul_refuses_a_stride_or_padding_it_does_not_compute(stride, padding):
+    """The sliced patches are those of a stride-1 unpadded convolution: any other is a ValueError, not wrong numbers."""
+    frames = jnp.zeros((1, *FRAME))
+    for module in (ppo_linen, ppo_nnx, ppo_nnx_cached, ppo_nnx_tree):
+        with pytest.raises(ValueError, match="stride 1 and no padding only"):
+            module.conv_as_matmul(frames, jnp.zeros((3, 3, FRAME[2], 4)), (stride, stride), padding)
+    conv = eqx.nn.Conv2d(FRAME[2], 4, 3, stride=stride, padding=padding, key=jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="stride 1 and no padding only"):
+        ppo_equinox.conv_as_matmul(conv, jnp.zeros((FRAME[2], *FRAME[:2])))

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from helpers import (
-    CONTINUOUS_SCRIPTS, DQN_SCRIPTS, DQN_TINY, ENV_REFUSALS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines,
+    DQN_SCRIPTS, DQN_TINY, ENV_REFUSALS, PROBED_SCRIPTS, ROOT, SCRIPTS, TINY, assert_clean_error, bad_command_lines,
     bad_values, command_lines, frameworks, read_run, runtime_scripts,
 )
 
@@ -23,8 +23,6 @@ ALL_SCRIPTS = SCRIPTS + DQN_SCRIPTS
 # frameworks, env backend, fused training), in the full suite
 RUNTIME_SCRIPTS = runtime_scripts(ALL_SCRIPTS)
 
-
-PROBED_SCRIPTS = ALL_SCRIPTS + CONTINUOUS_SCRIPTS  # the CLI probe's: the continuous family's command lines too
 
 
 @pytest.fixture(params=PROBED_SCRIPTS)

@@ -13,7 +13,7 @@ import pytest
 
 import conftest
 import ledger
-from helpers import LEARNS_AS, ROOT, SCRIPTS, DQN_SCRIPTS, CONTINUOUS_SCRIPTS, SharedRuns, runtime, runtime_scripts
+from helpers import DQN_SCRIPTS, LEARNS_AS, PROBED_SCRIPTS, ROOT, SCRIPTS, SharedRuns, runtime, runtime_scripts
 
 
 def test_the_ledger_records_each_process_under_the_test_that_started_it(request):
@@ -103,7 +103,7 @@ def test_runs_are_queued_as_their_tests_are_collected_only_where_the_markers_alo
 
 
 def test_every_learning_run_left_to_the_tier_names_an_equivalence_test_that_exists_and_a_representative_in_ci():
-    every = SCRIPTS + DQN_SCRIPTS + CONTINUOUS_SCRIPTS
+    every = PROBED_SCRIPTS
     for script, (representative, test) in LEARNS_AS.items():
         assert script in every and representative in every, script
         while representative in LEARNS_AS:  # a chain ends at a script whose learning run the README's command runs

@@ -18,7 +18,8 @@ METHOD = os.path.join(ROOT, "docs", "method.md")
 # docs/method.md's framework column, by its start: the registry's framework
 FRAMEWORKS = {"Flax Linen": "linen", "Flax NNX": "nnx", "Equinox": "equinox", "PyTorch": "torch"}
 # what the framework column says of the env after its comma (nothing: the gymnax env): the registry's backend
-BACKENDS = {"env in JAX": variants.GYMNAX, "env in NumPy": variants.GYMNASIUM, "env in torch": variants.TORCH_ENV}
+BACKENDS = {"env in JAX": variants.GYMNAX, "env in NumPy": variants.GYMNASIUM, "env in torch": variants.TORCH_ENV,
+            "env in C++": variants.ALE}
 
 
 @functools.cache
@@ -95,8 +96,8 @@ def test_every_sibling_is_a_script_of_the_same_algorithm_and_leads_to_the_refere
             seen.append(current)
             current = variants.of_script(current)[0].sibling
     references = {row.algorithm: row.script for row in VARIANTS if row.sibling is None}
-    assert sorted(references) == [variants.DQN, variants.PPO, variants.PPO_CONTINUOUS]
-    assert len({row.script for row in VARIANTS if row.sibling is None}) == 3
+    assert sorted(references) == sorted([variants.DQN, variants.PPO, variants.PPO_CONTINUOUS, variants.PPO_ATARI])
+    assert len({row.script for row in VARIANTS if row.sibling is None}) == 4
 
 
 def test_each_script_has_one_default_row_and_each_design_one_variant_per_algorithm():
@@ -105,7 +106,7 @@ def test_each_script_has_one_default_row_and_each_design_one_variant_per_algorit
     designs = [(row.design, row.algorithm) for row in VARIANTS if row.design]
     assert len(set(designs)) == len(designs), designs
     assert set(variants.SCRIPTS) == {row.script for row in VARIANTS}
-    assert {row.backend for row in VARIANTS} <= {variants.GYMNAX, variants.GYMNASIUM, variants.TORCH_ENV}
+    assert {row.backend for row in VARIANTS} <= {variants.GYMNAX, variants.GYMNASIUM, variants.TORCH_ENV, variants.ALE}
 
 
 def test_every_script_of_the_registry_is_at_the_root_and_every_script_at_the_root_in_the_registry():

@@ -17,7 +17,8 @@ from sweep import variants  # noqa: E402 (after the path)
 PROG = "ease_of_use.py"
 PAGE = os.path.join("docs", "ease-of-use.md")
 BANNER = "# BENCHMARK HARNESS"
-FAMILIES = {"PPO": variants.PPO, "DQN": variants.DQN, "PPO, continuous actions": variants.PPO_CONTINUOUS}  # page
+FAMILIES = {"PPO": variants.PPO, "DQN": variants.DQN, "PPO, continuous actions": variants.PPO_CONTINUOUS,  # page
+            "PPO, Atari": variants.PPO_ATARI}
 # section: the registry's algorithm
 
 
@@ -167,6 +168,25 @@ NOTES = {
         None, "`ppo_linen_gymnasium.py`'s design on the same Gymnasium env: the policy step and the update "
         "jitted, the normalisers in NumPy.",
         "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
+    variants.ATARI_LINEN: Note(
+        None, "CleanRL's `ppo_atari_envpool.py` in `ppo_linen_gymnasium.py`'s design: the Nature CNN on ale-py's "
+        "uint8 frames, one jitted call per env step; lives and reward signs handled in the learner.",
+        "no sweep yet (exp14)"),
+    variants.ATARI_NNX: Note(
+        None, "The same in NNX tree mode: the per-step call and the update bound once by `nnx.jit_partial`, the "
+        "rollout state `nnx.Variable`s updated in place.",
+        "no sweep yet (exp14)"),
+    variants.ATARI_EQUINOX: Note(
+        None, "The same in Equinox: the CNN convolves one CHW frame at a time under `vmap`; plain `jax.jit`.",
+        "no sweep yet (exp14)"),
+    variants.ATARI_TORCH: Note(
+        None, "CleanRL's Atari agent in eager torch: `nn.Conv2d` on the frames as the env stacks them (NCHW), "
+        "fused Adam.",
+        "no sweep yet (exp14)"),
+    variants.ATARI_TORCH_COMPILE: Note(
+        None, "The per-step policy and the minibatch update `torch.compile` graphs, Adam written out as in "
+        "`ppo_torch_compile.py`.",
+        "no sweep yet (exp14)"),
 }
 def scripts_of(notes: dict) -> dict:
     """{file: Script}: each noted row's script (in the order of notes), its sibling from the registry and its modes."""
@@ -378,7 +398,7 @@ def page(root: str, scripts: dict) -> str:
     references = ", ".join(f"`{next(row.script for row in rows if row.sibling is None)}`" for rows in families.values())
     return "\n\n".join([
         "# Ease of use: the evidence, script by script",
-        "What each framework asked of the code, for the reader to weigh: per PPO (discrete and continuous actions) "
+        "What each framework asked of the code, for the reader to weigh: per PPO (discrete, continuous actions, Atari) "
         "and DQN script, how many lines its algorithm takes, how far it is from the script it was written beside, what its first and its steady "
         "iteration cost in a committed sweep, and what the framework made the code do. No verdict is given.\n"
         "Generated: `python tools/ease_of_use.py` regenerates this page from the scripts and the sweeps' "
@@ -403,6 +423,7 @@ def page(root: str, scripts: dict) -> str:
         "## PPO\n\n" + table(families["PPO"]),
         "## DQN\n\n" + table(families["DQN"]),
         "## PPO, continuous actions\n\n" + table(families["PPO, continuous actions"]),
+        "## PPO, Atari\n\n" + table(families["PPO, Atari"]),
         "## Sittings\n\nEach sweep is one sitting: its runs alternated on one machine. The timings are of the "
         "scripts at the sweep's commit; the lines and diffs of the scripts as they are now.\n\n"
         + "\n".join(sitting_lines(found, sweeps))]) + "\n"

@@ -1,0 +1,75 @@
+"""exp14's report (report/cnn.py) on a synthetic exp14 folder: runs of known steady iterations and returns, env costs
+of known seconds, no script run; and its bad input."""
+import json
+
+import pytest
+
+from events import write_run
+from report import cnn
+
+# case: (env, backend, threshold, {label: (steady seconds, returns by iteration)}), and each env's steps per iteration
+CASES = {
+    "MinAtar CNN, small": ("Breakout-MinAtar", "gymnax", 1.5, {
+        "linen (jit)": (1.0, [0.5, 1.0, 1.6, 2.0, 2.5, 3.0]), "torch (env-jit)": (2.0, [0.5, 0.8, 1.2, 1.4, 1.5, 2.0])}),
+    "Nature CNN": ("Breakout-v5", "ALE", None, {
+        "atari_linen (jit)": (4.0, [1.0] * 6), "atari_equinox (jit)": (4.2, [1.0] * 6),
+        "atari_torch (eager)": (6.0, [1.0] * 6)}),
+}
+ENV_SECONDS = {("Breakout-MinAtar", "gymnax"): 0.1, ("Breakout-v5", "ALE"): 2.0}
+SCRIPTS = {"linen (jit)": ("ppo_linen", "jit"), "torch (env-jit)": ("ppo_torch", "env-jit"),
+           "atari_linen (jit)": ("ppo_atari_linen", "jit"), "atari_equinox (jit)": ("ppo_atari_equinox", "jit"),
+           "atari_torch (eager)": ("ppo_atari_torch", "eager")}
+
+
+@pytest.fixture(scope="module")
+def exp14_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("exp14")
+    runs = []
+    for repeat in (1, 2, 3):
+        for case, (env, backend, threshold, labels) in CASES.items():
+            for label, (seconds, returns) in labels.items():
+                name = f"{case}__{label}__{repeat}".replace(" ", "")
+                script, mode = SCRIPTS[label]
+                # iteration 0 compiles (cold in repeat 1); the steady ones vary by repeat around `seconds`
+                steady = seconds * (1 + 0.1 * (repeat - 2))
+                write_run(str(folder / "runs" / name), [20.0 if repeat == 1 else 4.0, seconds] + [steady] * 4,
+                          variant=script, compile_mode=mode, env_id=env, returns=returns)
+                runs.append({"case": case, "env": env, "backend": backend, "label": label, "repeat": repeat,
+                             "run": name, "threshold": threshold})
+    costs = [{"env": env, "backend": backend, "processes": [
+        {"first_call_seconds": 1.0 + seconds, "seconds": [seconds * spread] * 3} for spread in (0.9, 1.0, 1.2)]}
+        for (env, backend), seconds in ENV_SECONDS.items()]
+    cases = [{"case": case, "env": env, "backend": backend, "workload": "--num-envs 8", "threshold": threshold}
+             for case, (env, backend, threshold, _) in CASES.items()]
+    plan = {"machine": "AMD EPYC", "load": "0.20 0.30 0.40", "date": "2026-12-01T07:00+00:00", "commit": "abc1234",
+            "iterations": "6", "cases": cases, "env_costs": costs, "runs": runs}
+    (folder / "exp14.json").write_text(json.dumps(plan))
+    with open(cnn.write_report(str(folder))) as f:
+        return str(folder), f.read()
+
+
+def test_the_answer_names_each_cases_fastest_script_every_frameworks_ratio_and_the_envs_share(exp14_folder):
+    _, report = exp14_folder
+    # MinAtar: torch 2 s against Linen's 1 s; the env 0.1 s of Linen's iteration
+    assert ("- **MinAtar CNN, small**: fastest linen (jit); each framework's best against it: linen 1.00×, torch "
+            "2.00×; the env's steps alone take 10.0% of the fastest script's steady iteration.") in report
+    # Atari: Equinox's range over repeats (3.78–4.62 s) overlaps Linen's (3.6–4.4 s): level
+    assert ("- **Nature CNN**: fastest atari_linen (jit), level with atari_equinox (jit) (ranges over repeats "
+            "overlap); each framework's best against it: linen 1.00×, equinox 1.05×, torch 1.50×; the env's steps "
+            "alone take 50.0% of the fastest script's steady iteration.") in report
+
+
+def test_the_small_minatar_case_gives_the_training_seconds_to_its_return_threshold(exp14_folder):
+    _, report = exp14_folder
+    # Linen reaches 1.5 at iteration 2: 21.9, 6 and 6.1 s in repeats 1-3 (iteration 0: 20 s cold, then 4 s; the
+    # steady iterations 0.9, 1.0, 1.1 s); torch at iteration 4: 27.4, 12 and 12.6 s. Medians 6.1 and 12.6
+    assert ("- **MinAtar CNN, small, time to a mean return of 1.5** (training seconds, iteration 0's compilation "
+            "included; repeats that reached it): linen (jit) 6.1 s (3 of 3); torch (env-jit) 12.6 s (3 of 3).") in report
+    small = report.split("### MinAtar CNN, small")[1].split("###")[0]
+    assert "| to return 1.5, s | last return |" in small
+    assert "to return" not in report.split("### Nature CNN")[1]
+
+
+def test_a_folder_without_exp14_json_is_refused_in_one_line(tmp_path, capsys):
+    assert cnn.main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path} holds no exp14.json: not exp14's folder\n"
