@@ -4,7 +4,8 @@ the env stacks them, (N, 4, 84, 84): Linen and NNX convolve them channels last a
 output (H, W, C); torch and Equinox convolve them channels first and flatten (C, H, W). The weights cross with their
 layout converted, and so do the gradients that come back. Each init is seeded orthogonal with the PPO gains. The JAX
 cases run compiled, one call each: eagerly, each of the sliced patches' ops (89 slices, and their gradients) would
-compile on its own."""
+compile on its own. The fast subset keeps torch's case (the layout crossing) and the strided convolution's; NNX's,
+Equinox's and the inits are in the full suite (their layers' parity on MinAtar's CNN is in the fast subset)."""
 import functools
 
 import equinox as eqx
@@ -137,6 +138,7 @@ def nnx_agent_like(layers: dict):
     return agent
 
 
+@pytest.mark.slow  # a second network of the layers tests/test_parity_cnn.py checks fast
 def test_nnx_atari_logits_loss_terms_and_gradients_equal_linens_from_identical_weights(linen):
     with nnx.set_graph_mode(False), nnx.set_graph_updates(False):  # the script's tree mode
         agent = nnx_agent_like(linen_layers(linen["params"]))
@@ -147,6 +149,7 @@ def test_nnx_atari_logits_loss_terms_and_gradients_equal_linens_from_identical_w
         assert_matches_linen(linen, outputs, loss, info, nnx_layers(grads))
 
 
+@pytest.mark.slow  # a second network of the layers tests/test_parity_cnn.py checks fast
 def test_equinox_atari_logits_loss_terms_and_gradients_equal_linens_from_identical_weights(linen):
     agent = ppo_atari_equinox.make_agent(jax.random.PRNGKey(99), FRAME, ACTION_DIM)
     layers, modules = channels_first(linen_layers(linen["params"])), equinox_modules(agent)
@@ -189,6 +192,7 @@ def test_torch_atari_logits_loss_terms_and_gradients_equal_linens_from_identical
     assert_matches_linen(linen, outputs, loss.detach(), info, torch_layers(agent, grad=True))
 
 
+@pytest.mark.slow  # a second network of the layers tests/test_parity_cnn.py checks fast
 def test_every_frameworks_atari_init_is_seeded_orthogonal_with_ppo_gains_and_zero_biases():
     key, other = jax.random.PRNGKey(0), jax.random.PRNGKey(1)
     linen_init = lambda k: linen_layers(ppo_atari_linen.make_agent(k, FRAME, ACTION_DIM)[1])

@@ -1,6 +1,7 @@
 """The repository as a user gets it: requirements.txt pins every package the code imports, plot.py's own help names
 every experiment it reads, and `git log --oneline` reads (subjects of at most 72 characters)."""
 import ast
+import functools
 import importlib.metadata
 import re
 import subprocess
@@ -43,14 +44,19 @@ def normalised(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+@functools.cache
+def third_party_imports() -> frozenset:
+    """The top-level names of the third-party modules the code imports (parsed once for the tests that ask)."""
+    sources = [path for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")]
+    return frozenset(set().union(*map(imported_top_level_names, sources)) - set(sys.stdlib_module_names) - LOCAL)
+
+
 def unpinned_imports(distributions: dict) -> dict:
     """{module: its distributions} of the third-party modules the code imports that no requirements file pins. A module
     that is not installed (an optional extra, such as MLflow on a machine that installed requirements.txt alone) has
     no distribution here: its own name must then be pinned."""
-    sources = [path for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")]
-    modules = set().union(*map(imported_top_level_names, sources)) - set(sys.stdlib_module_names) - LOCAL
     requirements = pinned()
-    return {module: distributions.get(module) for module in modules
+    return {module: distributions.get(module) for module in third_party_imports()
             if not any(normalised(name) in requirements for name in distributions.get(module, [module]))}
 
 
