@@ -1,11 +1,12 @@
 """exp14's report (report/cnn.py) on a synthetic exp14 folder: runs of known steady iterations and returns, env costs
-of known seconds, no script run; and its bad input."""
+of known seconds, no script run; its bad input; and tools/exp14.py's commands and their alternation, no script run."""
 import json
 
 import pytest
 
 from events import write_run
 from report import cnn
+import exp14
 
 # case: (env, backend, threshold, {label: (steady seconds, returns by iteration)}), and each env's steps per iteration
 CASES = {
@@ -73,3 +74,30 @@ def test_the_small_minatar_case_gives_the_training_seconds_to_its_return_thresho
 def test_a_folder_without_exp14_json_is_refused_in_one_line(tmp_path, capsys):
     assert cnn.main([str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path} holds no exp14.json: not exp14's folder\n"
+
+
+def test_exp14_times_each_env_alone_first_then_runs_every_cases_scripts_once_per_repeat_seed_r(tmp_path, monkeypatch):
+    commands = []
+
+    class Ended:
+        returncode, stdout = 0, json.dumps({"first_call_seconds": 1.0, "seconds": [0.5]}) + "\n"
+
+    monkeypatch.setattr(exp14.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
+    monkeypatch.setattr(exp14, "commit", lambda: "abc1234")
+    monkeypatch.setattr(exp14, "command_set_machine", lambda: {"machine": "a CPU"})
+    assert exp14.main([str(tmp_path), "--repeats", "2"]) == 0
+    costs = [command for command in commands if command[1].endswith("cnn_env_cost.py")]
+    assert [command[2] for command in costs] == ["Breakout-MinAtar"] * 3 + ["Breakout-v5"] * 3
+    assert commands[:6] == costs and commands[-1][1:] == ["-m", "report.cnn", str(tmp_path)]
+    runs, plan = commands[6:-1], json.load(open(tmp_path / "exp14.json"))
+    per_repeat = [(case.case, variant.file) for case in exp14.CASES for variant in case.variants]
+    assert len(runs) == len(plan["runs"]) == 2 * len(per_repeat)
+    for index, command in enumerate(runs):
+        repeat, (case_name, file) = index // len(per_repeat) + 1, per_repeat[index % len(per_repeat)]
+        case = next(case for case in exp14.CASES if case.case == case_name)
+        options = " ".join(command[2:])
+        assert command[1].endswith(file) and f"--env-id {case.env} {' '.join(case.network + case.workload)}" in options
+        assert f"--num-iterations {case.iterations} --seed {repeat} " in options
+        assert (plan["runs"][index]["case"], plan["runs"][index]["repeat"]) == (case_name, repeat)
+    assert plan["cache_empty_at_start"] and [cost["env"] for cost in plan["env_costs"]] == ["Breakout-MinAtar",
+                                                                                          "Breakout-v5"]
