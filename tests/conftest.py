@@ -9,7 +9,10 @@ iteration parities in the full suite only, the fast subset 2:47, median of 3 (2:
 the commit before 3:08 (2:58-3:12), alternated (0.92x pair by pair; 4:09 before this budget's changes), and the full
 suite 13:07 (one run). On the Zen 4 EPYC (family 25, model 17), 2026-11-30, from clean clones (one run each): the full suite
 19:03 with its SLURM and browser tests (1-minute load 0.98 at its start), the fast subset 3:37 (load 1.5), still over
-its 3 minutes there; both cores stay busy throughout it (the ledger), so only less work shortens it.
+its 3 minutes there; both cores stay busy throughout it (the ledger), so only less work shortens it. With the Atari
+family and this budget's cuts after it (Inductor's ISA probe skipped, the Atari JAX parities in the full suite), the
+fast subset 3:53, median of 3 (3:45-4:13), against 4:14 (4:12-4:50) the commit before, in turn (0.89x pair by pair,
+0.87-0.92; load 0.60 at the start), 2026-11-30 on the Zen 4: still over its 3 minutes there.
 `python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
 command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
 
