@@ -98,6 +98,21 @@ def test_each_answer_table_holds_one_metric_and_its_rows_name_the_scripts_measur
     assert search[-2].startswith("| *the fastest's wall time* |")
 
 
+def test_the_cnn_table_gives_each_frameworks_ratio_with_its_range_and_the_report_crowns_the_same_fastest():
+    """exp14's table: per case, the fastest script is the report's, every other cell gives its ratio's range over the
+    repeats, and a row names only the scripts measured in it (NNX's cached_partial has no Atari script)."""
+    lines = answer_table.cnn_lines(REPO / "results")
+    report = (REPO / "results" / "cpu-2core-exp14" / "REPORT.md").read_text()
+    cells, _, _ = answer_table.cnn_cells(REPO / "results")
+    for case, by_label in cells.items():
+        fastest = [label for label, text in by_label.items() if text == "1"]
+        assert len(fastest) == 1 and f"**{case}**: fastest {fastest[0]}" in report
+        assert all(re.fullmatch(r"\d\.\d\d×=? \[\d\.\d\d–\d\.\d\d\]", text) for label, text in by_label.items()
+                   if label != fastest[0])
+    assert "| Flax NNX, `cached_partial` (`ppo_nnx_cached.py`) |" in "\n".join(lines)
+    assert lines[-1].startswith("| *the machine* | AMD EPYC (Zen 4")
+
+
 def test_the_answer_tables_rule_is_the_reports_own():
     """The table's ratio of torch at small is the one the model-size report prints for it (report/standings.py's rule)."""
     report = (REPO / "results" / "cpu-2core-exp7" / "REPORT.md").read_text()

@@ -1,4 +1,4 @@
-"""The README's answer tables, one per metric: per iteration, a search's wall time, continuous control.
+"""The README's answer tables, one per metric: per iteration, a search's wall time, continuous control, CNNs.
 
 Each table has one metric, and each row names the scripts measured in that table. Each column is one question measured
 in one committed sweep (its summary.csv, written by plot.py): a model size, a
@@ -30,7 +30,8 @@ from typing import NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
 
-from report.continuous import cells as exp12_cells, lead, read_plan, steady  # noqa: E402 (after the path)
+from report import cnn  # noqa: E402 (after the path)
+from report.continuous import cells as exp12_cells, lead, read_plan, steady  # noqa: E402
 from report.machines import cpu_generation, cpu_name, gpu_model  # noqa: E402
 from report.standings import fastest_label, relative_to  # noqa: E402
 from report.study import wall_seconds  # noqa: E402
@@ -82,6 +83,21 @@ POPULATION = Column("PPO search, CPU", "cpu-2core-exp11", "ppo", "exp11", "small
 CONTINUOUS = (Column("Brax hopper, CPU", "cpu-2core-exp12", "ppo-continuous", "exp12", "small", ("hopper",), 8),
               Column("MuJoCo Hopper-v5, CPU", "cpu-2core-exp12", "ppo-continuous", "exp12", "small", ("Hopper-v5",), 8))
 
+
+# convolutional agents (exp14's sitting, tools/exp14.py): its cases, and the framework rows with their scripts in it
+CNN_SWEEP = "cpu-2core-exp14"
+CNN_CASES = (("MinAtar CNN, small", "MinAtar CNN small, JAX env, CPU"), ("MinAtar CNN, wide",
+             "MinAtar CNN wide, JAX env, CPU"), ("Nature CNN", "Atari Nature CNN, C++ env, CPU"))
+CNN_ROWS = (("Flax Linen", (variants.LINEN, variants.ATARI_LINEN)),
+            ("Flax NNX, `cached_partial`", (variants.NNX_CACHED,)),
+            ("Flax NNX, tree mode", (variants.NNX_TREE, variants.ATARI_NNX)),
+            ("Equinox", (variants.EQUINOX, variants.ATARI_EQUINOX)),
+            ("PyTorch", (variants.TORCH, variants.ATARI_TORCH)),
+            ("torch.compile", (variants.TORCH_COMPILE, variants.ATARI_TORCH_COMPILE)))
+CNN_CAPTION = ("**Convolutional agents:** steady iteration (the median of iterations 2 on, then over 3 repeats; exp14) "
+               "relative to the fastest script of each column, the range of the ratio over the repeats (each repeat's "
+               "run against the fastest's of the same repeat) in brackets (= level with the fastest: their ranges "
+               "over repeats overlap):")
 
 
 class Table(NamedTuple):
@@ -290,12 +306,55 @@ def table_lines(results, table: Table = TABLES[0]):
     return lines
 
 
+def cnn_cells(results) -> tuple:
+    """exp14's cells: {case: {variant label: 'ratio [low–high]'}} against each case's fastest script (the median over
+    repeats; the range of the ratio repeat by repeat), '=' where level with it by report/cnn.py's rule; each case's
+    fastest seconds; and the sitting's machine."""
+    folder = os.path.join(results, CNN_SWEEP)
+    try:
+        plan = cnn.read_plan(folder)
+    except Refused as error:
+        fail(f"{error}: run tools/exp14.py into {folder} first")
+    table = exp12_cells(folder, plan, key=lambda item: item["case"])
+    cells, fastest = {}, {}
+    for case, by_label in table.items():
+        medians = {label: steady(runs)[0] for label, runs in by_label.items()}
+        first, level = min(medians, key=medians.get), set(lead(by_label).level)
+        base = {run["repeat"]: run["steady"] for run in by_label[first]}
+        cells[case], fastest[case] = {}, medians[first]
+        for label, runs in by_label.items():
+            ratios = [run["steady"] / base[run["repeat"]] for run in runs if run["repeat"] in base]
+            text = ratio_text(medians[label] / medians[first], False) + "=" * (label in level)
+            cells[case][label] = text if label == first else f"{text} [{min(ratios):.2f}–{max(ratios):.2f}]"
+    return cells, fastest, plan
+
+
+def cnn_lines(results) -> list:
+    """The convolutional agents' table: a row per framework, named with the scripts measured in it."""
+    cells, fastest, plan = cnn_cells(results)
+    header = ["framework (the scripts measured)", *(title for _, title in CNN_CASES)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    for name, rows in CNN_ROWS:
+        row = [next((cells.get(case, {})[row.label] for row in rows if row.label in cells.get(case, {})), "–")
+               for case, _ in CNN_CASES]
+        files = [row.file for row in rows if any(row.label in cells.get(case, {}) for case, _ in CNN_CASES)]
+        if files:
+            lines.append("| " + " | ".join([f"{name} ({' / '.join(f'`{file}`' for file in files)})", *row]) + " |")
+    lines.append("| " + " | ".join(["*the fastest's steady iteration*",
+                                     *(f"{fastest[case]:.3g} s" if case in fastest else "–" for case, _ in CNN_CASES)])
+                 + " |")
+    system = {"cpu": plan.get("machine"), "cpu_details": plan.get("cpu_details")}
+    machine = cpu_name(system) + ("" if cpu_generation(system) else ", generation not recorded")
+    lines.append("| " + " | ".join(["*the machine*", *(machine for _ in CNN_CASES)]) + " |")
+    return lines
+
+
 def answer_lines(results):
     """The tables, each under its caption: what the README's answer holds."""
     lines = []
     for table in TABLES:
         lines += [table.caption, "", *table_lines(results, table), ""]
-    return lines[:-1]
+    return lines + [CNN_CAPTION, "", *cnn_lines(results)]
 
 
 def column_cpu(results: str, column: Column) -> str:

@@ -15,7 +15,8 @@ legend over a label). Left out, as plot.py does not write them: results/cpu-2cor
 (tools/env_throughput.py writes it), results/cpu-2core-exp10 and results/cpu-2core-exp10-repeats (tools/exp10.sh's
 studies; python -m report.search remakes their reports), results/cpu-2core-exp11 (tools/exp11.py's; python -m
 report.population), results/cpu-2core-exp12 (tools/exp12.py's), results/cpu-2core-exp13 (tools/exp13.py's; python -m
-report.budget) and results/cpu-2core-exp15 (tools/exp15.py's; python -m report.lengths).
+report.budget), results/cpu-2core-exp14 (tools/exp14.py's; python -m report.cnn) and results/cpu-2core-exp15
+(tools/exp15.py's; python -m report.lengths).
 """
 import argparse
 import os
@@ -37,7 +38,7 @@ class Report(NamedTuple):
 
 # committed reports that plot.py does not write
 NOT_PLOT = ("cpu-2core-exp9-env-throughput", "cpu-2core-exp10", "cpu-2core-exp10-repeats", "cpu-2core-exp11",
-            "cpu-2core-exp12", "cpu-2core-exp13", "cpu-2core-exp15")
+            "cpu-2core-exp12", "cpu-2core-exp13", "cpu-2core-exp14", "cpu-2core-exp15")
 
 REPORTS = (
     Report("cpu-2core-exp1-small", ("results/cpu-2core-exp1-small",)),
