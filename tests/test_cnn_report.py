@@ -76,7 +76,8 @@ def test_a_folder_without_exp14_json_is_refused_in_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == f"error: {tmp_path} holds no exp14.json: not exp14's folder\n"
 
 
-def test_exp14_times_each_env_alone_first_then_runs_every_cases_scripts_once_per_repeat_seed_r(tmp_path, monkeypatch):
+def test_exp14_estimates_then_times_each_env_alone_then_runs_every_cases_scripts_once_per_repeat(tmp_path, monkeypatch,
+                                                                                                   capsys):
     commands = []
 
     class Ended:
@@ -86,6 +87,7 @@ def test_exp14_times_each_env_alone_first_then_runs_every_cases_scripts_once_per
     monkeypatch.setattr(exp14, "commit", lambda: "abc1234")
     monkeypatch.setattr(exp14, "command_set_machine", lambda: {"machine": "a CPU"})
     assert exp14.main([str(tmp_path), "--repeats", "2"]) == 0
+    assert capsys.readouterr().out.startswith("exp14: 34 runs in 2 repeats, about 23 min at the pace of its first")
     costs = [command for command in commands if command[1].endswith("cnn_env_cost.py")]
     assert [command[2] for command in costs] == ["Breakout-MinAtar"] * 3 + ["Breakout-v5"] * 3
     assert commands[:6] == costs and commands[-1][1:] == ["-m", "report.cnn", str(tmp_path)]

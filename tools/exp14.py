@@ -13,7 +13,7 @@ scripts once, in the same order, seed r: the repeats alternate. Each env's step 
 same regime (tools/cnn_env_cost.py, 3 processes each). The JAX processes share one compilation cache (OUT/jax-cache):
 the first repeat compiles cold, the later ones load what it compiled. OUT/exp14.json says what ran where; `python -m
 report.cnn OUT` writes OUT/REPORT.md. --tiny: 1 repeat of 2 iterations of 4 envs x 16 steps, MinAtar small and
-Atari (a test of the command set, no result)."""
+Atari (a test of the command set, no result). The estimate of its runs and minutes comes first."""
 import argparse
 import datetime
 import json
@@ -47,16 +47,26 @@ class Case(NamedTuple):
     network: tuple  # the flags that choose the network
     workload: tuple
     iterations: int
+    seconds: float  # a run's wall time, start-up included, in the first sitting (a 2-core Zen 4 EPYC, 2026-11-30)
     threshold: float | None = None  # a mean return each run is timed to
 
 
 CASES = (
     Case("MinAtar CNN, small", "Breakout-MinAtar", "gymnax", MINATAR_VARIANTS, ("--network", "cnn", "--model-size",
-         "small"), tuple(MINATAR_WORKLOAD), 15, 1.5),
+         "small"), tuple(MINATAR_WORKLOAD), 15, 25, 1.5),
     Case("MinAtar CNN, wide", "Breakout-MinAtar", "gymnax", MINATAR_VARIANTS, ("--network", "cnn", "--model-size",
-         "medium"), tuple(MINATAR_WORKLOAD), 6),
-    Case("Nature CNN", "Breakout-v5", "ALE", ATARI_VARIANTS, (), tuple(ATARI_WORKLOAD), 6),
+         "medium"), tuple(MINATAR_WORKLOAD), 6, 56),
+    Case("Nature CNN", "Breakout-v5", "ALE", ATARI_VARIANTS, (), tuple(ATARI_WORKLOAD), 6, 32),
 )
+ENV_COST_SECONDS = 60  # both envs' step costs, every process (the first sitting's)
+
+
+def estimate(cases, repeats: int) -> str:
+    """The sitting's runs and minutes at the first sitting's pace: what the command set prints before it starts."""
+    runs = repeats * sum(len(case.variants) for case in cases)
+    seconds = ENV_COST_SECONDS + repeats * sum(case.seconds * len(case.variants) for case in cases)
+    return (f"exp14: {runs} runs in {repeats} repeat{'s' * (repeats > 1)}, about {seconds / 60:.0f} min at the pace "
+            "of its first sitting (a 2-core Zen 4 EPYC; another CPU, or a busy one, takes longer)")
 
 
 def parse(argv: list) -> argparse.Namespace:
@@ -100,11 +110,12 @@ def main(argv: list) -> int:
     options = parse(argv)
     cases, repeats = CASES, options.repeats
     if options.tiny:
-        cases = [case._replace(workload=tuple(TINY_WORKLOAD), iterations=2) for case in CASES if case.threshold
-                 or case.backend == "ALE"]
+        cases = [case._replace(workload=tuple(TINY_WORKLOAD), iterations=2, seconds=10) for case in CASES
+                 if case.threshold or case.backend == "ALE"]
         repeats = 1
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
+    print(estimate(cases, repeats), flush=True)
     print(LEARNING_CHECK, flush=True)
     cache = os.path.join(out, "jax-cache")
     plan = {**command_set_machine(), "cache_empty_at_start": not (os.path.isdir(cache) and os.listdir(cache)),
