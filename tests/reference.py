@@ -100,3 +100,19 @@ def assert_ppo_init(heads: dict, num_hidden: int):
         for i, (kernel, bias) in enumerate(layers):
             assert_orthogonal(kernel, head_gain if i == num_hidden else np.sqrt(2))
             assert not np.asarray(bias).any()
+
+
+def assert_matches_reference(reference: dict, outputs, loss, info, grad_layers: dict, tolerance: dict):
+    """A framework's logits and values, loss, every loss term (the LossInfo's fields) and every layer's gradients
+    (kernel, bias) equal the reference's, as the CNN parity tests take them: reference["logits"], ["value"],
+    ["loss"], ["info"] and ["grads"] ({layer: (kernel, bias)} in the reference's layout)."""
+    for got, want in zip(outputs, (reference["logits"], reference["value"]), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), **tolerance)
+    np.testing.assert_allclose(float(loss), float(reference["loss"]), **tolerance)
+    for name in type(reference["info"])._fields:
+        np.testing.assert_allclose(float(getattr(info, name)), float(getattr(reference["info"], name)), **tolerance,
+                                   err_msg=name)
+    assert grad_layers.keys() == reference["grads"].keys()
+    for name, expected in reference["grads"].items():
+        for got, want in zip(grad_layers[name], expected, strict=True):
+            np.testing.assert_allclose(got, want, **tolerance, err_msg=name)

@@ -90,12 +90,6 @@ def equinox_layers(agent) -> dict:
     return channels_last({name: (np.asarray(m.weight), np.asarray(m.bias)) for name, m in equinox_modules(agent).items()})
 
 
-def assert_layers_close(actual: dict, expected: dict):
-    for name in LAYERS:
-        for got, want in zip(actual[name], expected[name], strict=True):
-            np.testing.assert_allclose(got, want, **TOLERANCE, err_msg=name)
-
-
 # THE CASE: Linen's agent, a minibatch of frames, and its logits, loss terms and gradients
 def minibatch() -> dict:
     """reference.minibatch_like's actions, log-probs, values, advantages and returns, with random uint8 frames."""
@@ -121,13 +115,7 @@ def linen():
 
 
 def assert_matches_linen(linen, outputs, loss, info, grad_layers):
-    for got, want in zip(outputs, (linen["logits"], linen["value"]), strict=True):
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), **TOLERANCE)
-    np.testing.assert_allclose(float(loss), float(linen["loss"]), **TOLERANCE)
-    for name in ppo_atari_linen.LossInfo._fields:
-        np.testing.assert_allclose(float(getattr(info, name)), float(getattr(linen["info"], name)), **TOLERANCE,
-                                   err_msg=name)
-    assert_layers_close(grad_layers, linen["grads"])
+    reference.assert_matches_reference(linen, outputs, loss, info, grad_layers, TOLERANCE)
 
 
 def nnx_agent_like(layers: dict):

@@ -70,12 +70,6 @@ def equinox_layers(agent) -> dict:
                           for name in LAYERS})
 
 
-def assert_layers_close(actual: dict, expected: dict):
-    for name in LAYERS:
-        for got, want in zip(actual[name], expected[name], strict=True):
-            np.testing.assert_allclose(got, want, **TOLERANCE, err_msg=name)
-
-
 # THE CASE: Linen's agent, its minibatch, and its logits, loss terms and gradients
 @pytest.fixture(scope="module")
 def linen():
@@ -89,13 +83,7 @@ def linen():
 
 
 def assert_matches_linen(linen, outputs, loss, info, grad_layers):
-    for got, want in zip(outputs, (linen["logits"], linen["value"]), strict=True):
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), **TOLERANCE)
-    np.testing.assert_allclose(float(loss), float(linen["loss"]), **TOLERANCE)
-    for name in ppo_linen.LossInfo._fields:
-        np.testing.assert_allclose(float(getattr(info, name)), float(getattr(linen["info"], name)), **TOLERANCE,
-                                   err_msg=name)
-    assert_layers_close(grad_layers, linen["grads"])
+    reference.assert_matches_reference(linen, outputs, loss, info, grad_layers, TOLERANCE)
 
 
 def nnx_agent_like(module, layers: dict):

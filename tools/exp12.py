@@ -57,6 +57,15 @@ def load() -> str:
         return " ".join(f.read().split()[:3])
 
 
+def save(out: str, plan: dict, name: str, ended: bool = False):
+    """Writes the command set's plan into OUT/name after each run (a sitting cut short keeps what ran); ended: with the
+    time it ended."""
+    if ended:
+        plan["end"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
+    with open(os.path.join(out, name), "w") as f:
+        json.dump(plan, f, indent=1)
+
+
 def jax_cache(out: str) -> dict:
     """The environment of every process: one persistent JAX compilation cache, every compilation kept."""
     return {**os.environ, "JAX_COMPILATION_CACHE_DIR": os.path.join(out, "jax-cache"),
@@ -121,11 +130,8 @@ def main(argv: list) -> int:
         for env_id, backend, _, variants in envs:
             for variant in variants:
                 plan["runs"].append(run(out, env_id, backend, variant, repeat, workload, iterations))
-                with open(os.path.join(out, PLAN_FILE), "w") as f:
-                    json.dump(plan, f, indent=1)
-    plan["end"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
-    with open(os.path.join(out, PLAN_FILE), "w") as f:
-        json.dump(plan, f, indent=1)
+                save(out, plan, PLAN_FILE)
+    save(out, plan, PLAN_FILE, ended=True)
     return subprocess.run([sys.executable, "-m", "report.continuous", out], cwd=ROOT).returncode
 
 

@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 from sweep import variants as v  # noqa: E402 (the repository's root first)
 from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
 from exp11 import commit, positive  # noqa: E402 (tools/, this file's folder)
-from exp12 import jax_cache, load  # noqa: E402
+from exp12 import jax_cache, load, save  # noqa: E402
 
 PLAN_FILE = "exp14.json"
 MINATAR_VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.TORCH, v.TORCH_COMPILE)
@@ -133,11 +133,8 @@ def main(argv: list) -> int:
         for case in cases:
             for variant in case.variants:
                 plan["runs"].append(run(out, case, variant, repeat))
-                with open(os.path.join(out, PLAN_FILE), "w") as f:
-                    json.dump(plan, f, indent=1)
-    plan["end"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")
-    with open(os.path.join(out, PLAN_FILE), "w") as f:
-        json.dump(plan, f, indent=1)
+                save(out, plan, PLAN_FILE)
+    save(out, plan, PLAN_FILE, ended=True)
     return subprocess.run([sys.executable, "-m", "report.cnn", out], cwd=ROOT).returncode
 
 
