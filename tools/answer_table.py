@@ -309,7 +309,7 @@ def table_lines(results, table: Table = TABLES[0]):
 def cnn_cells(results) -> tuple:
     """exp14's cells: {case: {variant label: 'ratio [low–high]'}} against each case's fastest script (the median over
     repeats; the range of the ratio repeat by repeat), '=' where level with it by report/cnn.py's rule; each case's
-    fastest seconds; and the sitting's machine."""
+    fastest seconds; and the sitting's plan."""
     folder = os.path.join(results, CNN_SWEEP)
     try:
         plan = cnn.read_plan(folder)
@@ -343,8 +343,7 @@ def cnn_lines(results) -> list:
     lines.append("| " + " | ".join(["*the fastest's steady iteration*",
                                      *(f"{fastest[case]:.3g} s" if case in fastest else "–" for case, _ in CNN_CASES)])
                  + " |")
-    system = {"cpu": plan.get("machine"), "cpu_details": plan.get("cpu_details")}
-    machine = cpu_name(system) + ("" if cpu_generation(system) else ", generation not recorded")
+    machine = cpu_text({"cpu": plan.get("machine"), "cpu_details": plan.get("cpu_details")})
     lines.append("| " + " | ".join(["*the machine*", *(machine for _ in CNN_CASES)]) + " |")
     return lines
 
@@ -368,8 +367,11 @@ def column_cpu(results: str, column: Column) -> str:
         with open(os.path.join(folder, f"{column.exp}.json")) as file:
             plan = json.load(file)
         system = {"cpu": plan.get("machine"), "cpu_details": plan.get("cpu_details")}
-    if gpu_model(system):
-        return gpu_model(system)
+    return gpu_model(system) or cpu_text(system)
+
+
+def cpu_text(system: dict) -> str:
+    """A CPU's name, with its generation where the record has it (report/machines.py), else that it has not."""
     return cpu_name(system) + ("" if cpu_generation(system) else ", generation not recorded")
 
 
