@@ -6,17 +6,24 @@ What does a CNN change? Every answer so far is an MLP's. Per case (MinAtar's CNN
 in JAX; the Nature CNN on Breakout-v5, ale-py's C++ env) it gives each script's steady iteration (the median of
 iterations 2 onwards, then the median over the repeats, with their range), its ratio to the fastest, the env's share
 of it (its steps alone, timed in the same regime by tools/cnn_env_cost.py), start-up and iteration 0 (compilation),
-and where the case was timed to a return threshold, the seconds of training to reach it."""
+and where the case was timed to a return threshold, the seconds of training to reach it.
+
+In a sweep's report (plot.py), section_cnn gives exp14's runs there (--grid gpu: the same cases on a GPU) each case's
+steady iterations and ratios to the fastest script."""
 import math
 import statistics
 import sys
 
 from report import envshare
 from report.envshare import STEADY_FROM, cells, env_rows, env_seconds, lead, steady
-from report.folder import run_command, write_markdown
+from report.folder import ratio, run_command, write_markdown
 from report.machines import plan_machine
-from report.text import listed, markdown_table, number_text, percent_text, seconds_text, speedup_text
+from report.stats import rows_of, where
+from report.summary import ordered_configs
+from report.text import (Answer, heading, listed, markdown_table, number_text, percent_text, seconds_text,
+                         speedup_text)
 from search import Refused
+from sweep.experiments import EXP14
 from sweep.variants import BY_LABEL
 
 PLAN_FILE = "exp14.json"
@@ -98,6 +105,23 @@ def write_report(directory: str) -> str:
     known = sorted({BY_LABEL[label].file for by_label in table.values() for label in by_label if label in BY_LABEL})
     lines += [f"*Scripts:* {', '.join(known)}.", ""]
     return write_markdown(directory, lines)
+
+
+def section_cnn(sweep, out):
+    """exp14's runs in a sweep: per case (MinAtar's CNN small and wide, the Nature CNN), each script's steady
+    iteration (the median over its seeds) and its ratio to the fastest script's."""
+    rows = rows_of(sweep.rows, EXP14.name)
+    if not rows:
+        return Answer([], [])
+    cases = [(EXP14.CASES.get((env, size), f"{env}, {size}"), where(rows, env=env, size=size))
+             for env, size in ordered_configs(rows, sweep.env_order)]
+    table, spreads = envshare.sweep_cases(rows, cases)
+    bullets = [(f"{EXP14.name} · {spread.case}", f"{spread.case}: fastest {spread.first}; the slowest script takes "
+                f"{speedup_text(ratio(spread.slowest, spread.fastest))} its steady iteration") for spread in spreads]
+    lines = [heading(sweep, f"Convolutional agents ({EXP14.name})"), "", "MinAtar's CNN on Breakout-MinAtar (the "
+             "env in JAX, small and wide) and the Nature CNN on Breakout-v5 (ale-py's env on the host), each at the "
+             "workload of the CPU sitting (tools/exp14.py).", ""]
+    return Answer(lines + table, bullets)
 
 
 def main(argv: list | None = None) -> int:

@@ -19,15 +19,12 @@ import sys
 from matplotlib.figure import Figure
 
 from report import envshare
-from report.envshare import STEADY_FROM, cells, env_rows, env_seconds, lead, steady
-from report.load import window_names
+from report.envshare import STEADY_FROM, cells, env_rows, env_seconds, lead
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
-from report.settings import LABEL_COLORS
-from report.stats import metric_values, rows_of, where
+from report.stats import rows_of, where
 from report.summary import ordered
-from report.text import (Answer, heading, listed, markdown_table, number_text, percent_text, seconds_text,
-                         speedup_text)
+from report.text import Answer, heading, listed, markdown_table, number_text, percent_text, speedup_text
 from search import Refused
 from sweep.experiments import EXP12
 from sweep.variants import BY_LABEL
@@ -130,28 +127,18 @@ def cache_words(plan: dict) -> str:
         "not cold: the sitting's compilation cache already held compilations at its start (a resumed sitting)")
 
 
-SWEEP_STEADY = "iter8_99_median_s"  # a sweep's steady window (its name read from the runs)
-
-
 def section_continuous(sweep, out):
     """exp12's runs in a sweep: per env, each script's steady iteration (the median over its seeds) and its ratio to
     the fastest script's."""
     rows = rows_of(sweep.rows, EXP12.name)
     if not rows:
         return Answer([], [])
-    steady = window_names([row["run"] for row in rows])[SWEEP_STEADY]
-    lines, bullets = [heading(sweep, f"Continuous control on Brax's envs ({EXP12.name})"), ""], []
-    for env in ordered((row["env"] for row in rows), sweep.env_order):
-        medians = {label: statistics.median(metric_values(where(rows, env=env, label=label), SWEEP_STEADY) or
-                                            [math.nan])
-                   for label in ordered((row["label"] for row in where(rows, env=env)), LABEL_COLORS)}
-        fastest = min((value for value in medians.values() if not math.isnan(value)), default=math.nan)
-        table = [[label, seconds_text(value), speedup_text(ratio(value, fastest))] for label, value in medians.items()]
-        lines += [f"**{env}**", ""] + markdown_table(["script (mode)", f"{steady}, s", "vs fastest"], table)
-        slowest = max((value for value in medians.values() if not math.isnan(value)), default=math.nan)
-        bullets.append((f"{EXP12.name} · {env}", f"on {env} the slowest continuous-action script takes "
-                        f"{speedup_text(ratio(slowest, fastest))} the fastest's steady iteration"))
-    return Answer(lines, bullets)
+    envs = ordered((row["env"] for row in rows), sweep.env_order)
+    table, spreads = envshare.sweep_cases(rows, [(env, where(rows, env=env)) for env in envs])
+    bullets = [(f"{EXP12.name} · {spread.case}", f"on {spread.case} the slowest continuous-action script takes "
+                f"{speedup_text(ratio(spread.slowest, spread.fastest))} the fastest's steady iteration")
+               for spread in spreads]
+    return Answer([heading(sweep, f"Continuous control on Brax's envs ({EXP12.name})"), ""] + table, bullets)
 
 
 def main(argv: list | None = None) -> int:

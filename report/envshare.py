@@ -1,15 +1,19 @@
 """The reports of the command sets that time each script on each env beside the env's steps alone (report/continuous.py
 and report/cnn.py): their plan (DIR/<exp>.json: the runs, each env's step costs), each run's numbers read from its
 event file, and the per-env statistics both reports give (the median steady iteration over the
-repeats and its range, iteration 0 cold and warm, the env's share, which scripts are level with the fastest)."""
+repeats and its range, iteration 0 cold and warm, the env's share, which scripts are level with the fastest); and the
+tables both give of their experiments' runs in a sweep (--grid gpu)."""
 import math
 import os
 import statistics
+from typing import NamedTuple
 
 from report.folder import ratio, read_json_file
-from report.load import SkippedRun, read_event_file
-from report.stats import level_with_first, ranges_apart
-from report.text import number_text, percent_text, seconds_text, speedup_text
+from report.load import SkippedRun, read_event_file, window_names
+from report.settings import LABEL_COLORS
+from report.stats import level_with_first, metric_values, ranges_apart, where
+from report.summary import ordered
+from report.text import markdown_table, number_text, percent_text, seconds_text, speedup_text
 from search import Refused
 
 STEADY_FROM = 2  # the steady iterations: 2 onwards (0 compiles; 1 can still warm caches up)
@@ -128,3 +132,33 @@ def env_rows(plan: dict, env: str, backend: str, by_label: dict) -> tuple:
                      seconds_text(statistics.median(run["return"] for run in runs))])
     spread = max(median for median, _ in medians.values()) / fastest
     return rows, spread, ratio(env_time, fastest)
+
+
+SWEEP_STEADY = "iter8_99_median_s"  # a sweep's steady window (its name read from the runs)
+
+
+class CaseSpread(NamedTuple):
+    """A case of an experiment's runs in a sweep: its fastest script and the fastest and slowest steady iterations."""
+
+    case: str
+    first: str | None
+    fastest: float
+    slowest: float
+
+
+def sweep_cases(rows: list, cases: list) -> tuple:
+    """An experiment's runs in a sweep, per case (cases: (name, its rows) in order): a table of each script's steady
+    iteration, the median over its seeds, and its ratio to the fastest script's; returns the lines and a CaseSpread
+    per case."""
+    steady_name = window_names([row["run"] for row in rows])[SWEEP_STEADY]
+    lines, spreads = [], []
+    for name, case_rows in cases:
+        medians = {label: statistics.median(metric_values(where(case_rows, label=label), SWEEP_STEADY) or [math.nan])
+                   for label in ordered((row["label"] for row in case_rows), LABEL_COLORS)}
+        timed = {label: value for label, value in medians.items() if not math.isnan(value)}
+        fastest = min(timed.values(), default=math.nan)
+        table = [[label, seconds_text(value), speedup_text(ratio(value, fastest))] for label, value in medians.items()]
+        lines += [f"**{name}**", ""] + markdown_table(["script (mode)", f"{steady_name}, s", "vs fastest"], table)
+        spreads.append(CaseSpread(name, min(timed, key=timed.get, default=None), fastest,
+                                  max(timed.values(), default=math.nan)))
+    return lines, spreads

@@ -12,6 +12,7 @@ from sweep.experiments import ALL
 from report.agents import section_agents
 from report.compare import compare_machine_lines, section_compare
 from report.compile_modes import section_compile_modes
+from report.cnn import section_cnn
 from report.continuous import section_continuous
 from report.doors import section_doors
 from report.dqn import section_dqn
@@ -97,11 +98,11 @@ def detail_tasks(sweep, out):
 
 
 ANSWER_SECTIONS = (section_ranking, section_sizes, section_env_backend, section_compile_modes, section_scaling,
-                   section_agents, section_dqn, section_doors, section_continuous)
+                   section_agents, section_dqn, section_doors, section_continuous, section_cnn)
 # whose chart heads the report, first to last: the ranking's, then the experiments whose sections read another's runs
 # beside their own (DQN beside PPO's env-backend designs, many agents beside the cost model), then those others
 HEADLINE_ORDER = (section_ranking, section_sizes, section_dqn, section_doors, section_agents, section_env_backend,
-                  section_scaling, section_compile_modes, section_continuous)
+                  section_scaling, section_compile_modes, section_continuous, section_cnn)
 
 
 def report_tasks(sweep, folder):

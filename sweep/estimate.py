@@ -38,6 +38,12 @@ GPU_PRIOR = {
     # per minibatch
     "continuous-jax": (90, 50, (60, 120, 400)),
     "continuous-torch": (90, 700, (80, 140, 420)),
+    # the Atari scripts (one network, the Nature CNN: one ITERATION figure), guesses from the CNN sitting on a CPU
+    # (results/cpu-2core-exp14): ale-py's 8 envs step on the host, about 1.5 ms a step; the agent's call per step adds its launches (JAX one
+    # compiled call, eager torch a dozen kernels); the update of CleanRL's small batch is milliseconds per minibatch
+    "atari-jax": (25, 400, (740,)),
+    "atari-torch": (8, 640, (2140,)),
+    "atari-compile": (60, 510, (1200,)),
 }
 # --grid gpu's DQN runs: (FIXED s, ms per 10,000 transitions at one env); guesses from the PPO figures above: JAX's
 # compiled loop about 0.1 ms per transition, torch's eager step about 1.5 ms
@@ -79,6 +85,10 @@ MEMORY = {  # family: (BASE MB, SAMPLE bytes, OBS bytes)
     "torch_native": (290, 1100, 0),  # the classic envs only: their observation in SAMPLE
     "continuous-jax": (640, 256, 8),  # the continuous-action scripts: as their discrete siblings
     "continuous-torch": (700, 900, 33),
+    # the Atari scripts: the peak of the CNN sitting (results/cpu-2core-exp14) at its one workload (8 envs x 128
+    # steps), no slope measured
+    "atari-jax": (1000, 0, 0),
+    "atari-torch": (700, 0, 0),
     # the DQN runs: the process's base, plus the replay memory (replay_memory_bytes)
     "dqn-jax": (350, 0, 0),
     "dqn-torch": (650, 0, 0),
@@ -99,7 +109,8 @@ def prior_ms(config: Config, iterations: int, num_steps: int, update_epochs: int
     fixed_s, loop_ms, iteration_ms = (GPU_PRIOR if gpu else PRIOR)[config.variant.cost]
     envs = config.num_envs * config.agents if config.variant.num_seeds else config.num_envs
     env_percent = 200 if config.env.endswith("-MinAtar") and config.size == "small" else 100
-    batch_ms = ((iteration_ms[SIZES.index(config.size)] - loop_ms) * env_percent * envs * num_steps
+    at_size = iteration_ms[0] if len(iteration_ms) == 1 else iteration_ms[SIZES.index(config.size)]
+    batch_ms = ((at_size - loop_ms) * env_percent * envs * num_steps
                 * (10 + update_epochs) // (100 * REFERENCE_BATCH * 20))
     prior = waves(config, parallel) * (fixed_s * 1000 + iterations * (loop_ms * num_steps // 256 + batch_ms))
     return prior if gpu else prior * config.experiment.prior_percent // 100

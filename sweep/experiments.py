@@ -29,11 +29,13 @@ CLASSIC_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")  # the envs of th
 MODULE_OBS_SIZES = {"doors:Doors-v0": 225}
 # the continuous-action envs of exp12's GPU runs (Brax's)
 CONTINUOUS_OBS_SIZES = {"hopper": 11, "ant": 27}
+# the Atari games of exp14's GPU runs: 4 stacked 84 x 84 grey frames
+ATARI_OBS_SIZES = {"Breakout-v5": 4 * 84 * 84, "Pong-v5": 4 * 84 * 84}
 
 
 def obs_size(env: str) -> int:
-    """An env's flattened observation size: the grid's, a module env's or a continuous-action env's."""
-    return OBS_SIZES.get(env) or MODULE_OBS_SIZES.get(env) or CONTINUOUS_OBS_SIZES[env]
+    """An env's flattened observation size: the grid's, a module env's, a continuous-action env's or an Atari game's."""
+    return OBS_SIZES.get(env) or MODULE_OBS_SIZES.get(env) or CONTINUOUS_OBS_SIZES.get(env) or ATARI_OBS_SIZES[env]
 
 
 SIZES = ("small", "medium", "large")
@@ -140,6 +142,14 @@ class Experiment:
     def num_steps(self, config: Config, workload) -> int:
         """A PPO run's steps per env per iteration."""
         return workload.num_steps
+
+    def update_of(self, config: Config, workload) -> tuple:
+        """A PPO run's epochs and minibatches per update."""
+        return workload.update_epochs, workload.num_minibatches
+
+    def network_flags(self, config: Config) -> tuple:
+        """The flags that choose a run's network beyond its --model-size (none: the script's own)."""
+        return ()
 
     def timing_of(self, carried: list) -> str:
         """The timing of a run whose name carries these fields."""
@@ -553,9 +563,51 @@ class Exp12(Experiment):
         return self.GPU_NUM_STEPS
 
 
+class Exp14(Experiment):
+    """What a CNN changes: every framework's PPO with a convolutional network. On a CPU its sitting is tools/exp14.py
+    (its report report/cnn.py), not the sweep's grids. --grid gpu runs its cases there at the CPU sitting's
+    workloads: MinAtar's CNN (--network cnn) on Breakout-MinAtar, small (16 channels, 128 units) and medium (the wide
+    one, 64 channels and 512 units), at the reference workload, in every gymnax framework; the Nature CNN on
+    Breakout-v5 (ale-py's C++ env on the host, the agent on the GPU) at CleanRL's workload in every Atari script."""
+
+    name, topic, cpu_elsewhere = "exp14", "what a CNN changes: convolutional agents", True
+    carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "cnn"
+    MINATAR_VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.TORCH, v.TORCH_COMPILE)
+    ATARI_VARIANTS = (v.ATARI_LINEN, v.ATARI_NNX, v.ATARI_EQUINOX, v.ATARI_TORCH, v.ATARI_TORCH_COMPILE)
+    MINATAR_ENV, ATARI_ENV, ATARI_SIZE = "Breakout-MinAtar", "Breakout-v5", "nature"
+    MINATAR_SIZES = ("small", "medium")
+    ATARI_WORKLOAD = (8, 128, 4, 4)  # CleanRL's: num_envs num_steps update_epochs num_minibatches
+    # the report's name of each case, (env, size): the CPU sitting's (tools/exp14.py)
+    CASES = {(MINATAR_ENV, "small"): "MinAtar CNN, small", (MINATAR_ENV, "medium"): "MinAtar CNN, wide",
+             (ATARI_ENV, ATARI_SIZE): "Nature CNN"}
+    QUICK_MINATAR_VARIANTS, QUICK_ATARI_VARIANTS = (v.LINEN, v.TORCH), (v.ATARI_LINEN, v.ATARI_TORCH)
+
+    def gpu_runs(self, choices):
+        """MinAtar's CNN at each size, then the Nature CNN (--quick: small, and two scripts of each)."""
+        minatar, atari = (self.QUICK_MINATAR_VARIANTS, self.QUICK_ATARI_VARIANTS) if choices.quick else (
+            self.MINATAR_VARIANTS, self.ATARI_VARIANTS)
+        sizes = self.MINATAR_SIZES[:1] if choices.quick else self.MINATAR_SIZES
+        return ([Config(self.name, variant.script, variant.mode, self.MINATAR_ENV, size, choices.num_envs, "async")
+                 for size in sizes for variant in minatar]
+                + [Config(self.name, variant.script, variant.mode, self.ATARI_ENV, self.ATARI_SIZE,
+                          self.ATARI_WORKLOAD[0], "async") for variant in atari])
+
+    def atari(self, config: Config) -> bool:
+        return config.variant.algorithm == v.PPO_ATARI
+
+    def num_steps(self, config, workload):
+        return self.ATARI_WORKLOAD[1] if self.atari(config) else workload.num_steps
+
+    def update_of(self, config, workload):
+        return self.ATARI_WORKLOAD[2:] if self.atari(config) else super().update_of(config, workload)
+
+    def network_flags(self, config):
+        return ("--network", "cnn") if config.variant.cnn else ()
+
+
 WARMUP, EXP1, EXP2, EXP3, EXP4 = Warmup(), Exp1(), Exp2(), Exp3(), Exp4()
-EXP5, EXP6, EXP7, EXP8, EXP9, EXP12 = Exp5(), Exp6(), Exp7(), Exp8(), Exp9(), Exp12()
-ALL = (WARMUP, EXP1, EXP2, EXP3, EXP4, EXP5, EXP6, EXP7, EXP8, EXP9, EXP12)  # in run order
+EXP5, EXP6, EXP7, EXP8, EXP9, EXP12, EXP14 = Exp5(), Exp6(), Exp7(), Exp8(), Exp9(), Exp12(), Exp14()
+ALL = (WARMUP, EXP1, EXP2, EXP3, EXP4, EXP5, EXP6, EXP7, EXP8, EXP9, EXP12, EXP14)  # in run order
 BY_NAME = {experiment.name: experiment for experiment in ALL}
 EXPERIMENTS = tuple(experiment.name for experiment in ALL if not experiment.prepares)  # what --only accepts
 # what a run found outside runs/<exp>/ is taken for: the ranking if async, the compile modes if synchronised
@@ -568,12 +620,13 @@ def gpu_grid(choices):
     (torch env-jit: imports JAX and torch, initialises CUDA under both), then (a) torch at its GPU best, on envs in
     torch with CUDA graphs, beside Linen and torch.compile with graphs, (b) seeds 2 and 3 of CartPole-v1 small, (c)
     the number of envs, Linen and torch on envs in torch with graphs, CartPole-v1, (d) many agents, (e) the DQN scripts
-    on gymnax, (f) the rest of the ranking per model size, last the continuous-action scripts on Brax's envs (exp12).
-    Existing experiments' names and run names, so that the report reads a GPU sweep as a CPU one and --compare pairs
-    them."""
+    on gymnax, (f) the convolutional agents (exp14), (g) the rest of the ranking per model size, last the
+    continuous-action scripts on Brax's envs (exp12). Existing experiments' names and run names, so that the report
+    reads a GPU sweep as a CPU one and --compare pairs them."""
     grid = product(WARMUP.name, ("CartPole-v1",), ("small",), (v.TORCH,), choices.num_envs)
     return (grid + EXP7.gpu_graph_runs(choices) + EXP7.gpu_seed_runs(choices) + EXP5.gpu_runs(choices)
-            + EXP6.gpu_runs(choices) + EXP8.gpu_runs(choices) + EXP7.gpu_runs(choices) + EXP12.gpu_runs(choices))
+            + EXP6.gpu_runs(choices) + EXP8.gpu_runs(choices) + EXP14.gpu_runs(choices) + EXP7.gpu_runs(choices)
+            + EXP12.gpu_runs(choices))
 
 
 def min_seeds(config, choices):

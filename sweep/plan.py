@@ -72,7 +72,7 @@ class Plan:
             return estimate.dqn_prior_ms(config, self.workload.iterations_of(config),
                                          self.workload.dqn(config.env).iteration_steps, gpu)
         return estimate.prior_ms(config, self.workload.iterations_of(config), self.workload.num_steps_of(config),
-                                 self.workload.update_epochs, self.parallel, gpu)
+                                 self.workload.update_of(config)[0], self.parallel, gpu)
 
     def check_selection(self):
         """One line for a selection that holds nothing to run."""

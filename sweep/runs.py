@@ -48,7 +48,8 @@ def command(run: Run, workload: Workload, python: str, out: str, agent=None) -> 
     dry-run line)."""
     c = run.config
     argv = [python, c.variant.file, *c.variant.flags]
-    argv += ["--env-id", c.env, "--model-size", c.size, "--seed", str(run.seed if agent is None else agent)]
+    argv += ["--env-id", c.env, *c.experiment.network_flags(c), "--model-size", c.size, "--seed",
+             str(run.seed if agent is None else agent)]
     if c.dqn:  # the DQN workload of its env
         dqn = workload.dqn(c.env)
         argv += ["--num-envs", str(c.num_envs), "--total-timesteps", str(dqn.total_timesteps), "--iteration-steps",
@@ -56,9 +57,10 @@ def command(run: Run, workload: Workload, python: str, out: str, agent=None) -> 
                  str(dqn.buffer_size)]
         return argv + ["--log-dir", f"{out}/runs/{c.exp}", "--run-name", run.name]
     argv += ["--num-seeds", str(c.agents)] * c.variant.num_seeds + ["--sync-timing"] * (c.timing == "sync")
+    update_epochs, num_minibatches = workload.update_of(c)
     argv += ["--num-iterations", str(workload.iterations_of(c)), "--num-envs", str(c.num_envs), "--num-steps",
-             str(workload.num_steps_of(c)), "--update-epochs", str(workload.update_epochs), "--num-minibatches",
-             str(workload.num_minibatches)]
+             str(workload.num_steps_of(c)), "--update-epochs", str(update_epochs), "--num-minibatches",
+             str(num_minibatches)]
     log_dir, run_name = f"{out}/runs/{c.exp}", run.name
     if c.grouped:  # the agents' run folders in the group's: agent__seed<s> (the vmapped script adds __seed<s>)
         log_dir += f"/{run.name}"

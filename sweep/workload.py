@@ -104,6 +104,10 @@ class Workload:
         """A PPO run's steps per env per iteration."""
         return config.experiment.num_steps(config, self)
 
+    def update_of(self, config: Config) -> tuple:
+        """A PPO run's epochs and minibatches per update."""
+        return config.experiment.update_of(config, self)
+
     def iterations_of(self, config: Config) -> int:
         if config.dqn:
             dqn = self.dqn(config.env)

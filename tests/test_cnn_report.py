@@ -6,6 +6,7 @@ import pytest
 
 from events import write_run
 from report import cnn
+from test_plot import run_plot
 import exp14
 
 # case: (env, backend, threshold, {label: (steady seconds, returns by iteration)}), and each env's steps per iteration
@@ -74,6 +75,28 @@ def test_the_small_minatar_case_gives_the_training_seconds_to_its_return_thresho
 def test_a_folder_without_exp14_json_is_refused_in_one_line(tmp_path, capsys):
     assert cnn.main([str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path} holds no exp14.json: not exp14's folder\n"
+
+
+def test_a_sweeps_report_gives_exp14s_gpu_runs_each_cases_ratios_under_the_cases_names(tmp_path):
+    """--grid gpu's exp14 runs, read by plot.py: report/cnn.py's section of the sweep's report, a table per case."""
+    runs = (("ppo_linen", "jit", "Breakout-MinAtar", "small", 32, 0.02), ("ppo_torch", "env-jit", "Breakout-MinAtar",
+            "small", 32, 0.05), ("ppo_linen", "jit", "Breakout-MinAtar", "medium", 32, 0.04),
+            ("ppo_atari_linen", "jit", "Breakout-v5", "nature", 8, 0.3),
+            ("ppo_atari_torch", "eager", "Breakout-v5", "nature", 8, 0.6))
+    for script, mode, env, size, num_envs, steady in runs:
+        write_run(str(tmp_path / "runs" / "exp14" / f"exp14__{script}__{mode}__{env}__{size}__n{num_envs}__1"),
+                  [30.0] + [1.5 * steady] * 7 + [steady] * 8, variant=script, compile_mode=mode, env_id=env,
+                  model_size=size, num_envs=num_envs)
+    result = run_plot(tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "REPORT.md").read_text()
+    section = report.split("## Convolutional agents (exp14)")[1]
+    small, wide, nature = (section.split(f"**{case}**")[1].split("**")[0] for case in (
+        "MinAtar CNN, small", "MinAtar CNN, wide", "Nature CNN"))
+    assert "| linen (jit) | 0.02 | 1.00× |" in small and "| torch (env-jit) | 0.05 | 2.50× |" in small
+    assert "| linen (jit) | 0.04 | 1.00× |" in wide and "torch" not in wide
+    assert "| atari_torch (eager) | 0.6 | 2.00× |" in nature
+    assert "Nature CNN: fastest atari_linen (jit); the slowest script takes 2.00× its steady iteration" in report
 
 
 def test_exp14_estimates_then_times_each_env_alone_then_runs_every_cases_scripts_once_per_repeat(tmp_path, monkeypatch,

@@ -1,6 +1,7 @@
 """The GPU sitting, tested without a GPU: --grid gpu (its order, workload and size), tools/gpu_sitting.sh (a chunk on a
 fake GPU machine, packing, unpacking, refusals), the record of the commit sent, and plot.py on a GPU sweep beside a
 CPU one."""
+import math
 import os
 import re
 import shutil
@@ -26,7 +27,7 @@ def gpu_runs():
     return dry_run("--grid", "gpu", "--out", "/tmp/benchback-never-made")
 
 
-PRIORITIES = ["(a) graphs", "(b) seeds", "exp5", "exp6", "exp8", "(f) the rest of exp7", "exp12"]
+PRIORITIES = ["(a) graphs", "(b) seeds", "exp5", "exp6", "exp8", "exp14", "(g) the rest of exp7", "exp12"]
 
 
 def priority(run: dict) -> str:
@@ -38,10 +39,11 @@ def priority(run: dict) -> str:
     graphs = experiments.EXP7.GPU_GRAPH_VARIANTS
     block = (run["env"], run["size"]) in experiments.EXP7.GPU_GRAPH_BLOCKS
     return "(a) graphs" if block and (run["script"], run["mode"]) in {(v.script, v.mode) for v in graphs} \
-        else "(f) the rest of exp7"
+        else "(g) the rest of exp7"
 
 
-def test_the_gpu_grid_puts_torch_at_its_gpu_best_and_the_seeds_first_then_exp5_exp6_dqn_the_rest_brax_last(gpu_runs):
+def test_the_gpu_grid_puts_torch_at_its_gpu_best_and_the_seeds_first_then_exp5_exp6_dqn_cnns_the_rest_brax_last(
+        gpu_runs):
     assert gpu_runs[0]["exp"] == "warmup"
     parts = [priority(run) for run in gpu_runs[1:]]
     assert parts == sorted(parts, key=PRIORITIES.index) and set(parts) == set(PRIORITIES)
@@ -62,7 +64,7 @@ def test_the_gpu_grid_puts_torch_at_its_gpu_best_and_the_seeds_first_then_exp5_e
 
 def test_the_rest_of_exp7_is_every_gpu_variant_per_block_but_the_runs_before(gpu_runs):
     exp7 = [run for run in gpu_runs if run["exp"] == "exp7" and run["seed"] == 1]
-    rest = [run for run in exp7 if priority(run) == "(f) the rest of exp7"]
+    rest = [run for run in exp7 if priority(run) == "(g) the rest of exp7"]
     assert list(dict.fromkeys((run["env"], run["size"]) for run in rest)) == list(experiments.EXP7.GPU_SIZE_ORDER)
     for env, size in experiments.EXP7.GPU_SIZE_ORDER:  # every variant per block, with (a)'s; torch on envs in torch
         variants = {(run["script"], run["mode"]) for run in exp7 if (run["env"], run["size"]) == (env, size)}
@@ -91,6 +93,25 @@ def test_the_gpu_grid_goes_to_65536_envs_populations_of_256_agents_and_the_dqn_s
     assert exp8 == [(variant.script, variant.mode) for variant in experiments.EXP8.GPU_VARIANTS] and not any(s.endswith("_gymnasium") for s, _ in exp8)
 
 
+def test_the_gpu_grids_cnns_are_minatars_in_every_gymnax_framework_at_two_sizes_and_the_atari_scripts(gpu_runs):
+    """exp14's cases at the CPU sitting's workloads: --network cnn at small and medium (the wide CNN) on
+    Breakout-MinAtar, the reference workload; the Nature CNN on Breakout-v5 at CleanRL's, no --network flag."""
+    exp14 = [run for run in gpu_runs if run["exp"] == "exp14"]
+    minatar = [run for run in exp14 if run["env"] == "Breakout-MinAtar"]
+    assert [(run["script"], run["mode"], run["size"]) for run in minatar] == [
+        (variant.script, variant.mode, size) for size in ("small", "medium")
+        for variant in experiments.EXP14.MINATAR_VARIANTS]
+    assert all("--network cnn" in run["line"] and run["workload"]["--num-envs"] == "32" and
+               run["workload"]["--update-epochs"] == "10" for run in minatar)
+    atari = [run for run in exp14 if run not in minatar]
+    assert [(run["script"], run["env"], run["size"]) for run in atari] == [
+        (variant.script, "Breakout-v5", "nature") for variant in experiments.EXP14.ATARI_VARIANTS]
+    flags = ("--num-envs", "--num-steps", "--update-epochs", "--num-minibatches")
+    assert all("--network" not in run["line"] and [run["workload"][flag] for flag in flags] == ["8", "128", "4", "4"]
+               for run in atari)
+    assert {run["iterations"] for run in exp14} == {16}
+
+
 def test_the_gpu_grid_runs_16_iterations_12_at_large_and_in_exp5_and_its_own_dqn_workload(gpu_runs):
     iterations = {(run["exp"], run["size"]): run["iterations"] for run in gpu_runs if run["exp"] != "exp8"}
     assert iterations[("exp7", "small")] == iterations[("exp7", "medium")] == 16
@@ -108,15 +129,39 @@ def test_the_gpu_grid_answers_its_first_questions_in_two_10_minute_windows_by_it
     minutes = {part: sweep.estimator.total_ms(run.config for run in sweep.selected if part(run)) / 60000 for part in (
         lambda run: True, lambda run: run.config.exp == "exp12", lambda run: run.index <= first)}
     total, brax, first = minutes.values()
-    assert 40 <= total <= 55  # the whole grid: five or six windows
+    assert 45 <= total <= 60  # the whole grid: six windows
     assert brax <= 10  # exp12's Brax runs, last: a window that reaches them has answered everything before
     assert first <= 16  # (a) and (b), the question a short sitting answers: two 10-minute windows
+
+
+WINDOW_MINUTES = 8  # of runs, in a window of `tools/gpu_sitting.sh run 9` (its preparation and packing left out)
+
+
+def test_docs_windows_plan_gives_each_parts_runs_and_minutes_and_the_window_that_ends_it_by_the_estimate():
+    """docs/running.md's plan of windows: per part of the GPU grid's order (the warm-up in (a)), its runs, its
+    estimated minutes, the minutes up to its end and the window of WINDOW_MINUTES that ends it."""
+    sweep = Plan(["--grid", "gpu"], "benchmark.sh", str(REPO), "python", GPU_CORES, GPU_CORES)
+    parts = {}
+    for run in sweep.selected:
+        fields = {"exp": run.config.exp, "seed": run.seed, "env": run.config.env, "size": run.config.size,
+                  "script": run.config.script, "mode": run.config.mode}
+        part = "(a) graphs" if run.config.exp == "warmup" else priority(fields)
+        parts.setdefault(f"({'abcdefgh'[PRIORITIES.index(part)]})", []).append(run.config)
+    plan = (REPO / "docs" / "running.md").read_text().split("**The windows' plan**")[1].split("Where GPU time")[0]
+    rows = re.findall(r"^\| (\([a-h]\)) \|[^|]+\| (\d+) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$", plan, re.M)
+    end, expected = 0, []
+    for part, configs in parts.items():
+        minutes = sweep.estimator.total_ms(configs) / 60000
+        end += minutes
+        window = math.ceil(end / WINDOW_MINUTES)
+        expected.append((part, str(len(configs)), f"{minutes:.1f}", f"{end:.1f}", str(window)))
+    assert rows == expected
 
 
 def test_the_gpu_grids_dry_run_names_what_its_estimate_is_for():
     result = benchmark("--grid", "gpu", "--dry-run", "--out", "/tmp/benchback-never-made")
     assert result.returncode == 0, result.stderr
-    assert re.search(r"^103 runs; estimated time on one H100 GPU: about \d+ min", result.stderr, re.M), result.stderr
+    assert re.search(r"^120 runs; estimated time on one H100 GPU: about \d+ min", result.stderr, re.M), result.stderr
 
 
 def test_a_bad_grid_is_one_line_naming_the_three_grids():
@@ -318,7 +363,8 @@ def test_compare_puts_each_sides_steady_iteration_relative_to_its_fastest_whatev
 
 def test_the_help_gives_the_gpu_grids_run_counts(gpu_runs):
     text = benchmark("--help").stdout.split("--grid gpu, ")[1].split("Every run of exp1")[0]
-    counts = {exp: sum(run["exp"] == exp for run in gpu_runs) for exp in ("warmup", "exp7", "exp5", "exp8", "exp12")}
+    counts = {exp: sum(run["exp"] == exp for run in gpu_runs)
+              for exp in ("warmup", "exp7", "exp5", "exp8", "exp14", "exp12")}
     for exp, count in counts.items():  # an experiment on several lines (exp7's parts of the order): their sum
         listed = re.findall(rf"^  {exp} +(\d+) runs? ", text, re.M)
         assert listed and sum(map(int, listed)) == count, (exp, listed, count)

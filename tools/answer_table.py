@@ -31,7 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
 
 from report import cnn  # noqa: E402 (after the path)
-from report.continuous import cells as exp12_cells, lead, read_plan, steady  # noqa: E402
+from report.continuous import read_plan  # noqa: E402
+from report.envshare import cells as exp12_cells, lead, steady  # noqa: E402
 from report.machines import cpu_generation, cpu_name, gpu_model  # noqa: E402
 from report.standings import fastest_label, relative_to  # noqa: E402
 from report.study import wall_seconds  # noqa: E402

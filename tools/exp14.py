@@ -26,16 +26,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from sweep import variants as v  # noqa: E402 (the repository's root first)
+from sweep.experiments import EXP14  # noqa: E402
 from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
 from exp11 import commit, positive  # noqa: E402 (tools/, this file's folder)
 from exp12 import jax_cache, load, save  # noqa: E402
 
 PLAN_FILE = "exp14.json"
-MINATAR_VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.TORCH, v.TORCH_COMPILE)
-ATARI_VARIANTS = (v.ATARI_LINEN, v.ATARI_NNX, v.ATARI_EQUINOX, v.ATARI_TORCH, v.ATARI_TORCH_COMPILE)
-MINATAR_WORKLOAD = ["--num-envs", "32", "--num-steps", "256", "--num-minibatches", "8", "--update-epochs", "10"]
-ATARI_WORKLOAD = ["--num-envs", "8", "--num-steps", "128", "--num-minibatches", "4", "--update-epochs", "4"]
-TINY_WORKLOAD = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
+
+
+def workload_flags(num_envs: int, num_steps: int, update_epochs: int, num_minibatches: int) -> tuple:
+    """A case's workload as the scripts' flags."""
+    return ("--num-envs", str(num_envs), "--num-steps", str(num_steps), "--num-minibatches", str(num_minibatches),
+            "--update-epochs", str(update_epochs))
+
+
+MINATAR_WORKLOAD = workload_flags(32, 256, 10, 8)  # the sweep's reference workload, the gymnax scripts' defaults
+ATARI_WORKLOAD = workload_flags(*EXP14.ATARI_WORKLOAD)
+TINY_WORKLOAD = workload_flags(4, 16, 2, 2)
 ENV_COST_PROCESSES = 3
 
 
@@ -51,12 +58,14 @@ class Case(NamedTuple):
     threshold: float | None = None  # a mean return each run is timed to
 
 
+MINATAR, ATARI = (EXP14.MINATAR_ENV, "small"), (EXP14.ATARI_ENV, EXP14.ATARI_SIZE)
+WIDE = (EXP14.MINATAR_ENV, "medium")
 CASES = (
-    Case("MinAtar CNN, small", "Breakout-MinAtar", "gymnax", MINATAR_VARIANTS, ("--network", "cnn", "--model-size",
-         "small"), tuple(MINATAR_WORKLOAD), 15, 25, 1.5),
-    Case("MinAtar CNN, wide", "Breakout-MinAtar", "gymnax", MINATAR_VARIANTS, ("--network", "cnn", "--model-size",
-         "medium"), tuple(MINATAR_WORKLOAD), 6, 56),
-    Case("Nature CNN", "Breakout-v5", "ALE", ATARI_VARIANTS, (), tuple(ATARI_WORKLOAD), 6, 32),
+    Case(EXP14.CASES[MINATAR], MINATAR[0], v.GYMNAX, EXP14.MINATAR_VARIANTS, ("--network", "cnn", "--model-size",
+         MINATAR[1]), MINATAR_WORKLOAD, 15, 25, 1.5),
+    Case(EXP14.CASES[WIDE], WIDE[0], v.GYMNAX, EXP14.MINATAR_VARIANTS, ("--network", "cnn", "--model-size", WIDE[1]),
+         MINATAR_WORKLOAD, 6, 56),
+    Case(EXP14.CASES[ATARI], ATARI[0], v.ALE, EXP14.ATARI_VARIANTS, (), ATARI_WORKLOAD, 6, 32),
 )
 ENV_COST_SECONDS = 60  # both envs' step costs, every process (the first sitting's)
 
@@ -110,7 +119,7 @@ def main(argv: list) -> int:
     options = parse(argv)
     cases, repeats = CASES, options.repeats
     if options.tiny:
-        cases = [case._replace(workload=tuple(TINY_WORKLOAD), iterations=2, seconds=10) for case in CASES
+        cases = [case._replace(workload=TINY_WORKLOAD, iterations=2, seconds=10) for case in CASES
                  if case.threshold or case.backend == "ALE"]
         repeats = 1
     out = os.path.abspath(options.out)
