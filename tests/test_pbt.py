@@ -258,6 +258,7 @@ def test_a_bad_flag_or_hparams_file_is_one_error_line_and_exit_2_before_any_run_
     assert reason in err and not log_dir.exists()
 
 
+@pytest.mark.slow  # a tool's error line in a fresh process of its own: the values are checked in this process above
 def test_a_bad_flag_in_a_fresh_process_is_its_one_error_line(tmp_path):
     log_dir = str(tmp_path / "runs")
     result = run_script("ppo_linen_pbt.py", "--pbt-top", "0.75", "--log-dir", log_dir)

@@ -9,10 +9,9 @@ import math
 import shutil
 
 import pytest
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from report import dqn, stats
-from events import scalar, text, write_run, write_sweep
+from events import scalar, text, write_events, write_run, write_sweep
 from test_plot import capture_figures, check_answer, lines_by_label, run_plot, wordy_lines
 from test_plot_short_runs import section
 
@@ -72,10 +71,7 @@ def write_dqn_run(run_dir, iteration_seconds, *, variant, mode, env, seed, num_e
     events += [scalar("memory/peak_bytes", peak_bytes, len(iteration_seconds))] * (peak_bytes is not None)
     events += [scalar("memory/peak_rss_bytes", 300 << 20, len(iteration_seconds)),
                scalar("time/total", sum(iteration_seconds), len(iteration_seconds))]
-    writer = EventFileWriter(str(run_dir))
-    for event in events:
-        writer.add_event(event)
-    writer.close()
+    write_events(run_dir, events)
 
 
 def write_exp8(root, peak_bytes=None, variants=VARIANTS, envs=tuple(ENV_FACTOR)):

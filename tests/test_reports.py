@@ -18,6 +18,7 @@ from helpers import ROOT
 from report import doors
 from report.charts import category_axis, chart_problems, log_axis, new_figure, save_figure
 from report.types import ChartFolder
+from test_plot import run_plot
 
 
 def drawn(figure):
@@ -104,8 +105,7 @@ def test_the_time_to_reach_chart_puts_the_first_on_top_and_lists_those_that_neve
 
 def test_exp9s_report_is_headed_by_the_time_to_reach_chart(tmp_path):
     """Against env steps the designs learn alike by construction: the headline is the time to reach the return."""
-    result = subprocess.run([sys.executable, "plot.py", "results/cpu-2core-exp9", "--out", tmp_path], cwd=ROOT,
-                            capture_output=True, text=True)
+    result = run_plot("results/cpu-2core-exp9", "--out", tmp_path, cwd=ROOT)
     assert result.returncode == 0 and "chart problem" not in result.stderr, result.stderr
     report = (tmp_path / "REPORT.md").read_text()
     answer = report[:report.index("**Machine:**")]
