@@ -1,6 +1,7 @@
 """The command line, the sections run in parallel, REPORT.md."""
 
 import argparse
+import importlib
 import re
 import sys
 import time
@@ -9,26 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from sweep.experiments import ALL
-from report.agents import section_agents
 from report.compare import compare_machine_lines, section_compare
-from report.compile_modes import section_compile_modes
-from report.cnn import section_cnn
-from report.continuous import section_continuous
-from report.doors import section_doors
-from report.dqn import section_dqn
 from report.details import (
     section_duration_vs_complexity, section_memory, section_overhead, section_pairwise_speedups, section_sync,
 )
-from report.env_backend import section_env_backend
 from report.header import QUICK_WARNING, definitions_section, env_section, header_section, is_quick
 from report.learning import learning_curve_groups, section_final_returns, section_learning_curves
 from report.load import InProcess, load_sweep
 from report.machines import machine_summary
 from report.messages import fail
-from report.ranking import section_ranking
-from report.scaling import section_scaling
 from report.settings import WORKERS
-from report.sizes import section_sizes
 from report.stats import where
 from report.summary import write_summary_csv
 from report.text import Answer, heading_anchors
@@ -97,20 +88,24 @@ def detail_tasks(sweep, out):
     ]
 
 
-ANSWER_SECTIONS = (section_ranking, section_sizes, section_env_backend, section_compile_modes, section_scaling,
-                   section_agents, section_dqn, section_doors, section_continuous, section_cnn)
-# whose chart heads the report, first to last: the ranking's, then the experiments whose sections read another's runs
-# beside their own (DQN beside PPO's env-backend designs, many agents beside the cost model), then those others
-HEADLINE_ORDER = (section_ranking, section_sizes, section_dqn, section_doors, section_agents, section_env_backend,
-                  section_scaling, section_compile_modes, section_continuous, section_cnn)
+def sections_by(rank: str) -> tuple:
+    """Every experiment's answer section (report/<section>.py's section_<section>), once, in the order of the
+    experiments' rank (Experiment.answer_rank or headline_rank)."""
+    names = dict.fromkeys(experiment.section for experiment in sorted(ALL, key=lambda e: getattr(e, rank))
+                          if experiment.section)
+    return tuple(getattr(importlib.import_module(f"report.{name}"), f"section_{name}") for name in names)
+
+
+ANSWER_SECTIONS = sections_by("answer_rank")
+HEADLINE_ORDER = sections_by("headline_rank")  # whose chart heads the report, first to last
 
 
 def report_tasks(sweep, folder):
     """The report's sections in order, as (function, *arguments) calls that draw their charts and return markdown:
     the answers, then the rest (how to read it, env complexity, the details).
 
-    The answers of the experiments come first (ranking, ranking per model size, env backend, compile modes, scaling,
-    many agents, DQN, Doors); a section whose experiment the sweep does not hold returns no lines. A sweep of several
+    The answers of the experiments come first, in the order of their answer_rank (ranking, ranking per model size,
+    env backend, compile modes, scaling, many agents, DQN, Doors, ...); a section whose experiment the sweep does not hold returns no lines. A sweep of several
     machine kinds gets each answer once per kind, then the details kind by kind: runs are ranked and paired only within
     one kind.
     """

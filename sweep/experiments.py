@@ -123,7 +123,12 @@ class Experiment:
     curves = "whole"  # its learning-curve figures: "whole" (one set for all its runs), "size" (one per size), "" none
     unfiled = {}  # the runs found outside runs/<exp>/ it reads as its own: {UNFILED key: their sizes (None: all)}
     varies_num_envs = False  # its runs differ in the number of envs by design (the report's header says so)
-    section = ""  # its report section's module (report/<section>.py)
+    section = ""  # its report section's module (report/<section>.py, whose section_<section> writes it)
+    # its section's place among the report's answers, and its chart's claim to head the report (the lowest rank's
+    # first chart): the ranking's, then the experiments whose sections read another's runs beside their own (DQN
+    # beside PPO's env-backend designs, many agents beside the cost model), then the others. Experiments of one
+    # section share both.
+    answer_rank, headline_rank = 0, 0
     prior_percent = 100  # its runs' built-in cost estimate scaled by this
     seed_stride = 1  # repeat r (0-based) runs seed 1 + seed_stride r
     cpu_elsewhere = False  # on a CPU a command set of its own runs it, not the sweep's grids (only --grid gpu has runs)
@@ -187,6 +192,7 @@ class Exp1(Experiment):
     """The fully compiled variants, async, on every env and size (--quick: 3 envs, small)."""
 
     name, topic, overhead, section = "exp1", "the fully compiled variants, async: the ranking", True, "ranking"
+    answer_rank, headline_rank = 0, 0
     pairwise, curves = True, "size"
 
     def runs(self, choices):
@@ -199,6 +205,7 @@ class Exp2(Experiment):
     """Every variant/compile pair on every env, small, synchronised (--quick: CartPole-v1)."""
 
     name, topic, timing, sync_by = "exp2", "every compile mode per env, synchronised", "sync", "env"
+    answer_rank, headline_rank = 3, 7
     section = "compile_modes"
     unfiled = {"sync": ("small",)}  # the synchronised runs outside runs/<exp>/ of the small model
 
@@ -211,6 +218,7 @@ class Exp3(Experiment):
     """Every pair on Acrobot-v1 at every size, synchronised (--quick: small, and medium without the eager pairs)."""
 
     name, topic, timing, sync_by = "exp3", "every compile mode per model size, synchronised", "sync", "size"
+    answer_rank, headline_rank = 3, 7
     overhead, section = True, "compile_modes"
     unfiled = {"sync": None}  # every synchronised run outside runs/<exp>/
 
@@ -227,6 +235,7 @@ class Exp4(Experiment):
     have, and torch on envs written in torch (eager, as torch on the other two)."""
 
     name, topic, section = "exp4", "the env backend against the framework", "env_backend"
+    answer_rank, headline_rank = 2, 5
     VARIANTS = (v.TORCH, v.LINEN, v.TORCH_GYMNASIUM, v.LINEN_GYMNASIUM, v.TORCH_NATIVE)
     ENVS, SIZES = CLASSIC_ENVS, ("small", "medium")
     # (framework, env backend) -> variant: the 2 x 2 of EFFECT_CELLS gives each factor's effect, and torch on envs
@@ -249,6 +258,7 @@ class Exp5(Experiment):
     synchronised on SYNC_ENVS at the smallest N each variant has, and at its largest for SYNC_AT_LARGEST."""
 
     name, topic = "exp5", "how the cost grows with the number of envs"
+    answer_rank, headline_rank = 4, 6
     carries, timing, shared_windows, learning = ("num_envs", "sync"), "both", False, "async"
     split, section, varies_num_envs, curves = ("num_envs", "N envs"), "scaling", True, ""
     # its runs took 1.4-1.7x the built-in estimate at every N and in every cost family (docs/method.md)
@@ -320,6 +330,7 @@ class Exp6(Experiment):
     N, repeat) is one group; the report extrapolates the process variants beyond their largest N."""
 
     name, topic = "exp6", "many agents in one process against many processes"
+    answer_rank, headline_rank = 5, 4
     carries, grouped, shared_windows, learning = ("agents",), True, False, "groups"
     split, section = ("agents", "N agents"), "agents"
     predicted_by = "exp5"  # the experiment whose cost model its section's prediction reads
@@ -372,6 +383,7 @@ class Exp7(Experiment):
     call, no split), at large only SYNC_AT_LARGE's."""
 
     name, topic = "exp7", "the ranking at each model size, with seeds"
+    answer_rank, headline_rank = 1, 1
     carries, timing, shared_windows, learning, section, curves = ("sync",), "both", False, "async", "sizes", ""
     VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.TORCH_COMPILE, v.LINEN_SCAN, v.TORCH, v.NNX)
     # the labels its section ranks, in the ranking's order: the fully compiled variants, then its others as listed
@@ -456,6 +468,7 @@ class Exp8(Experiment):
     with a Gymnasium counterpart, which MinAtar has not. The DQN workload (workload.DQN_WORKLOAD), not PPO's."""
 
     name, topic = "exp8", "DQN across frameworks and env backends: does the framework matter more than for PPO"
+    answer_rank, headline_rank = 6, 2
     carries, shared_windows, learning, section = ("num_envs",), False, "own", "dqn"
     ppo_beside = "exp4"  # the PPO experiment whose designs its section sets beside its own (their analogues)
     curves = ""  # its section draws its own
@@ -504,6 +517,7 @@ class Exp9(Experiment):
     compiled JAX variants; SEEDS seeds. PPO at the reference workload, DQN at the DQN workload."""
 
     name, topic = "exp9", "training on Doors, an env written in NumPy and in JAX: NumPy or JAX for my own env"
+    answer_rank, headline_rank = 7, 3
     carries, shared_windows, learning, section, curves = ("num_envs",), False, "own", "doors", ""
     ENVS = ("doors:Doors-v0",)
     PPO_VARIANTS = (v.TORCH_GYMNASIUM, v.TORCH_GYMNASIUM_VECTOR, v.LINEN_GYMNASIUM, v.LINEN_GYMNASIUM_VECTOR, v.TORCH,
@@ -545,6 +559,7 @@ class Exp12(Experiment):
     the workload's epochs and minibatches, the small model."""
 
     name, topic, cpu_elsewhere = "exp12", "continuous control on expensive envs: does the framework matter less", True
+    answer_rank, headline_rank = 8, 8
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "continuous"
     GPU_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
                     v.CONTINUOUS_TORCH_COMPILE)
@@ -571,6 +586,7 @@ class Exp14(Experiment):
     Breakout-v5 (ale-py's C++ env on the host, the agent on the GPU) at CleanRL's workload in every Atari script."""
 
     name, topic, cpu_elsewhere = "exp14", "what a CNN changes: convolutional agents", True
+    answer_rank, headline_rank = 9, 9
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "cnn"
     MINATAR_VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.TORCH, v.TORCH_COMPILE)
     ATARI_VARIANTS = (v.ATARI_LINEN, v.ATARI_NNX, v.ATARI_EQUINOX, v.ATARI_TORCH, v.ATARI_TORCH_COMPILE)

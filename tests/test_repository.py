@@ -113,3 +113,22 @@ def test_only_the_registry_names_a_script_and_only_its_definition_and_section_an
     assert not strangers, f"experiments named outside their definition and section (ask its object): {strangers}"
     sections = {experiment.name: experiment.section for experiment in ALL if not experiment.prepares}
     assert all(f"report/{section}.py" in modules for section in sections.values()), sections
+
+
+def test_the_reports_answer_sections_and_their_order_come_from_the_experiments():
+    """report/main.py keeps no list of sections: each experiment's `section` names its module, and its answer_rank and
+    headline_rank place it; experiments that share a section share both ranks."""
+    from report import main
+    from sweep.experiments import ALL
+
+    with_section = [experiment for experiment in ALL if experiment.section]
+    ranks = {}
+    for experiment in with_section:
+        assert ranks.setdefault(experiment.section, (experiment.answer_rank, experiment.headline_rank)) == (
+            experiment.answer_rank, experiment.headline_rank), experiment.name
+    for order, rank in ((main.ANSWER_SECTIONS, 0), (main.HEADLINE_ORDER, 1)):
+        assert [function.__name__ for function in order] == [
+            f"section_{section}" for section in sorted(ranks, key=lambda section: ranks[section][rank])]
+        assert [function.__module__ for function in order] == [
+            f"report.{function.__name__.removeprefix('section_')}" for function in order]
+    assert all(len({pair[rank] for pair in ranks.values()}) == len(ranks) for rank in (0, 1))  # no tie: no order by ALL
