@@ -53,9 +53,9 @@ Rules that keep the suite inside the budget:
   tests' and the command sets' stand-in scripts) where the scripts are not what is under test. tune.py's end-to-end
   studies on real scripts are two (trials in processes, and a population); a fake repository's sweep times no env (the
   one real sweep does).
-- Short processes compile cheaply: the PPO scripts' shared runs but the learning runs, the tools' end-to-end runs and
+- Short processes compile cheaply: every script's shared runs but the learning runs, the tools' end-to-end runs and
   this process's own JAX take XLA's cheapest CPU settings (helpers.FAST_COMPILE: the same numbers, compiled sooner);
-  DQN runs and learning runs, which execute more than they compile, keep XLA's defaults. Every shared run's torch uses
+  the learning runs, which execute more than they compile, keep XLA's defaults. Every shared run's torch uses
   one intra-op thread (two processes share the two cores).
 - Every JAX process of the session shares one persistent compilation cache, and every torch.compile
   one Inductor cache, both empty when the session starts: the same function or primitive compiled twice (eager runs

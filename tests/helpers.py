@@ -354,9 +354,9 @@ DIVERGING = [
 ]
 EAGER_ITERATIONS = 3  # the probed eager run: iteration 2 must compile nothing that iterations 0 and 1 did not
 # XLA's cheapest CPU compile (LLVM unoptimised: the same numbers, compiled sooner, executed slower), for the short
-# processes whose time is compilation: the PPO scripts' shared runs but their learning runs (the runs whose numbers a
-# test compares all compile alike), and the tools' end-to-end runs. A DQN run of a few iterations already executes
-# more than it compiles, and the learning runs execute: XLA's defaults (DEFAULT_COMPILE)
+# processes whose time is compilation: every script's shared runs but the learning runs (the runs whose numbers a
+# test compares all compile alike), and the tools' end-to-end runs (a DQN_TINY run too: it compiles more than it
+# executes). The learning runs execute: XLA's defaults (DEFAULT_COMPILE)
 FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 CHEAP_COMPILE, DEFAULT_COMPILE = {"XLA_FLAGS": FAST_COMPILE}, {"XLA_FLAGS": ""}
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
@@ -496,9 +496,8 @@ class SharedRuns:
         out, command = os.path.join(folder, "probe.json"), [script]
         if probe:
             command = [PROBE, out, os.path.join(ROOT, script)]
-        compile_flags = DEFAULT_COMPILE if script in DQN_SCRIPTS else CHEAP_COMPILE
         process = start_script(*command, *args, "--log-dir", folder, "--run-name", "run",
-                               env={**ONE_THREAD, **compile_flags, **(env or {})})
+                               env={**ONE_THREAD, **CHEAP_COMPILE, **(env or {})})
         self.processes.add(process)
         try:
             result = finish_script(process, timeout=1800)
@@ -526,7 +525,7 @@ class SharedRuns:
             process = subprocess.Popen(
                 [sys.executable, os.path.join(ROOT, script), *long_run, *profiling,
                  "--log-dir", folder, "--run-name", "run"], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                env={**os.environ, **ONE_THREAD, **(DEFAULT_COMPILE if script in DQN_SCRIPTS else CHEAP_COMPILE)},
+                env={**os.environ, **ONE_THREAD, **CHEAP_COMPILE},
             )
             self.processes.add(process)
             try:
