@@ -14,7 +14,7 @@
 #
 # To resume, rerun the same command: the runs that OUT/records.txt says finished are skipped.
 # Layout of OUT (plot.py reads it):
-#   system.json, env_timing.json   the machine, and each env's step time (sweep/records.py)
+#   system.json, env_timing.json   the machine (sweep/machine.py), and each env's step time (sweep/records.py)
 #   workload.json                  the per-run workload every run of OUT has (resume refuses another)
 #   runs/<exp>/<run_name>/         each run's TensorBoard event file (its --log-dir is runs/<exp>)
 #   runs/exp6/<group>/             an exp6 group: agent__seed<s>/ per agent (the event file), and group.json

@@ -8,7 +8,8 @@
     estimate.py     the time estimate (a prior refined by recorded durations) and the peak-memory check
     options.py      benchmark.sh's command line (help.txt is its --help)
     plan.py         one invocation's plan: the options, the selected runs, what OUT already holds
-    records.py      system.json, env_timing.json, finished runs, the scripts' imports
+    machine.py      system.json's record of the machine (CPU details, GPU, packages, commit), the learning check
+    records.py      env_timing.json, finished runs, the scripts' imports
     groups.py       a group of agents run as one process per agent
     slurm.py        --slurm: the job array
     __main__.py     the commands benchmark.sh calls before its loop and after it (and a group's runner)

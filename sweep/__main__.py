@@ -23,7 +23,7 @@ import shutil
 import sys
 import time
 
-from sweep import estimate, groups, options as cli_options, records, slurm
+from sweep import estimate, groups, machine, options as cli_options, records, slurm
 from sweep.experiments import CONTINUOUS_OBS_SIZES
 from sweep.runs import at_a_time, command
 from sweep.plan import Plan
@@ -38,7 +38,7 @@ def plan(path, cwd, command_line, *argv):
         print(cli_options.help_text(), end="")
         return 0
     uses_cores = options.grid in ("default", "gpu")  # groups of agents run processes side by side
-    cores = records.cpus_usable() if uses_cores else 1
+    cores = machine.cpus_usable() if uses_cores else 1
     sweep = Plan(list(argv), command_line, cwd, os.environ.get("PYTHON", "python"), cores, os.cpu_count())
     sweep.check_selection()
     if options.slurm:
@@ -79,7 +79,7 @@ def start(path):
     source = f", from the runs already timed in {sweep.out}" if sweep.estimator.observed_prior_ms else \
         f" (rough: built-in figures for {sweep.machine_kind}; refined as runs finish)"
     print(f"estimated time for the {len(todo)} runs: {left}{source}")
-    print(records.LEARNING_CHECK)
+    print(machine.LEARNING_CHECK)
     return 0
 
 

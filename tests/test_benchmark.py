@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sweep import __main__ as planner, estimate, experiments, records as records_module, variants
+from sweep import __main__ as planner, estimate, experiments, machine as machine_module, variants
 from sweep.runs import describe
 from sweep.plan import Plan
 
@@ -940,8 +940,8 @@ def test_quick_default_grid_touches_every_new_variant_and_exp4():
 def test_the_planner_and_its_machine_record_import_no_framework():
     code = (
         "import sys\n"
-        "from sweep import __main__, records\n"
-        "info = records.system_info('cmd')\n"
+        "from sweep import __main__, machine, records\n"
+        "info = machine.system_info('cmd')\n"
         "assert info['packages']['torch'] and info['command'] == 'cmd', info\n"
         "assert info['cpu'] and info['cpu_count'] and info['cpus_usable'] and 'gpu' in info, info\n"
         "assert 'git_commit' in info and 'git_dirty' in info, info\n"
@@ -1171,7 +1171,7 @@ def test_the_sweep_prints_the_run_count_and_an_estimate_before_the_first_run(tim
     before = result.stdout.split("[1/4]")[0]
     assert "4 runs selected, 0 already finished, 4 to run" in before
     assert re.search(r"estimated time for the 4 runs: about \d+ (s|min) \(rough", before)
-    assert records_module.LEARNING_CHECK in before  # how to check, before a reference sitting, that every script learns
+    assert machine_module.LEARNING_CHECK in before  # how to check, before a reference sitting, that every script learns
 
 
 @pytest.mark.slow

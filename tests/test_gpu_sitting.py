@@ -12,7 +12,7 @@ import tarfile
 import pytest
 
 from events import write_json, write_run
-from sweep import experiments, records
+from sweep import experiments, machine
 from sweep.plan import Plan
 from test_benchmark import REPO, assert_one_line_error, benchmark, dry_run, fake_repo, finished_runs, ECHO_SCRIPT
 from test_plot import run_plot
@@ -311,9 +311,9 @@ def test_bad_input_to_the_sitting_is_one_line_and_nothing_is_written(args, gpu, 
 
 def test_the_commit_named_for_a_copy_sent_away_is_recorded_instead_of_gits(monkeypatch):
     monkeypatch.setenv("BENCHBACK_GIT_COMMIT", "a" * 40)
-    assert records.git_state() == {"git_commit": "a" * 40, "git_dirty": None}
+    assert machine.git_state() == {"git_commit": "a" * 40, "git_dirty": None}
     monkeypatch.delenv("BENCHBACK_GIT_COMMIT")
-    assert re.fullmatch(r"[0-9a-f]{40}", records.git_state()["git_commit"])
+    assert re.fullmatch(r"[0-9a-f]{40}", machine.git_state()["git_commit"])
 
 
 # plot.py ON A GPU SWEEP

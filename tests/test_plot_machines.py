@@ -104,7 +104,7 @@ def test_shards_of_one_machine_kind_read_as_one_sweep(tmp_path):
     assert (tmp_path / "report" / "ranking.png").exists()
 
 
-# "AMD EPYC" has named several generations: system.json records the CPU's details (sweep/records.py cpu_details)
+# "AMD EPYC" has named several generations: system.json records the CPU's details (sweep/machine.py cpu_details)
 ZEN4_CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
 cpu family\t: 25
@@ -121,7 +121,7 @@ vendor_id\t: AuthenticAMD
 
 def test_system_json_tells_two_cpus_of_one_model_name_apart_by_their_generation():
     from report.machines import cpu_difference, cpu_name, machine_kind
-    from sweep.records import cpu_details
+    from sweep.machine import cpu_details
 
     details = cpu_details(ZEN4_CPUINFO)
     assert details == {"vendor": "AuthenticAMD", "family": 25, "model": 17, "stepping": 1, "mhz": 2600,

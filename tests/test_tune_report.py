@@ -217,7 +217,7 @@ def test_the_search_report_opens_with_the_fastest_design_and_the_first_to_near_i
     # 50, 96, 100: within 5 % of 100 from the second trial's end, 20 min of wall time; TPE drew it at random
     assert ("- Part (b): **Source design** first came within 5% of its final best value (100) after 20 min of wall "
             "time, at trial 1, one of TPE's 10 random start-up trials.") in answer
-    # the machine with its CPU's generation (sweep/records.py cpu_details)
+    # the machine with its CPU's generation (sweep/machine.py cpu_details)
     assert ("AMD EPYC 7B13 (Zen 3, family 25 model 1, AVX2), load average 0.12 at the start, 2026-11-27; 5 trials per "
             "study of 20,000") in answer
     # each part's sampler and pruner, from the studies' own settings, and the flags every study's script takes

@@ -118,7 +118,7 @@ record() { # exp10.json: what ran where (the studies of every invocation), and t
   "$PYTHON" - "$OUT" "$TRIALS" "$TIMESTEPS" "$LOAD" "$DATE" "$COMMIT" "${ARGV[*]}" "${STUDIES[@]}" <<'PY'
 import json, os, sys
 sys.path.insert(0, sys.path[0] or ".")
-from sweep.records import command_set_machine
+from sweep.machine import command_set_machine
 out, trials, timesteps, load, date, commit, argv, *studies = sys.argv[1:]
 path = f"{out}/exp10.json"
 plan = json.load(open(path)) if os.path.exists(path) else {
@@ -155,7 +155,7 @@ PY
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg) DATE=$(date -u +%FT%H:%MZ) # at the start
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)
 cd "$ROOT"
-"$PYTHON" -c "from sweep.records import LEARNING_CHECK; print(LEARNING_CHECK)"
+"$PYTHON" -c "from sweep.machine import LEARNING_CHECK; print(LEARNING_CHECK)"
 "$PYTHON" -c "import sys; sys.path.insert(0, 'tools'); from exp11 import write_float_space; \
 write_float_space(sys.argv[1], 'dqn')" "$OUT"
 record # the invocation, at its start: a window that ends it (SIGTERM) still leaves its date, load and CPU

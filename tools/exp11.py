@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from search.space import DEFAULT_SPACES  # noqa: E402 (the repository's root first)
-from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
+from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 
 ENVS = ("CartPole-v1", "Breakout-MinAtar")
 PLAN_FILE, SPACE_FILE = "exp11.json", "space.json"

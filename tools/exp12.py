@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from sweep import variants as v  # noqa: E402 (the repository's root first)
-from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
+from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 from exp11 import commit, positive  # noqa: E402 (tools/, this file's folder)
 
 PLAN_FILE = "exp12.json"

@@ -27,7 +27,7 @@ sys.path.insert(0, ROOT)
 
 from sweep import variants as v  # noqa: E402 (the repository's root first)
 from sweep.experiments import EXP14  # noqa: E402
-from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
+from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 from exp11 import commit, positive  # noqa: E402 (tools/, this file's folder)
 from exp12 import jax_cache, load, save  # noqa: E402
 

@@ -37,7 +37,7 @@ from exp11 import SPACE_FILE, commit, positive, sizes, write_float_space  # noqa
 from report.lengths import PLAN_FILE, cell_name, equal_time, score_path, ways_best  # noqa: E402 (root first)
 from search import study as study_folder, trial as trial_process  # noqa: E402
 from search.population import agent_folder  # noqa: E402
-from sweep.records import LEARNING_CHECK, command_set_machine  # noqa: E402
+from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 
 SCORER = "ppo_linen_scan.py"
 
