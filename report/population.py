@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
-from report.search import load_entry, rank_correlation, read_plan, shared_values, spread, study_link
+from report.studies import load_entry, rank_correlation, read_plan, shared_values, spread, study_link
 from report.study import WALL_TIME, Figures, duration_text, evaluation_text, params_text, quiet, rate_text
 from report.text import markdown_table, number_text, percent_text, speedup_text
 from search import evaluation, trial as trial_process
@@ -32,7 +32,7 @@ LEVEL = 0.9  # trials per hour "level off" at the N where they reach this fracti
 
 
 class Way(NamedTuple):
-    """One study of exp11.json (report.search's Entry, with its script and population size; 0: trials in processes)."""
+    """One study of exp11.json (report.studies' Entry, with its script and population size; 0: trials in processes)."""
     part: str
     label: str
     folder: str

@@ -17,64 +17,24 @@ import math
 import os
 import statistics
 import sys
-import warnings
-from typing import NamedTuple
 
 import optuna
 from matplotlib.figure import Figure
-from scipy.stats import spearmanr
 
-from report.folder import CHARTS, DPI, ratio, read_json_file, run_command, write_markdown
+from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
-from report.study import (WALL_TIME, Figures, best_so_far, clock_unit, completed, draw_best, duration_text,
-                          evaluation_text, figures, importances, params_text, quiet, rate_text, time_points)
+from report.studies import Entry, load_entry, rank_correlation, read_plan, shared_values, spread, study_link
+from report.study import (WALL_TIME, best_so_far, clock_unit, completed, draw_best, duration_text, evaluation_text,
+                          importances, params_text, quiet, rate_text, time_points)
 from report.text import listed, markdown_table, number_text, percent_text, speedup_text, spread_text
-from search import Refused, evaluation
+from search import evaluation
 from search.space import DEFAULT_SPACES, script_defaults
-from search.study import TPE_STARTUP, Settings, load
+from search.study import TPE_STARTUP
 
 PLAN_FILE = "exp10.json"
-STUDY_KEYS = {"part", "label", "folder"}
 NEAR = 0.05  # part (b)'s answer: when a design's best so far first came within this fraction of its final best
 SAMPLERS = {"random": "a random sampler seeded per trial number", "tpe": "TPE"}
 PRUNERS = {"none": "no pruner", "hyperband": "Hyperband", "median": "the median pruner"}
-
-
-class Entry(NamedTuple):
-    """One study of exp10.json and what its folder holds: its study and figures, None where it was not run."""
-    part: str
-    label: str
-    folder: str
-    workers: int
-    study: optuna.Study | None
-    figures: Figures | None
-    settings: Settings | None
-    seed: int = 1  # the study seed (the samplers' seed)
-    population: int = 0  # agents per process; 0: trials in processes
-
-
-def read_plan(directory: str, plan_file: str = PLAN_FILE) -> dict:
-    """DIR/exp10.json (or another command set's plan_file); a folder without it, or a file that is not one, is
-    refused."""
-    plan, path = read_json_file(directory, plan_file)
-    studies = plan.get("studies") if isinstance(plan, dict) else None
-    if not isinstance(studies, list) or not all(isinstance(item, dict) and STUDY_KEYS <= set(item) for item in studies):
-        raise Refused(f"{path}: want a 'studies' list, each study with its {', '.join(sorted(STUDY_KEYS))}")
-    return plan
-
-
-def load_entry(directory: str, item: dict) -> Entry:
-    """One listed study, loaded from its folder; not run where the folder holds no study or no finished trial."""
-    part, label, folder, workers = item["part"], item["label"], item["folder"], item.get("workers", 1)
-    seed, population = item.get("seed", 1), item.get("population", 0)
-    try:
-        settings, study = load(os.path.join(directory, folder))
-    except Refused:
-        return Entry(part, label, folder, workers, None, None, None, seed, population)
-    summary = figures(study)
-    if not summary.completed + summary.pruned + summary.failed:
-        return Entry(part, label, folder, workers, None, None, settings, seed, population)
-    return Entry(part, label, folder, workers, study, summary, settings, seed, population)
 
 
 def design(entry: Entry) -> tuple:
@@ -114,47 +74,6 @@ def part(entries: list, name: str, run: bool = True) -> list:
 
 
 # PART (A): the cost of the same search, and the returns per configuration
-def origins(trials: list) -> dict:
-    """{trial number: the number of the configuration it ran}: a retry (user_attr retry_of) runs its original's."""
-    parent = {trial.number: trial.user_attrs.get("retry_of", trial.number) for trial in trials}
-    roots = {}
-    for number in parent:
-        root = number
-        while parent.get(root, root) != root:
-            root = parent[root]
-        roots[number] = root
-    return roots
-
-
-def configuration_values(study: optuna.Study) -> dict:
-    """{configuration number: value} of the study's completed trials."""
-    trials = study.get_trials(deepcopy=False)
-    roots = origins(trials)
-    return {roots[trial.number]: trial.value for trial in completed(trials)}
-
-
-def shared_values(entries: list) -> dict:
-    """{configuration number: [value per entry]} of the configurations completed in every entry's study."""
-    values = [configuration_values(entry.study) for entry in entries]
-    numbers = sorted(set.intersection(*(set(each) for each in values))) if values else []
-    return {number: [each[number] for each in values] for number in numbers}
-
-
-def spread(values: list) -> float:
-    """The spread of one configuration's values across designs, (max - min), relative to their mean |value|."""
-    scale = statistics.fmean(abs(value) for value in values)
-    return (max(values) - min(values)) / scale if scale else math.nan
-
-
-def rank_correlation(first: list, other: list) -> float:
-    """Spearman's rank correlation of two designs' values over the shared configurations; NaN below 3 of them."""
-    if len(first) < 3:
-        return math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a constant input: NaN
-        return float(spearmanr(first, other).statistic)
-
-
 def cost_lines(entries: list, common: int) -> list:
     """Part (a)'s table: per design its script, workers, wall time, its ratio to the fastest study (named), trials per
     hour, median trial, outcomes and best value; the designs not run listed as such."""
@@ -598,15 +517,9 @@ def numbers_lines(plan: dict, entries: list, directory: str) -> list:
             WALL_TIME, ""]
 
 
-def study_link(directory: str, entry: Entry) -> str:
-    """A study's REPORT.md where it has one, else its folder."""
-    report = os.path.join(entry.folder, "REPORT.md")
-    return report if os.path.exists(os.path.join(directory, report)) else f"{entry.folder}/"
-
-
 def write_report(directory: str) -> str:
     """Writes DIR/REPORT.md and DIR/charts/ from DIR/exp10.json and its study folders; returns REPORT.md's path."""
-    plan = read_plan(directory)
+    plan = read_plan(directory, PLAN_FILE)
     entries = [load_entry(directory, item) for item in plan["studies"]]
     os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
     if len({entry.seed for entry in entries}) > 1 or part(entries, "p", run=False):

@@ -14,7 +14,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.trial import TrialState
 
 from helpers import ROOT
-from report import search as search_report, study as study_report
+from report import search as search_report, studies, study as study_report
 from search.study import Settings, create, load, save_settings
 
 COMPLETE, PRUNED, FAIL = TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL
@@ -244,7 +244,7 @@ def test_the_search_report_compares_the_distinct_designs_per_configuration_by_sp
     assert "4 configurations (trial numbers) completed in all 2 distinct designs." in text
     assert "median **5.0%** over the configurations" in text
     assert "| Reference design | 1.00 |\n| Other design | 1.00 |\n\n" in text
-    assert search_report.shared_values([search_report.load_entry(str(directory), {
+    assert studies.shared_values([studies.load_entry(str(directory), {
         "part": "a", "label": label, "folder": folder}) for label, folder in
         [("r", "a-reference"), ("o", "a-other")]]) == {0: [90.0, 110.0], 1: [190.0, 210.0], 2: [300.0, 300.0],
                                                      3: [400.0, 400.0]}
