@@ -20,8 +20,9 @@ sweep/experiments.py. The modules, in the order the data flows:
 - The command sets' reports, each `python -m report.<module> DIR` on its folder's plan: study.py (one study of
   tune.py, and what the others read of a study), studies.py (a command set's studies: its plan, each study loaded,
   the values per configuration compared across studies), search.py and population.py (the search command sets'),
-  lengths.py and budget.py (the trial-length command sets'), continuous.py and cnn.py (the command sets that time the
-  env alone, with envshare.py, their statistics; each also its experiment's section of a sweep).
+  lengths.py and budget.py (the trial-length command sets', with cells.py, their cells of studies and reruns),
+  continuous.py and cnn.py (the command sets that time the env alone, with envshare.py, their statistics; each also
+  its experiment's section of a sweep).
 - main.py runs the sections in parallel and writes REPORT.md: its title, 'The answer' (the short bullets each answer
   section returns beside its lines, a text.Answer, linked to its heading; the headline chart; the machine and date),
   the answer sections, 'Method and machine' (header.py), how to read it and the details.

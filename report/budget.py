@@ -12,8 +12,8 @@ import os
 import statistics
 import sys
 
+from report.cells import Cell, best_by, best_chart, grouped, read_cells
 from report.folder import CHARTS, run_command, write_markdown
-from report.lengths import Cell, best_by, best_chart, grouped, read_cells
 from report.machines import plan_machine
 from report.study import OBJECTIVE, WALL_TIME, busy_seconds, completed, interval, merged, quiet
 from report.text import markdown_table, number_text, spread_text

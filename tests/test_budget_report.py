@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from report import budget, lengths
+from report import budget, cells as report_cells
 from test_tune_report import COMPLETE, make_study, trial
 import exp13
 
@@ -35,7 +35,7 @@ def exp13_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("exp13")
     cells = []
     for seed in (1, 2):
-        name = lengths.cell_name("Breakout-MinAtar", 100, seed)
+        name = report_cells.cell_name("Breakout-MinAtar", 100, seed)
         studies = []
         for way in WAYS:
             # three trials one after another: two end within the 3 minutes, one at 4 min (not counted)
@@ -74,9 +74,9 @@ def test_the_table_counts_the_trials_within_the_minutes_and_gives_each_study_see
 
 
 def test_a_single_pair_is_never_told_apart(tmp_path):
-    cells = lengths.load_cells(str(tmp_path), {"cells": []})
+    cells = report_cells.load_cells(str(tmp_path), {"cells": []})
     assert cells == []
-    cell = lengths.Cell("CartPole-v1", 10, 1, "c", {}, {}, {
+    cell = report_cells.Cell("CartPole-v1", 10, 1, "c", {}, {}, {
         "equal_time_s": 60.0, "seeds": [7], "picks": {"a": {"equal": {"config": 0}}, "b": {"equal": {"config": 1}}},
         "configs": [{"values": [10.0]}, {"values": [5.0]}]})
     mean, bounds, apart = budget.difference([cell], "a", "b")
@@ -157,7 +157,7 @@ def test_exp13_reruns_each_way_s_pick_within_the_minutes_and_a_pbt_agent_by_its_
                         replays.append((folder, number, seed)) or 50.0)
     options = exp13.parse([str(tmp_path), "--env", "CartPole-v1", "--score-seeds", "2"])
     exp13.score(str(tmp_path), "cell", studies, 1, [], options)
-    data = json.load(open(lengths.score_path(str(tmp_path), "cell")))
+    data = json.load(open(report_cells.score_path(str(tmp_path), "cell")))
     assert data["equal_time_s"] == 180.0 and data["seeds"] == [100_001, 100_002]
     assert {way: pick["equal"]["trial"] for way, pick in data["picks"].items()} == dict.fromkeys(WAYS, 1)
     # configuration 1 is the same in the three ways that sample it (one rerun); the PBT agent is replayed per seed

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from report import lengths
+from report import cells as report_cells, lengths
 from search import study as study_folder
 from test_tune_report import COMPLETE, PRUNED, make_study, trial
 import exp15
@@ -41,7 +41,7 @@ def exp15_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("exp15")
     cells = []
     for (length, seed), walls in WALLS.items():
-        name = lengths.cell_name("CartPole-v1", length, seed)
+        name = report_cells.cell_name("CartPole-v1", length, seed)
         studies = []
         for way, minutes in zip(("population", "trials", "pruned"), walls):
             (folder / f"{name}-{way}").mkdir()
@@ -66,7 +66,7 @@ def test_the_report_locates_the_crossover_between_the_lengths_measured(exp15_fol
 
 def test_without_a_crossover_the_report_says_none_up_to_the_longest_length_and_no_further(exp15_folder):
     folder, _ = exp15_folder
-    cells = lengths.grouped(lengths.load_cells(folder, json.load(open(f"{folder}/exp15.json"))))["CartPole-v1"]
+    cells = report_cells.grouped(report_cells.load_cells(folder, json.load(open(f"{folder}/exp15.json"))))["CartPole-v1"]
     assert lengths.crossover_text({10: cells[10]}, "trials") == (
         "1.95× at 10 iterations: the populations are faster at every length measured; no crossover up to 10 "
         "iterations (beyond is not measured)")
@@ -90,9 +90,9 @@ def test_the_cost_table_gives_each_way_s_wall_time_and_ratio_with_its_spread(exp
 def test_best_by_counts_only_the_trials_ended_by_the_moment(tmp_path):
     make_study(tmp_path, way_trials("trials", 4.0))
     study = study_folder.load(str(tmp_path))[1]
-    assert lengths.best_by(study, 60.0) is None  # the first two end at 2 min
-    assert lengths.best_by(study, 120.0).value == 10.0 and lengths.best_by(study).value == 30.0
-    assert lengths.equal_time([study]) == pytest.approx(240.0)
+    assert report_cells.best_by(study, 60.0) is None  # the first two end at 2 min
+    assert report_cells.best_by(study, 120.0).value == 10.0 and report_cells.best_by(study).value == 30.0
+    assert report_cells.equal_time([study]) == pytest.approx(240.0)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -155,7 +155,7 @@ def test_exp15_reruns_each_way_s_best_by_the_equal_time_and_at_its_end_once_per_
                         reruns.append((index, params)) or [float(index)] * len(seeds))
     options = exp15.parse([str(tmp_path), "--env", "CartPole-v1", "--score-seeds", "2"])
     exp15.score(str(tmp_path), "cell", studies, 1, [], options)
-    data = json.load(open(lengths.score_path(str(tmp_path), "cell")))
+    data = json.load(open(report_cells.score_path(str(tmp_path), "cell")))
     assert data["equal_time_s"] == pytest.approx(120.0) and data["seeds"] == [100_001, 100_002]
     picks = {way: {at: pick and pick["trial"] for at, pick in found.items()} for way, found in data["picks"].items()}
     # by 2 min: the population all four (best 3), the trials their first pair (ending at 2 min: counted), the pruned

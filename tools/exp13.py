@@ -35,7 +35,7 @@ sys.path.insert(0, ROOT)
 from exp11 import SPACE_FILE, positive, sizes  # noqa: E402 (beside it in tools/)
 from exp15 import COSTS, Way, open_plan, rerun, save_plan  # noqa: E402
 from report.budget import PLAN_FILE  # noqa: E402 (root first)
-from report.lengths import best_by, cell_name, score_path  # noqa: E402
+from report.cells import best_by, cell_name, score_path  # noqa: E402
 from search import study as study_folder, trial as trial_process  # noqa: E402
 
 GRACE_SECONDS = 10  # after a study's minutes: the stop's margin over tune.py's own start

@@ -34,7 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from exp11 import SPACE_FILE, commit, positive, sizes, write_float_space  # noqa: E402 (beside it in tools/)
-from report.lengths import PLAN_FILE, cell_name, equal_time, score_path, ways_best  # noqa: E402 (root first)
+from report.cells import cell_name, equal_time, score_path, ways_best  # noqa: E402 (root first)
+from report.lengths import PLAN_FILE  # noqa: E402
 from search import study as study_folder, trial as trial_process  # noqa: E402
 from search.population import agent_folder  # noqa: E402
 from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
