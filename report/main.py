@@ -105,9 +105,9 @@ def report_tasks(sweep, folder):
     the answers, then the rest (how to read it, env complexity, the details).
 
     The answers of the experiments come first, in the order of their answer_rank (ranking, ranking per model size,
-    env backend, compile modes, scaling, many agents, DQN, Doors, ...); a section whose experiment the sweep does not hold returns no lines. A sweep of several
-    machine kinds gets each answer once per kind, then the details kind by kind: runs are ranked and paired only within
-    one kind.
+    env backend, compile modes, scaling, many agents, DQN, Doors, ...); a section whose experiment the sweep does not
+    hold returns no lines. A sweep of several machine kinds gets each answer once per kind, then the details kind by
+    kind: runs are ranked and paired only within one kind.
     """
     parts = machine_parts(sweep, folder)
     answers = [(section, part, out) for section in ANSWER_SECTIONS for part, out in parts]

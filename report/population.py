@@ -12,44 +12,23 @@ import math
 import os
 import statistics
 import sys
-from typing import NamedTuple
 
 import numpy as np
-import optuna
 from matplotlib.figure import Figure
 
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
-from report.studies import load_entry, rank_correlation, read_plan, shared_values, spread, study_link
-from report.study import WALL_TIME, Figures, duration_text, evaluation_text, params_text, quiet, rate_text
+from report.studies import Entry, load_entry, rank_correlation, read_plan, shared_values, spread, study_link
+from report.study import WALL_TIME, duration_text, evaluation_text, params_text, quiet, rate_text
 from report.text import markdown_table, number_text, percent_text, speedup_text
 from search import evaluation, trial as trial_process
-from search.study import Settings
 from sweep.variants import LINEN
 
 PLAN_FILE = "exp11.json"
 LEVEL = 0.9  # trials per hour "level off" at the N where they reach this fraction of the model's limit (N -> inf)
 
 
-class Way(NamedTuple):
-    """One study of exp11.json (report.studies' Entry, with its script and population size; 0: trials in processes)."""
-    part: str
-    label: str
-    folder: str
-    workers: int
-    study: optuna.Study | None
-    figures: Figures | None
-    settings: Settings | None
-    script: str
-    population: int
-
-
-def load_way(directory: str, item: dict) -> Way:
-    shared = {name: value for name, value in load_entry(directory, item)._asdict().items() if name in Way._fields}
-    return Way(**{**shared, "script": item.get("script", ""), "population": int(item.get("population", 0))})
-
-
-def peak_memory(directory: str, entry: Way) -> float:
+def peak_memory(directory: str, entry: Entry) -> float:
     """The largest peak resident memory (bytes) a trial's process logged (memory/peak_rss_bytes), NaN if none."""
     peaks = []
     for trial in entry.study.get_trials(deepcopy=False) if entry.study else []:
@@ -252,7 +231,7 @@ def write_report(directory: str) -> str:
     plan = read_plan(directory, PLAN_FILE)
     envs = {}
     for item in plan["studies"]:
-        envs.setdefault(item["part"], []).append(load_way(directory, item))
+        envs.setdefault(item["part"], []).append(load_entry(directory, item))
     os.makedirs(os.path.join(directory, CHARTS), exist_ok=True)
     models = [model_lines(env, entries) for env, entries in envs.items()]
     lines = ["# exp11: the same PPO search three ways", "", "## The answer", ""]

@@ -30,6 +30,7 @@ class Entry(NamedTuple):
     settings: Settings | None
     seed: int = 1  # the study seed (the samplers' seed)
     population: int = 0  # agents per process; 0: trials in processes
+    script: str = ""  # the script the plan names for the study (exp11's), "" where it names none
 
 
 def read_plan(directory: str, plan_file: str) -> dict:
@@ -44,15 +45,15 @@ def read_plan(directory: str, plan_file: str) -> dict:
 def load_entry(directory: str, item: dict) -> Entry:
     """One listed study, loaded from its folder; not run where the folder holds no study or no finished trial."""
     part, label, folder, workers = item["part"], item["label"], item["folder"], item.get("workers", 1)
-    seed, population = item.get("seed", 1), item.get("population", 0)
+    seed, population, script = item.get("seed", 1), int(item.get("population", 0)), item.get("script", "")
     try:
         settings, study = load(os.path.join(directory, folder))
     except Refused:
-        return Entry(part, label, folder, workers, None, None, None, seed, population)
+        return Entry(part, label, folder, workers, None, None, None, seed, population, script)
     summary = figures(study)
     if not summary.completed + summary.pruned + summary.failed:
-        return Entry(part, label, folder, workers, None, None, settings, seed, population)
-    return Entry(part, label, folder, workers, study, summary, settings, seed, population)
+        return Entry(part, label, folder, workers, None, None, settings, seed, population, script)
+    return Entry(part, label, folder, workers, study, summary, settings, seed, population, script)
 
 
 def origins(trials: list) -> dict:

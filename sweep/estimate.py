@@ -39,8 +39,9 @@ GPU_PRIOR = {
     "continuous-jax": (90, 50, (60, 120, 400)),
     "continuous-torch": (90, 700, (80, 140, 420)),
     # the Atari scripts (one network, the Nature CNN: one ITERATION figure), guesses from the CNN sitting on a CPU
-    # (results/cpu-2core-exp14): ale-py's 8 envs step on the host, about 1.5 ms a step; the agent's call per step adds its launches (JAX one
-    # compiled call, eager torch a dozen kernels); the update of CleanRL's small batch is milliseconds per minibatch
+    # (results/cpu-2core-exp14): ale-py's 8 envs step on the host, about 1.5 ms a step; the agent's call per step adds
+    # its launches (JAX one compiled call, eager torch a dozen kernels); the update of CleanRL's small batch is
+    # milliseconds per minibatch. A run of MinAtar's CNN (--network cnn) takes its script's figures above: a guess
     "atari-jax": (25, 400, (740,)),
     "atari-torch": (8, 640, (2140,)),
     "atari-compile": (60, 510, (1200,)),

@@ -66,7 +66,8 @@ def test_the_report_locates_the_crossover_between_the_lengths_measured(exp15_fol
 
 def test_without_a_crossover_the_report_says_none_up_to_the_longest_length_and_no_further(exp15_folder):
     folder, _ = exp15_folder
-    cells = report_cells.grouped(report_cells.load_cells(folder, json.load(open(f"{folder}/exp15.json"))))["CartPole-v1"]
+    plan = json.load(open(f"{folder}/exp15.json"))
+    cells = report_cells.grouped(report_cells.load_cells(folder, plan))["CartPole-v1"]
     assert lengths.crossover_text({10: cells[10]}, "trials") == (
         "1.95× at 10 iterations: the populations are faster at every length measured; no crossover up to 10 "
         "iterations (beyond is not measured)")
