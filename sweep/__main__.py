@@ -63,8 +63,8 @@ def plan(path, cwd, command_line, *argv):
 
 def start(path):
     sweep = Plan.load(path)
-    sweep.check_workload()
-    sweep.judge_records()  # those left unjudged by an invocation stopped before its end (Ctrl-C, SIGTERM)
+    sweep.ledger.check_workload()
+    sweep.ledger.judge_records()  # those left unjudged by an invocation stopped before its end (Ctrl-C, SIGTERM)
     todo = sweep.todo()
     refused = f"{len(sweep.refused)} refused (memory, listed at the end); " if sweep.refused else ""
     print(f"{len(sweep.selected)} runs selected, {len(sweep.selected) - len(todo)} already finished, {len(todo)} to "
@@ -98,7 +98,7 @@ def group(path, name):
     sweep = Plan.load(path)
     run = next(run for run in sweep.selected if run.name == name)
     c = run.config
-    run_dir, logs = sweep.path("runs", c.exp, name), sweep.path("logs", c.exp, name)
+    run_dir, logs = sweep.ledger.path("runs", c.exp, name), sweep.ledger.path("logs", c.exp, name)
     for folder in (run_dir, logs):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
@@ -111,13 +111,13 @@ def group(path, name):
         print(f"{os.path.basename(log).removesuffix('.log')} failed (exit status {status}); stopped the others")
         print(os.path.relpath(log, sweep.out))
     elif all(records.run_finished(os.path.join(run_dir, f"agent__seed{seed}")) for seed in run.seeds):
-        sweep.write_group_json(run, round((time.monotonic() - started) * 1000))
+        sweep.ledger.write_group_json(run, round((time.monotonic() - started) * 1000))
     return status
 
 
 def done(path, seconds, ran):
     sweep = Plan.load(path)
-    ran, lines = int(ran), sweep.judge_records()
+    ran, lines = int(ran), sweep.ledger.judge_records()
     failed = [fields for fields in lines[len(lines) - ran:] if fields[1] != "finished"]  # one record per run started
     if sweep.todo_names:
         refused = f", {len(sweep.refused)} refused" if sweep.refused else ""
@@ -126,9 +126,9 @@ def done(path, seconds, ran):
         print(f"done in {estimate.duration_text(int(seconds))}: {ran - len(failed)} runs finished, "
               f"{len(failed)} failed{refused}{stopped}")
         if failed:
-            print(f"failed runs (also in {sweep.path('records.txt')}):")
+            print(f"failed runs (also in {sweep.ledger.path('records.txt')}):")
             for name, verdict, status, _, _, log in failed:
-                print(f"  {name} {status if verdict == 'failed' else verdict} {sweep.path(log)}")
+                print(f"  {name} {status if verdict == 'failed' else verdict} {sweep.ledger.path(log)}")
     if sweep.refused:
         print("refused runs, not run (the estimated peak memory exceeds what is available):")
         print("".join(f"  {name}: {why}\n" for name, why in sweep.refused.items()), end="")
