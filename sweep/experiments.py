@@ -1,11 +1,13 @@
 """The experiments as objects, one definition each: its runs and constants, its workload, the fields its run names
 carry, the seeds it needs, what the report's generic sections read of it and its report section (docs/method.md says
-why each is built so). The variants are the registry's rows (sweep/variants.py). To add an experiment: a class here,
-its object in EXPERIMENTS, and its section in the report (docs/extending.md)."""
+why each is built so). The variants are the registry's rows (sweep/variants.py). To add an experiment: a class here
+(its runs, and what the report reads of it: sweep/view.py's fields), its object in ALL, its GPU runs in
+sweep/grids.py's gpu_grid if any, and its section in the report (docs/extending.md)."""
 import itertools
 from dataclasses import dataclass
 
 from sweep import variants as v
+from sweep.view import ReportView
 
 # The 12 envs of the benchmark grid, in grid order, each with its observation size flattened (MinAtar 10 x 10 x
 # channels): the one list the sweep and the report use; the size sets the memory estimate.
@@ -39,7 +41,6 @@ def obs_size(env: str) -> int:
 
 
 SIZES = ("small", "medium", "large")
-GRIDS = ("study", "default", "gpu")
 
 
 @dataclass(frozen=True)
@@ -104,31 +105,16 @@ def dqn_minatar(env: str) -> bool:
     return env.endswith("-MinAtar")
 
 
-class Experiment:
+class Experiment(ReportView):
     """One experiment. The defaults are those of an experiment of the published study: async runs of the reference
-    workload, once per repeat, named <exp>__<script>__<mode>__<env>__<size>__<seed>, read by every generic section."""
+    workload, once per repeat, named <exp>__<script>__<mode>__<env>__<size>__<seed>, read by every generic section
+    (what the report reads of it: ReportView's fields, sweep/view.py)."""
 
     name = ""
-    topic = ""  # what it answers (the report names the experiments a sweep lacks by it)
     carries = ()  # what its run names carry after the size: "num_envs" (n<N>), "agents" (a<N>), "sync"
     timing = "async"  # its runs' timing: "async", "sync", or "both" (the synchronised ones carry "sync")
     grouped = False  # each run a group of agents (one folder, group.json)
     prepares = False  # prepares the machine: runs first, in every shard and whatever --only, never analysed
-    shared_windows = True  # its runs have the reference length: the generic sections' windows and memory chart
-    learning = "whole"  # the learning evidence: "whole" runs, "async" runs only, "groups" (usable groups), "own"
-    split = ("size", "model size")  # the field its final returns are split by, and its name
-    overhead = False  # the details' overhead section (start-up, iteration 0, 1-7, steady) reads it
-    sync_by = ""  # the details' rollout/update section reads it, split by "env" or "size"
-    pairwise = False  # the details' duration against env complexity and pairwise speedups of the compiled variants
-    curves = "whole"  # its learning-curve figures: "whole" (one set for all its runs), "size" (one per size), "" none
-    unfiled = {}  # the runs found outside runs/<exp>/ it reads as its own: {UNFILED key: their sizes (None: all)}
-    varies_num_envs = False  # its runs differ in the number of envs by design (the report's header says so)
-    section = ""  # its report section's module (report/<section>.py, whose section_<section> writes it)
-    # its section's place among the report's answers, and its chart's claim to head the report (the lowest rank's
-    # first chart): the ranking's, then the experiments whose sections read another's runs beside their own (DQN
-    # beside PPO's env-backend designs, many agents beside the cost model), then the others. Experiments of one
-    # section share both.
-    answer_rank, headline_rank = 0, 0
     prior_percent = 100  # its runs' built-in cost estimate scaled by this
     seed_stride = 1  # repeat r (0-based) runs seed 1 + seed_stride r
     cpu_elsewhere = False  # on a CPU a command set of its own runs it, not the sweep's grids (only --grid gpu has runs)
@@ -629,30 +615,3 @@ EXPERIMENTS = tuple(experiment.name for experiment in ALL if not experiment.prep
 # what a run found outside runs/<exp>/ is taken for: the ranking if async, the compile modes if synchronised
 UNFILED = {"async": EXP1.name, "sync": "sync"}
 
-
-def gpu_grid(choices):
-    """--grid gpu, the runs that answer most per GPU minute in priority order, so that a sitting cut short
-    (benchmark.sh --max-minutes, one chunk per device command) still answers the first question: the warm-up run
-    (torch env-jit: imports JAX and torch, initialises CUDA under both), then (a) torch at its GPU best, on envs in
-    torch with CUDA graphs, beside Linen and torch.compile with graphs, (b) seeds 2 and 3 of CartPole-v1 small, (c)
-    the number of envs, Linen and torch on envs in torch with graphs, CartPole-v1, (d) many agents, (e) the DQN scripts
-    on gymnax, (f) the convolutional agents (exp14), (g) the rest of the ranking per model size, last the
-    continuous-action scripts on Brax's envs (exp12). Existing experiments' names and run names, so that the report
-    reads a GPU sweep as a CPU one and --compare pairs them."""
-    grid = product(WARMUP.name, ("CartPole-v1",), ("small",), (v.TORCH,), choices.num_envs)
-    return (grid + EXP7.gpu_graph_runs(choices) + EXP7.gpu_seed_runs(choices) + EXP5.gpu_runs(choices)
-            + EXP6.gpu_runs(choices) + EXP8.gpu_runs(choices) + EXP14.gpu_runs(choices) + EXP7.gpu_runs(choices)
-            + EXP12.gpu_runs(choices))
-
-
-def min_seeds(config, choices):
-    """The seeds a configuration runs at least, whatever --repeats (--grid gpu: every run once, one seed per GPU
-    minute)."""
-    return 1 if choices.grid == "gpu" else config.experiment.min_seeds(config, choices)
-
-
-def build_grid(choices):
-    """Every configuration of the grid, in run order (--grid gpu: gpu_grid's priority order)."""
-    if choices.grid == "gpu":
-        return gpu_grid(choices)
-    return [config for experiment in ALL for config in experiment.runs(choices)]

@@ -6,7 +6,7 @@ import re
 import socket
 from dataclasses import dataclass, field
 
-from sweep import experiments
+from sweep import experiments, grids
 from sweep.workload import Workload
 
 HELP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "help.txt")
@@ -80,7 +80,7 @@ def set_option(options, option, value):
     if option == "--out":
         options.out = value
     elif option == "--grid":
-        if value not in experiments.GRIDS:
+        if value not in grids.GRIDS:
             raise Refused(f"--grid needs study, default or gpu, not '{value}'")
         options.grid = value
     elif option == "--repeats":
