@@ -205,9 +205,10 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
     import optuna
 
     from search import evaluation, records, study as study_folder
+    from search.storage import create
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # tune.py prints a line per trial
-    study = study_folder.create(study_dir, settings, settings.seed + options.worker_index)
+    study = create(study_dir, settings, settings.seed + options.worker_index)
     if settings.population:
         from search.population import PopulationSearch
 
@@ -250,7 +251,7 @@ def run_study(options: TuneArgs, settings, study_dir: str) -> int:
 
 def finish(study_dir: str, storage: str, mlflow_uri: str):
     from report.study import write_report
-    from search.study import dashboard_command
+    from search.storage import dashboard_command
 
     print(f"report: {write_report(study_dir)}")
     missing = "" if importlib.util.find_spec("optuna_dashboard") else " (pip install -r requirements-dashboard.txt)"
@@ -262,7 +263,7 @@ def finish(study_dir: str, storage: str, mlflow_uri: str):
 
 
 def main(argv: list) -> int:
-    from search.study import Settings, open_storage, save_settings
+    from search.storage import Settings, open_storage, save_settings
 
     options, script, script_flags = parse(argv)
     check_options(options)

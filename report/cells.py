@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from report.folder import CHARTS, DPI, read_json_file
 from report.study import best_so_far, busy_seconds, completed, interval, merged, time_points, wall_seconds
-from search import Refused, study as study_folder
+from search import Refused, storage
 
 WAYS = ("population", "trials", "pruned")  # exp15's order of the ways, whatever order a cell ran them in
 SHORT = {"population": "populations", "trials": "trials in processes", "pruned": "TPE + Hyperband trials",
@@ -61,7 +61,7 @@ class Cell(NamedTuple):
 def load_cells(directory: str, plan: dict) -> list:
     cells = []
     for item in plan["cells"]:
-        studies = {entry["way"]: study_folder.load(os.path.join(directory, entry["folder"]))[1]
+        studies = {entry["way"]: storage.load(os.path.join(directory, entry["folder"]))[1]
                    for entry in item["studies"]}
         try:
             with open(score_path(directory, item["name"])) as f:

@@ -29,7 +29,7 @@ from report.study import (WALL_TIME, best_so_far, clock_unit, completed, draw_be
 from report.text import listed, markdown_table, number_text, percent_text, speedup_text, spread_text
 from search import evaluation
 from search.space import DEFAULT_SPACES, script_defaults
-from search.study import TPE_STARTUP
+from search.storage import TPE_STARTUP
 
 PLAN_FILE = "exp10.json"
 NEAR = 0.05  # part (b)'s answer: when a design's best so far first came within this fraction of its final best

@@ -13,7 +13,7 @@ from scipy.stats import spearmanr
 from report.folder import read_json_file
 from report.study import Figures, completed, figures
 from search import Refused
-from search.study import Settings, load
+from search.storage import Settings, load
 
 STUDY_KEYS = {"part", "label", "folder"}
 

@@ -23,7 +23,7 @@ from optuna.trial import TrialState
 from report.folder import CHARTS, DPI, run_command, write_markdown
 from report.text import markdown_table, mean_and_spread, number_text
 from search import evaluation, records
-from search.study import load
+from search.storage import load
 
 matplotlib.use("Agg")  # Optuna's contour draws with pyplot: no window, whatever the machine
 

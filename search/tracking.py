@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 from optuna.trial import TrialState
 
-from search import Refused, evaluation, study as study_folder
+from search import Refused, evaluation, storage
 
 REACH_SECONDS = 5  # the quick check that an http(s) server listens, before MLflow's own retries
 HTTP_LIMITS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}  # unless set already
@@ -32,7 +32,7 @@ def log_study(study_dir: str, uri: str) -> str:
         import mlflow
     except ImportError:
         raise Refused("--mlflow needs MLflow: pip install -r requirements-mlflow.txt") from None
-    settings, study = study_folder.load(study_dir)
+    settings, study = storage.load(study_dir)
     check_reachable(uri)
     try:
         with http_limits():
@@ -67,7 +67,7 @@ def http_limits():
             os.environ.pop(name, None)
 
 
-def log_runs(client, folder: str, settings: study_folder.Settings, study) -> str:
+def log_runs(client, folder: str, settings: storage.Settings, study) -> str:
     """The parent run and its nested runs, after deleting those of an earlier log of the same folder."""
     experiment = client.get_experiment_by_name(settings.study_name)
     experiment_id = experiment.experiment_id if experiment else client.create_experiment(settings.study_name)

@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from search.study import dashboard_command
+from search.storage import dashboard_command
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STANDIN = os.path.join(ROOT, "tests", "dqn_standin.py")

@@ -2,12 +2,11 @@
 tests/test_tune_report.py, timed so that the trials in processes overtake the populations between the two lengths, no
 script run; and tools/exp15.py's bad input, its tune.py commands, its alternation and its choice of what to rerun."""
 import json
-import math
 
 import pytest
 
 from report import cells as report_cells, lengths
-from search import study as study_folder
+from search.storage import load
 from test_tune_report import COMPLETE, PRUNED, make_study, trial
 import exp15
 
@@ -90,7 +89,7 @@ def test_the_cost_table_gives_each_way_s_wall_time_and_ratio_with_its_spread(exp
 
 def test_best_by_counts_only_the_trials_ended_by_the_moment(tmp_path):
     make_study(tmp_path, way_trials("trials", 4.0))
-    study = study_folder.load(str(tmp_path))[1]
+    study = load(str(tmp_path))[1]
     assert report_cells.best_by(study, 60.0) is None  # the first two end at 2 min
     assert report_cells.best_by(study, 120.0).value == 10.0 and report_cells.best_by(study).value == 30.0
     assert report_cells.equal_time([study]) == pytest.approx(240.0)

@@ -26,7 +26,7 @@ from report.load import read_event_file
 from search import Refused
 from search.space import DEFAULT_SPACES, load_space, spaces_table
 from search import evaluation, study
-from search.study import Settings, load, read_settings, save_settings
+from search.storage import Settings, create, load, read_settings, save_settings
 from sweep import variants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -705,7 +705,7 @@ def test_a_trial_whose_worker_on_another_machine_stopped_its_heartbeat_is_failed
     settings = Settings("dqn_linen.py", [], "dqn", {"gamma": {"type": "float", "low": 0.9, "high": 0.999}}, "random",
                         "none", 1, study_name="remote")
     save_settings(str(tmp_path), settings)
-    study = study_folder.create(str(tmp_path), settings, 1)
+    study = create(str(tmp_path), settings, 1)
     alive, silent = study.ask(), study.ask()
     now = time.time()
     for trial, heartbeat in ((alive, now), (silent, now - study_folder.LOST_AFTER * study_folder.HEARTBEAT_SECONDS - 1)):

@@ -14,13 +14,13 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow", reason="MLflow, tune.py --mlflow's optional extra, is not installed: "
                                                "pip install -r requirements-mlflow.txt")
-pytest.importorskip("optuna")  # tune.py's; search/study.py imports it
+pytest.importorskip("optuna")  # tune.py's; search/storage.py imports it
 
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState, create_trial
 
 from search import Refused
-from search.study import Settings, create, save_settings
+from search.storage import Settings, create, save_settings
 from search.tracking import log_study
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"

@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 
 from helpers import ROOT
 from report import search as search_report, studies, study as study_report
-from search.study import Settings, create, load, save_settings
+from search.storage import Settings, create, load, save_settings
 
 COMPLETE, PRUNED, FAIL = TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL
 SPACE = {

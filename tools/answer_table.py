@@ -41,7 +41,7 @@ from report.stats import geometric_mean, metric_values, where  # noqa: E402
 from sweep import variants  # noqa: E402
 from sweep.variants import Variant  # noqa: E402
 from search import Refused  # noqa: E402
-from search.study import load  # noqa: E402
+from search.storage import load  # noqa: E402
 
 STEADY = "iter8_99_median_s"  # summary.csv's steady iteration: the median of iterations 8 on
 

@@ -145,7 +145,7 @@ fastest() { # fastest SEED: the part (a) design of seed SEED whose study took th
 import sys
 sys.path.insert(0, sys.path[0] or ".")
 from report.study import wall_seconds
-from search.study import load
+from search.storage import load
 out, seed, keys = sys.argv[1], sys.argv[2], sys.argv[3:]
 times = {key: wall_seconds(load(f"{out}/a-{key}-s{seed}")[1].get_trials(deepcopy=False)) for key in keys}
 print(min(times, key=times.get))

@@ -36,7 +36,7 @@ from exp11 import SPACE_FILE, positive, sizes  # noqa: E402 (beside it in tools/
 from exp15 import COSTS, Way, open_plan, rerun, save_plan  # noqa: E402
 from report.budget import PLAN_FILE  # noqa: E402 (root first)
 from report.cells import best_by, cell_name, score_path  # noqa: E402
-from search import study as study_folder, trial as trial_process  # noqa: E402
+from search import storage, study as study_folder, trial as trial_process  # noqa: E402
 
 GRACE_SECONDS = 10  # after a study's minutes: the stop's margin over tune.py's own start
 
@@ -142,7 +142,7 @@ def score(out: str, name: str, studies: list, seed: int, workload: list, options
     moment, configs, keys, picks = 60 * options.minutes, [], [], {}
     seeds = [study_folder.EVAL_SEED + seed + k for k in range(options.score_seeds)]
     for item in studies:
-        best = best_by(study_folder.load(os.path.join(out, item["folder"]))[1], moment)
+        best = best_by(storage.load(os.path.join(out, item["folder"]))[1], moment)
         if best is None:
             picks[item["way"]] = {"equal": None}
             continue

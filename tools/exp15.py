@@ -36,7 +36,7 @@ sys.path.insert(0, ROOT)
 from exp11 import SPACE_FILE, commit, positive, sizes, write_float_space  # noqa: E402 (beside it in tools/)
 from report.cells import cell_name, equal_time, score_path, ways_best  # noqa: E402 (root first)
 from report.lengths import PLAN_FILE  # noqa: E402
-from search import study as study_folder, trial as trial_process  # noqa: E402
+from search import storage, study as study_folder, trial as trial_process  # noqa: E402
 from search.population import agent_folder  # noqa: E402
 from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 
@@ -148,7 +148,7 @@ def score(out: str, name: str, studies: list, seed: int, workload: list, options
     the fresh seeds (distinct configurations once)."""
     if os.path.exists(score_path(out, name)):
         return
-    loaded = {item["way"]: study_folder.load(os.path.join(out, item["folder"]))[1] for item in studies}
+    loaded = {item["way"]: storage.load(os.path.join(out, item["folder"]))[1] for item in studies}
     moment = equal_time(loaded.values()) if moment is None else moment
     picks, configs = ways_best(loaded, moment), []
     for pick in picks.values():
