@@ -1,7 +1,8 @@
 """Every grid and selection lists the same runs, with the same commands in the same order, as the dry runs recorded in
 tests/golden/dry_runs.json.gz (first captured from benchmark.sh before its planner moved into Python, which changed
 no line of them). A change of the grid that is meant changes them: `python tests/test_golden_dry_runs.py` records the
-dry runs anew, and the commit shows what the change added or moved."""
+dry runs anew (`--check`: exit 1 if they differ; both part of tools/derive.py), and the commit shows what the change
+added or moved."""
 import gzip
 import json
 import os
@@ -45,13 +46,36 @@ def test_a_dry_run_lists_exactly_the_recorded_runs_and_commands(case, tmp_path):
         assert result.stderr.startswith(f"{golden['runs']} runs"), result.stderr
 
 
-if __name__ == "__main__":  # record the dry runs anew (on 2 cores), keeping each case's arguments
+def record(folder) -> dict:
+    """Every case's dry run now (on 2 cores), with its arguments kept: what the golden file would hold."""
+    os.symlink(sys.executable, os.path.join(folder, "python"))
+    recorded = json.loads(json.dumps(GOLDEN))
+    for golden in recorded.values():
+        result, golden["stdout"] = dry_run(golden["args"], folder)
+        golden["runs"] = result.stderr.split(" runs")[0] if "--slurm" not in golden["args"] else None
+    return recorded
+
+
+def main(argv: list) -> int:
+    """Records the dry runs anew; --check: exit status 1, one line, if they differ from the recorded ones."""
     import tempfile
 
+    if CORES != 2:
+        print(f"test_golden_dry_runs.py: error: the golden exp6 lines run 2 processes at a time; here {CORES} cores",
+              file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as folder:
-        os.symlink(sys.executable, os.path.join(folder, "python"))
-        for case, golden in GOLDEN.items():
-            result, golden["stdout"] = dry_run(golden["args"], folder)
-            golden["runs"] = result.stderr.split(" runs")[0] if "--slurm" not in golden["args"] else None
+        recorded = record(folder)
+    if argv == ["--check"]:
+        stale = sorted(case for case in GOLDEN if recorded[case] != GOLDEN[case])
+        if stale:
+            print(f"test_golden_dry_runs.py: {len(stale)} dry runs differ from the recorded ones: {', '.join(stale)}",
+                  file=sys.stderr)
+        return 1 if stale else 0
     (REPO / "tests" / "golden" / "dry_runs.json.gz").write_bytes(
-        gzip.compress(json.dumps(GOLDEN, indent=0, sort_keys=True).encode(), mtime=0))
+        gzip.compress(json.dumps(recorded, indent=0, sort_keys=True).encode(), mtime=0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -17,6 +17,7 @@ generation where its sitting recorded it): ratios from different CPUs are never 
 
     python tools/answer_table.py            # print the tables (markdown)
     python tools/answer_table.py --check README.md   # exit 1 if README.md does not hold the tables as printed
+    python tools/answer_table.py --write README.md   # put the tables as printed in place of README.md's
 """
 import argparse
 import csv
@@ -376,23 +377,49 @@ def cpu_text(system: dict) -> str:
     return cpu_name(system) + ("" if cpu_generation(system) else ", generation not recorded")
 
 
+def replaced(text: str, table: str) -> str:
+    """text with its answer tables (from the line that opens the first table's heading to the last row of the table
+    under the last heading) replaced by table."""
+    headings = [line.split(":**")[0] + ":**" for line in table.splitlines() if line.startswith("**")]
+    lines = text.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.startswith(headings[0])), None)
+    last = next((i for i, line in enumerate(lines) if line.startswith(headings[-1])), None)
+    if first is None or last is None or last < first:
+        fail(f"the file holds no answer tables to replace (no line opening with {headings[0]} then {headings[-1]}); "
+             "paste the printed tables in once")
+    end = last + 2  # the heading, a blank line, then the table's rows
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return "\n".join(lines[:first] + table.split("\n") + lines[end:])
+
+
 def main(argv=None):
-    """Prints the table, or checks that a file holds it."""
+    """Prints the table, checks that a file holds it, or writes it into the file."""
     parser = argparse.ArgumentParser(prog="answer_table.py", description=__doc__.splitlines()[0])
     parser.add_argument("--results", default=os.path.join(ROOT, "results"), help="the folder of committed sweeps")
-    parser.add_argument("--check", metavar="FILE", help="exit 1 if FILE does not hold the table as printed")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--check", metavar="FILE", help="exit 1 if FILE does not hold the table as printed")
+    action.add_argument("--write", metavar="FILE", help="replace FILE's tables by the tables as printed")
     args = parser.parse_args(argv)
     table = "\n".join(answer_lines(args.results))
-    if not args.check:
+    path = args.check or args.write
+    if not path:
         print(table)
         return
-    if not os.path.isfile(args.check):
-        fail(f"{args.check} is not a file")
-    with open(args.check) as file:
-        if table not in file.read():
-            print(f"answer_table.py: {args.check} does not hold the table that `python tools/answer_table.py` "
-                  "prints now", file=sys.stderr)
-            sys.exit(1)
+    if not os.path.isfile(path):
+        fail(f"{path} is not a file")
+    with open(path) as file:
+        text = file.read()
+    if args.write:
+        if table not in text:
+            with open(path, "w") as file:
+                file.write(replaced(text, table))
+            print(f"wrote {path}")
+        return
+    if table not in text:
+        print(f"answer_table.py: {path} does not hold the table that `python tools/answer_table.py` prints now",
+              file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,75 @@
+"""tools/derive.py, the one command that writes every derived file: its own writers (help.txt's counts and estimates,
+docs/running.md's windows' plan) bring a stale copy back to the planner's text; answer_table.py --write and the golden
+dry runs' --check, which it runs; its bad input. Each derived file's freshness has its own test (test_benchmark.py,
+test_gpu_sitting.py, test_golden_dry_runs.py, test_readme.py, test_ease_of_use.py, test_harness.py, test_reports.py)."""
+import re
+
+import pytest
+
+import answer_table
+import derive
+import test_golden_dry_runs
+from test_benchmark import REPO as ROOT
+from test_readme import TABLE
+
+HELP = (ROOT / "sweep" / "help.txt").read_text()
+RUNNING = (ROOT / "docs" / "running.md").read_text()
+
+
+def test_help_text_restores_each_grids_counts_totals_and_how_long_figures_from_a_stale_copy():
+    stale = HELP
+    for pattern, replacement in ((r"the published study's 231 runs:", "the published study's 31 runs:"),
+                                 (r"^  exp7    208 runs", "  exp7     28 runs"),  # the default grid's
+                                 (r"^  exp14    17 runs  \(f\)", "  exp14     7 runs  (f)"),  # a GPU part's
+                                 (r"^  warmup    1 run  ", "  warmup    2 runs "),
+                                 (rf"(  exp6  ){derive.FIGURE}", r"\1about 9 min")):
+        changed = re.sub(pattern, replacement, stale, count=1, flags=re.M)
+        assert changed != stale, pattern
+        stale = changed
+    assert derive.help_text(stale) == HELP
+    assert derive.help_text(HELP) == HELP
+
+
+def test_windows_text_rewrites_the_plan_table_from_the_gpu_grids_parts_and_leaves_the_rest():
+    rows = RUNNING.split("|---|---|---|---|---|---|\n")[1].split("\n\n")[0]
+    stale = RUNNING.replace(rows, rows.split("\n")[0])  # one row left, with a stale part list
+    assert derive.windows_text(stale) == RUNNING
+    assert [row.split(" | ")[0] for row in rows.split("\n")] == [f"| ({part.letter})" for part in derive.grids.GPU_PARTS]
+    with pytest.raises(derive.InputError, match="holds no windows' plan table"):
+        derive.windows_text("# no table\n")
+
+
+def test_answer_table_write_replaces_a_stale_table_in_place_and_refuses_a_file_without_one(tmp_path, capsys,
+                                                                                           monkeypatch):
+    monkeypatch.setattr(answer_table, "answer_lines", lambda results: TABLE.split("\n"))  # the committed sittings'
+    readme = (ROOT / "README.md").read_text()
+    stale = readme.replace(TABLE, TABLE.replace("| *the machine* |", "| *the machines* |"))
+    assert stale != readme
+    path = tmp_path / "README.md"
+    path.write_text(stale)
+    answer_table.main(["--write", str(path)])
+    assert path.read_text() == readme
+    path.write_text("# no tables\n")
+    with pytest.raises(SystemExit) as exit_info:
+        answer_table.main(["--write", str(path)])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.startswith("answer_table.py: error: the file holds no answer tables")
+
+
+@pytest.mark.skipif(test_golden_dry_runs.CORES != 2, reason="the golden dry runs are recorded on 2 cores")
+def test_golden_check_exits_1_naming_a_case_whose_recorded_runs_differ(monkeypatch, capsys):
+    case = {"quick": dict(test_golden_dry_runs.GOLDEN["quick"])}
+    monkeypatch.setattr(test_golden_dry_runs, "GOLDEN", case)
+    assert test_golden_dry_runs.main(["--check"]) == 0
+    case["quick"]["stdout"] = case["quick"]["stdout"].replace("exp1__", "exp0__", 1)
+    assert test_golden_dry_runs.main(["--check"]) == 1
+    assert capsys.readouterr().err == ("test_golden_dry_runs.py: 1 dry runs differ from the recorded ones: "
+                                       "quick\n")
+
+
+def test_a_target_not_known_is_one_error_line_naming_the_targets(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        derive.main(["--only", "help", "nope"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("derive.py: error: argument --only: invalid choice: 'nope'")

@@ -1,0 +1,213 @@
+"""Every file derived from the code and the committed sittings, written anew by one command; --check names the stale.
+
+    python tools/derive.py                    # write every derived file anew, in the order below
+    python tools/derive.py --check            # write nothing: exit 1, one line per stale file
+    python tools/derive.py --only help windows   # some of them
+
+The derived files, each with what writes it (the order matters: the scripts' harness before the pages that count
+their lines, the reports before the tables read from their summary.csv):
+
+    harness   the shared harness section of every script     tools/sync_harness.py
+    help      sweep/help.txt's run counts and estimates       here, from the planner
+    windows   docs/running.md's windows' plan (--grid gpu)    here, from the planner
+    golden    tests/golden/dry_runs.json.gz                   tests/test_golden_dry_runs.py (on 2 cores)
+    reports   every committed sitting's report                tools/regenerate_reports.py
+    answer    README.md's answer tables                       tools/answer_table.py
+    ease      docs/ease-of-use.md                             tools/ease_of_use.py
+
+The Dockerfile copies the whole tree (less .dockerignore's), so it lists no file to derive. Each has its own test
+too, which fails while it is stale; this command is the one way to bring them all up to date.
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from typing import Callable, NamedTuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the planner's package, when run as tools/derive.py
+
+from sweep import grids  # noqa: E402 (after the path)
+from sweep.plan import Plan  # noqa: E402
+
+PROG = "derive.py"
+HELP, RUNNING = os.path.join("sweep", "help.txt"), os.path.join("docs", "running.md")
+CPU_CORES, GPU_CORES = 2, 16  # the help's estimates are for a 2-core CPU, and one GPU with a 16-core host
+# help's How long block: each figure's selection, and the planner's arguments for it
+HOW_LONG = {"--grid study": ["--grid", "study"], "the default grid": [], "--quick": ["--quick"],
+            **{exp: ["--only", exp, "--filter", f"^{exp}__"] for exp in ("exp4", "exp5", "exp6", "exp7", "exp8",
+                                                                        "exp9")},
+            "--grid gpu": ["--grid", "gpu"]}
+FIGURE = r"about \d+ (?:s|min|h \d\d min|days \d+ h)"  # sweep/estimate.py's duration_text, after "about"
+WINDOW_MINUTES = 8  # of runs in a window of `tools/gpu_sitting.sh run 9` (its preparation and packing left out)
+
+
+def plan(args: list) -> Plan:
+    cores = GPU_CORES if "gpu" in args else CPU_CORES
+    return Plan(list(args), "benchmark.sh", ROOT, "python", cores, cores)
+
+
+# HELP: the run counts of each grid's lines and the How long figures
+def count_lines(text: str) -> str:
+    """help.txt with each grid's lines counting the runs (groups) the planner selects: a line of --grid gpu with a
+    part's letter counts that part's runs of its experiment, another line its experiment's; a grid's header that gives
+    its total ("...'s 231 runs:"), the total."""
+    lines, grid, counts, parts = text.split("\n"), None, Counter(), Counter()
+    for i, line in enumerate(lines):
+        header = re.match(r"--grid (\w+)", line)
+        if header:
+            grid, sweep = header[1], plan(["--grid", header[1]])
+            counts = Counter(run.config.exp for run in sweep.selected)
+            letters = {config: part.letter for part in grids.GPU_PARTS for config in part.runs(sweep.options.choices)}
+            parts = Counter((letters.get(run.config), run.config.exp) for run in sweep.selected)
+            lines[i] = re.sub(r"\d+ runs:$", f"{len(sweep.selected)} runs:", line)
+        elif line and not line.startswith(" "):
+            grid = None
+        elif grid:
+            lines[i] = recount(line, counts, parts)
+    return "\n".join(lines)
+
+
+def recount(line: str, counts: Counter, parts: Counter) -> str:
+    """A grid's line with its count the planner's, right-aligned where the old one stood ("1 run " as wide as
+    "2 runs")."""
+    match = re.match(r"  (warmup|exp\d+)( +)(\d+) (runs|run |groups)( +\(([a-h])\))?", line)
+    if not match:
+        return line
+    count = parts[(match[6], match[1])] if match[6] else counts[match[1]]
+    number = str(count).rjust(len(match[2]) + len(match[3]) - 1)
+    noun = match[4] if match[4] == "groups" else "run " if count == 1 else "runs"
+    return f"  {match[1]} {number} {noun}{line[match.end(4):]}"
+
+
+def figures(text: str) -> str:
+    """help.txt with each How long figure the planner's estimate of its selection, the columns kept where the new
+    figure fits."""
+    for selection, args in HOW_LONG.items():
+        sweep = plan(args)
+        figure = sweep.estimator.left(run.config for run in sweep.selected)
+
+        def replace(match: re.Match) -> str:  # a column's padding shrinks or grows; a sentence's space stays
+            spaces = match[3] if len(match[3]) < 2 else " " * max(len(match[2]) + len(match[3]) - len(figure), 3)
+            return f"{match[1]}{figure}{spaces}"
+
+        text = re.sub(rf"((?:^|  ){re.escape(selection)}  )({FIGURE})( *)", replace, text, count=1, flags=re.M)
+    return text
+
+
+def help_text(text: str) -> str:
+    return figures(count_lines(text))
+
+
+# THE WINDOWS' PLAN: per part of --grid gpu, its runs, minutes, minutes to its end and the window that ends it
+def windows_rows() -> list:
+    sweep = plan(["--grid", "gpu"])
+    selected = {run.config for run in sweep.selected}
+    rows, end = [], 0.0
+    for part in grids.GPU_PARTS:
+        configs = [config for config in part.runs(sweep.options.choices) if config in selected]
+        minutes = sweep.estimator.total_ms(configs) / 60000
+        end += minutes
+        rows.append(f"| ({part.letter}) | {part.answers} | {len(configs)} | {minutes:.1f} | {end:.1f} | "
+                    f"{math.ceil(end / WINDOW_MINUTES)} |")
+    return rows
+
+
+def windows_text(text: str) -> str:
+    """docs/running.md with its windows' plan table the planner's."""
+    header = "| part | what it answers | runs | minutes | minutes to its end | window |\n|---|---|---|---|---|---|\n"
+    if header not in text:
+        raise InputError(f"{RUNNING} holds no windows' plan table (its header: {header.splitlines()[0]})")
+    start = text.index(header) + len(header)
+    end = text.index("\n\n", start)
+    return text[:start] + "\n".join(windows_rows()) + text[end:]
+
+
+class InputError(Exception):
+    """The repository is not as the tool expects: one line for the user."""
+
+
+# THE DERIVED FILES
+def rewrite(path: str, derive: Callable) -> Callable:
+    """A target written here: path's text made by derive from the current one."""
+    def run(check: bool) -> str | None:
+        with open(os.path.join(ROOT, path)) as f:
+            current = f.read()
+        wanted = derive(current)
+        if wanted == current:
+            return None
+        if check:
+            return f"{path} differs from what the planner gives now"
+        with open(os.path.join(ROOT, path), "w") as f:
+            f.write(wanted)
+        print(f"wrote {path}")
+        return None
+    return run
+
+
+def tool(path: str, write: tuple = (), check: tuple = ("--check",)) -> Callable:
+    """A target written (or checked) by a command of its own, run from the repository's root: its output passes
+    through when it writes; when it checks, its last line is what is stale."""
+    def run(check_only: bool) -> str | None:
+        result = subprocess.run([sys.executable, path, *(check if check_only else write)], cwd=ROOT,
+                                capture_output=True, text=True)
+        last = (result.stderr.strip() or result.stdout.strip() or f"exit status {result.returncode}").splitlines()[-1]
+        if result.returncode and not (check_only and result.returncode == 1):
+            raise InputError(f"{path} failed: {last}")
+        if not check_only:
+            print(result.stdout, end="")
+        return last if result.returncode else None
+    return run
+
+
+class Target(NamedTuple):
+    name: str
+    run: Callable  # (check) -> what is stale (check), or None
+
+
+TARGETS = (
+    Target("harness", tool(os.path.join("tools", "sync_harness.py"))),
+    Target("help", rewrite(HELP, help_text)),
+    Target("windows", rewrite(RUNNING, windows_text)),
+    Target("golden", tool(os.path.join("tests", "test_golden_dry_runs.py"))),
+    Target("reports", tool(os.path.join("tools", "regenerate_reports.py"))),
+    Target("answer", tool(os.path.join("tools", "answer_table.py"), ("--write", "README.md"), ("--check", "README.md"))),
+    Target("ease", tool(os.path.join("tools", "ease_of_use.py"))),
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad input: one `error:` line on stderr and exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def main(argv=None) -> int:
+    parser = Parser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing: exit 1, one line per stale file")
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=[target.name for target in TARGETS],
+                        help="only these: " + ", ".join(target.name for target in TARGETS))
+    args = parser.parse_args(argv)
+    stale = 0
+    for target in TARGETS:
+        if args.only and target.name not in args.only:
+            continue
+        print(f"{target.name}: {'checking' if args.check else 'writing'}", flush=True)
+        try:
+            problem = target.run(args.check)
+        except InputError as error:
+            parser.error(str(error))
+        if problem:
+            stale += 1
+            print(f"{PROG}: {target.name}: {problem}", file=sys.stderr)
+    if args.check and stale:
+        print(f"{PROG}: {stale} stale: run python tools/derive.py", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
