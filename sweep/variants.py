@@ -61,8 +61,8 @@ class Variant:
         return f"{self.script}.py"
 
 
-# The rows in display order (the charts' legends, the tables): PPO by framework, then DQN, written with keywords (no
-# look-alike positional strings).
+# The rows in display order (the charts' legends, the tables; VARIANTS below is every row, in the order written): PPO by
+# framework, then DQN, written with keywords (no look-alike positional strings). A new row is one definition here.
 LINEN_NONE = Variant(script="ppo_linen", mode="none", flags=("--no-jit",), framework="linen", cost="jax-eager",
                      memory="jax", color="#9ecae1", cnn=True)
 LINEN = Variant(script="ppo_linen", mode="jit", flags=(), framework="linen", cost="jax", memory="jax", color="#2171b5",
@@ -149,9 +149,6 @@ DQN_TORCH = Variant(script="dqn_torch", mode="env-jit", flags=(), framework="tor
                     design="PyTorch, JAX env")
 DQN_LINEN = Variant(script="dqn_linen", mode="jit", flags=(), framework="linen", cost="dqn-linen", memory="dqn-jax",
                     color="#4292c6", analogue="linen (jit)", design="Flax Linen")
-# a population: --num-seeds agents, each with its own --hparams values
-DQN_LINEN_VMAP = Variant(script="dqn_linen_vmap", mode="vmap", flags=(), framework="linen", cost="dqn-linen",
-                         memory="dqn-jax", color="#084c8d", sibling="dqn_linen", num_seeds=True)
 DQN_TORCH_COMPILE = Variant(script="dqn_torch_compile", mode="compile", flags=(), framework="torch",
                             cost="dqn-torch-compile", memory="dqn-torch", color="#a50f15", sibling="dqn_torch",
                             design="torch.compile, JAX env")
@@ -162,6 +159,9 @@ DQN_NNX = Variant(script="dqn_nnx", mode="tree", flags=(), framework="nnx", cost
                   color="#238b45", sibling="dqn_linen", design="Flax NNX, tree mode")
 DQN_EQUINOX = Variant(script="dqn_equinox", mode="jit", flags=(), framework="equinox", cost="dqn-equinox",
                       memory="dqn-jax", color="#ae017e", sibling="dqn_linen", design="Equinox")
+# a population: --num-seeds agents, each with its own --hparams values
+DQN_LINEN_VMAP = Variant(script="dqn_linen_vmap", mode="vmap", flags=(), framework="linen", cost="dqn-linen",
+                         memory="dqn-jax", color="#084c8d", sibling="dqn_linen", num_seeds=True)
 # PPO for continuous actions (CleanRL's ppo_continuous_action.py): gymnax's Pendulum-v1 and Brax in JAX, MuJoCo's C
 # engine through Gymnasium; the PPO rows' hues, lighter
 CONTINUOUS_LINEN = Variant(script="ppo_continuous_linen", mode="jit", flags=(), framework="linen",
@@ -199,14 +199,7 @@ ATARI_TORCH_COMPILE = Variant(script="ppo_atari_torch_compile", mode="compile", 
                               cost="atari-compile", memory="atari-torch", color="#662506", sibling="ppo_atari_torch",
                               backend=ALE, baseline="atari_torch (eager)")
 
-VARIANTS = (LINEN_NONE, LINEN, NNX_NONE, NNX, NNX_CACHED, NNX_TREE, EQUINOX_NONE, EQUINOX, TORCH_NONE, TORCH,
-            TORCH_COMPILE, TORCH_COMPILE_CUDAGRAPHS, LINEN_GYMNASIUM, LINEN_GYMNASIUM_VECTOR, TORCH_GYMNASIUM,
-            TORCH_GYMNASIUM_VECTOR, TORCH_GYMNASIUM_ASYNC, LINEN_GYMNASIUM_ASYNC, LINEN_SCAN, LINEN_PBT, TORCH_NATIVE,
-            TORCH_NATIVE_COMPILE, TORCH_NATIVE_COMPILE_CUDAGRAPHS, DQN_TORCH_GYMNASIUM, DQN_LINEN_GYMNASIUM, DQN_TORCH,
-            DQN_LINEN, DQN_TORCH_COMPILE, DQN_TORCH_COMPILE_CUDAGRAPHS, DQN_NNX, DQN_EQUINOX, DQN_LINEN_VMAP,
-            CONTINUOUS_LINEN, CONTINUOUS_NNX,
-            CONTINUOUS_EQUINOX, CONTINUOUS_TORCH, CONTINUOUS_TORCH_COMPILE, CONTINUOUS_TORCH_GYMNASIUM,
-            CONTINUOUS_LINEN_GYMNASIUM, ATARI_LINEN, ATARI_NNX, ATARI_EQUINOX, ATARI_TORCH, ATARI_TORCH_COMPILE)
+VARIANTS = tuple(row for row in dict(globals()).values() if isinstance(row, Variant))  # every row, as written
 # the variants whose whole iteration is compiled (the ranking's), the published study's three first
 FULLY_COMPILED = (LINEN, NNX_CACHED, TORCH_COMPILE, NNX_TREE, EQUINOX, TORCH_COMPILE_CUDAGRAPHS)
 BY_KEY = {(variant.script, variant.mode): variant for variant in VARIANTS}
