@@ -1,5 +1,5 @@
 """tools/derive.py, the one command that writes every derived file: its own writers (help.txt's counts and estimates,
-docs/running.md's windows' plan) bring a stale copy back to the planner's text; answer_table.py --write and the golden
+docs/running.md's windows' plan, docs/tuning.md's spaces) bring a stale copy back to the planner's text; answer_table.py --write and the golden
 dry runs' --check, which it runs; its bad input. Each derived file's freshness has its own test (test_benchmark.py,
 test_gpu_sitting.py, test_golden_dry_runs.py, test_readme.py, test_ease_of_use.py, test_harness.py, test_reports.py)."""
 import re
@@ -37,6 +37,16 @@ def test_windows_text_rewrites_the_plan_table_from_the_gpu_grids_parts_and_leave
     assert [row.split(" | ")[0] for row in rows.split("\n")] == [f"| ({part.letter})" for part in derive.grids.GPU_PARTS]
     with pytest.raises(derive.InputError, match="holds no windows' plan table"):
         derive.windows_text("# no table\n")
+
+
+def test_spaces_text_rewrites_tuning_mds_table_of_the_default_spaces_from_a_stale_copy():
+    tuning = (ROOT / "docs" / "tuning.md").read_text()
+    table = derive.spaces_table()
+    assert table in tuning
+    stale = tuning.replace(table, "\n".join(table.splitlines()[:3]) + "\n| `gone` | 1 | 2 | 3 |\n")
+    assert stale != tuning and derive.spaces_text(stale) == tuning
+    with pytest.raises(derive.InputError, match="holds no table of the default spaces"):
+        derive.spaces_text("# no table\n")
 
 
 def test_answer_table_write_replaces_a_stale_table_in_place_and_refuses_a_file_without_one(tmp_path, capsys,

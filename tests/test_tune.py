@@ -119,7 +119,7 @@ def test_every_registry_script_gets_its_algorithms_default_space_which_holds_its
 
 def test_docs_tuning_gives_the_default_spaces_as_search_space_prints_them():
     with open(os.path.join(ROOT, "docs", "tuning.md")) as f:
-        assert spaces_table() in f.read(), "docs/tuning.md's spaces are stale: python -m search.space prints them"
+        assert spaces_table() in f.read(), "docs/tuning.md's spaces are stale: python tools/derive.py --only spaces"
 
 
 @pytest.mark.slow  # a fresh process for one error line: the fast subset probes the scripts' bad input only

@@ -10,6 +10,7 @@ their lines, the reports before the tables read from their summary.csv):
     harness   the shared harness section of every script     tools/sync_harness.py
     help      sweep/help.txt's run counts and estimates       here, from the planner
     windows   docs/running.md's windows' plan (--grid gpu)    here, from the planner
+    spaces    docs/tuning.md's default search spaces          here, from search/space.py
     golden    tests/golden/dry_runs.json.gz                   tests/test_golden_dry_runs.py (on 2 cores)
     reports   every committed sitting's report                tools/regenerate_reports.py
     answer    README.md's answer tables                       tools/answer_table.py
@@ -30,11 +31,13 @@ from typing import Callable, NamedTuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the planner's package, when run as tools/derive.py
 
-from sweep import grids  # noqa: E402 (after the path)
+from search.space import spaces_table  # noqa: E402 (after the path)
+from sweep import grids  # noqa: E402
 from sweep.plan import Plan  # noqa: E402
 
 PROG = "derive.py"
-HELP, RUNNING = os.path.join("sweep", "help.txt"), os.path.join("docs", "running.md")
+HELP, RUNNING, TUNING = (os.path.join("sweep", "help.txt"), os.path.join("docs", "running.md"),
+                         os.path.join("docs", "tuning.md"))
 CPU_CORES, GPU_CORES = 2, 16  # the help's estimates are for a 2-core CPU, and one GPU with a 16-core host
 # help's How long block: each figure's selection, and the planner's arguments for it
 HOW_LONG = {"--grid study": ["--grid", "study"], "the default grid": [], "--quick": ["--quick"],
@@ -126,6 +129,15 @@ def windows_text(text: str) -> str:
     return text[:start] + "\n".join(windows_rows()) + text[end:]
 
 
+# THE SEARCH SPACES: tune.py's default space of each algorithm
+def spaces_text(text: str) -> str:
+    """docs/tuning.md with its table of the default spaces (the one whose header starts "| field |") search/space.py's."""
+    table = re.compile(r"^\| field \|.*\n(?:\|.*\n)*", re.M)
+    if not table.search(text):
+        raise InputError(f"{TUNING} holds no table of the default spaces (a header starting '| field |')")
+    return table.sub(lambda match: spaces_table(), text, count=1)
+
+
 class InputError(Exception):
     """The repository is not as the tool expects: one line for the user."""
 
@@ -140,7 +152,7 @@ def rewrite(path: str, derive: Callable) -> Callable:
         if wanted == current:
             return None
         if check:
-            return f"{path} differs from what the planner gives now"
+            return f"{path} differs from what the code gives now"
         with open(os.path.join(ROOT, path), "w") as f:
             f.write(wanted)
         print(f"wrote {path}")
@@ -172,6 +184,7 @@ TARGETS = (
     Target("harness", tool(os.path.join("tools", "sync_harness.py"))),
     Target("help", rewrite(HELP, help_text)),
     Target("windows", rewrite(RUNNING, windows_text)),
+    Target("spaces", rewrite(TUNING, spaces_text)),
     Target("golden", tool(os.path.join("tests", "test_golden_dry_runs.py"))),
     Target("reports", tool(os.path.join("tools", "regenerate_reports.py"))),
     Target("answer", tool(os.path.join("tools", "answer_table.py"), ("--write", "README.md"), ("--check", "README.md"))),
