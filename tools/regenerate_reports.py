@@ -1,5 +1,5 @@
-"""Regenerates the report (summary.csv, charts, REPORT.md) of every committed sitting with plot.py: the one list of the
-committed sittings and of the folders each report is made from.
+"""Regenerates the report of every committed sitting: the one list of the committed sittings, of the folders each
+plot.py report is made from, and of the command sets' report modules.
 
     python tools/regenerate_reports.py                 # regenerate every report in place, under results/
     python tools/regenerate_reports.py --out DIR       # write each into DIR/<name> instead (results/ untouched)
@@ -11,15 +11,14 @@ committed sittings and of the folders each report is made from.
 plot.py runs from the repository root on the committed folders (summary.csv's path column holds the paths of the event
 files as given: results/...), with --out naming where the report goes. A chart problem is a `warning: chart problem:`
 line of plot.py (report/charts.py, chart_problems: a point outside its axes or beyond the outermost labelled tick, a
-legend over a label). Left out, as plot.py does not write them: results/cpu-2core-exp9-env-throughput
-(tools/env_throughput.py writes it), results/cpu-2core-exp10 and results/cpu-2core-exp10-repeats (tools/exp10.sh's
-studies; python -m report.search remakes their reports), results/cpu-2core-exp11 (tools/exp11.py's; python -m
-report.population), results/cpu-2core-exp12 (tools/exp12.py's), results/cpu-2core-exp13 (tools/exp13.py's; python -m
-report.budget), results/cpu-2core-exp14 (tools/exp14.py's; python -m report.cnn) and results/cpu-2core-exp15
-(tools/exp15.py's; python -m report.lengths).
+legend over a label). A command set's sitting (tools/exp10.sh, tools/exp11.py ... tools/exp15.py) holds the records its
+report is made from: `python -m report.<module> FOLDER` remakes it there (with --out or --check, in a copy of the
+folder). Left out, as nothing but its measurement writes it: results/cpu-2core-exp9-env-throughput
+(tools/env_throughput.py measures and writes it in one go).
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,14 +30,15 @@ PROBLEM = "warning: chart problem: "
 
 
 class Report(NamedTuple):
-    """One committed report: where it lies under results/ and what plot.py reads to make it."""
+    """One committed report: where it lies under results/ and what plot.py reads to make it, or the report module of
+    its command set."""
     name: str  # its folder under results/
-    inputs: tuple  # plot.py's arguments before --out: sweep folders (the first is the sitting), or a --compare
+    inputs: tuple = ()  # plot.py's arguments before --out: sweep folders (the first is the sitting), or a --compare
+    module: str = ""  # a command set's: report/<module>.py, which remakes the report in the sitting's folder
 
 
-# committed reports that plot.py does not write
-NOT_PLOT = ("cpu-2core-exp9-env-throughput", "cpu-2core-exp10", "cpu-2core-exp10-repeats", "cpu-2core-exp11",
-            "cpu-2core-exp12", "cpu-2core-exp13", "cpu-2core-exp14", "cpu-2core-exp15")
+# committed reports that only their measurement writes
+NOT_REGENERATED = ("cpu-2core-exp9-env-throughput",)
 
 REPORTS = (
     Report("cpu-2core-exp1-small", ("results/cpu-2core-exp1-small",)),
@@ -58,6 +58,14 @@ REPORTS = (
     Report("gpu-nvidia-h200", ("results/gpu-nvidia-h200",)),
     Report("gpu-nvidia-h200/vs-cpu-2core-exp7",
            ("--compare", "results/cpu-2core-exp7", "--vs", "results/gpu-nvidia-h200")),
+    # the command sets' sittings, each remade from its own records by its report module
+    Report("cpu-2core-exp10", module="search"),
+    Report("cpu-2core-exp10-repeats", module="search"),
+    Report("cpu-2core-exp11", module="population"),
+    Report("cpu-2core-exp12", module="continuous"),
+    Report("cpu-2core-exp13", module="budget"),
+    Report("cpu-2core-exp14", module="cnn"),
+    Report("cpu-2core-exp15", module="lengths"),
 )
 
 
@@ -68,7 +76,10 @@ def fail(message):
 
 
 def plot_command(report, out_root):
-    """plot.py's command line that writes the report into out_root/<name> (run from the repository root)."""
+    """The command line that writes the report into out_root/<name> (run from the repository root): plot.py's, or a
+    command set's report module on its folder there."""
+    if report.module:
+        return [sys.executable, "-m", f"report.{report.module}", os.path.join(out_root, report.name)]
     return [sys.executable, "plot.py", *report.inputs, "--out", os.path.join(out_root, report.name)]
 
 
@@ -78,11 +89,15 @@ def regenerate(reports, out_root):
     errors = []
     for report in reports:
         started = time.perf_counter()
+        folder = os.path.join(out_root, report.name)
+        if report.module and os.path.realpath(folder) != os.path.realpath(os.path.join(ROOT, "results", report.name)):
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.copytree(os.path.join(ROOT, "results", report.name), folder)  # its records, which its module reads
         result = subprocess.run(plot_command(report, out_root), cwd=ROOT, capture_output=True, text=True)
         print(f"{report.name}: {time.perf_counter() - started:.1f} s", flush=True)
         if result.returncode:
             last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-            errors.append(f"{report.name}: plot.py exited with status {result.returncode}: {last}")
+            errors.append(f"{report.name}: {report.module or 'plot.py'} exited with status {result.returncode}: {last}")
         errors += [f"{report.name}: chart problem: {line.removeprefix(PROBLEM)}"
                    for line in result.stderr.splitlines() if line.startswith(PROBLEM)]
     return errors
