@@ -1,6 +1,6 @@
 """tools/derive.py, the one command that writes every derived file: its own writers (help.txt's counts and estimates,
-docs/running.md's windows' plan, docs/tuning.md's spaces) bring a stale copy back to the planner's text; answer_table.py --write and the golden
-dry runs' --check, which it runs; its bad input. Each derived file's freshness has its own test (test_benchmark.py,
+docs/running.md's windows' plan, docs/tuning.md's spaces) bring a stale copy back to the code's text;
+answer_table.py --write and the golden dry runs' --check, which it runs; its bad input. Each derived file's freshness has its own test (test_benchmark.py,
 test_gpu_sitting.py, test_golden_dry_runs.py, test_readme.py, test_ease_of_use.py, test_harness.py, test_reports.py)."""
 import re
 
@@ -28,13 +28,16 @@ def test_help_text_restores_each_grids_counts_totals_and_how_long_figures_from_a
         stale = changed
     assert derive.help_text(stale) == HELP
     assert derive.help_text(HELP) == HELP
+    with pytest.raises(derive.InputError, match="names 'nowhere', which is not a grid"):
+        derive.selection_args("nowhere")
 
 
 def test_windows_text_rewrites_the_plan_table_from_the_gpu_grids_parts_and_leaves_the_rest():
     rows = RUNNING.split("|---|---|---|---|---|---|\n")[1].split("\n\n")[0]
     stale = RUNNING.replace(rows, rows.split("\n")[0])  # one row left, with a stale part list
     assert derive.windows_text(stale) == RUNNING
-    assert [row.split(" | ")[0] for row in rows.split("\n")] == [f"| ({part.letter})" for part in derive.grids.GPU_PARTS]
+    parts = [f"| ({part.letter})" for part in derive.grids.GPU_PARTS]
+    assert [row.split(" | ")[0] for row in rows.split("\n")] == parts
     with pytest.raises(derive.InputError, match="holds no windows' plan table"):
         derive.windows_text("# no table\n")
 

@@ -144,8 +144,8 @@ def regenerated_reports(shared_runs, background=False):
 @pytest.mark.background.with_args(regenerated_reports)
 def test_every_committed_report_is_reproduced_without_a_chart_problem(shared_runs):
     """tools/regenerate_reports.py --check: each committed sitting's report made again (1–10 s each; a command set's by
-    its report module, in a copy of its folder) equals the committed REPORT.md, and no chart of any of them has a point outside its axes or past its labelled ticks, or a
-    legend over a label."""
+    its report module, in a copy of its folder) equals the committed REPORT.md, and no chart of any of them has a point
+    outside its axes or past its labelled ticks, or a legend over a label."""
     errors = regenerated_reports(shared_runs)
     assert [error for error in errors if "chart problem" in error] == []
     assert errors == []

@@ -39,13 +39,12 @@ PROG = "derive.py"
 HELP, RUNNING, TUNING = (os.path.join("sweep", "help.txt"), os.path.join("docs", "running.md"),
                          os.path.join("docs", "tuning.md"))
 CPU_CORES, GPU_CORES = 2, 16  # the help's estimates are for a 2-core CPU, and one GPU with a 16-core host
-# help's How long block: each figure's selection, and the planner's arguments for it
-HOW_LONG = {"--grid study": ["--grid", "study"], "the default grid": [], "--quick": ["--quick"],
-            **{exp: ["--only", exp, "--filter", f"^{exp}__"] for exp in ("exp4", "exp5", "exp6", "exp7", "exp8",
-                                                                        "exp9")},
-            "--grid gpu": ["--grid", "gpu"]}
 FIGURE = r"about \d+ (?:s|min|h \d\d min|days \d+ h)"  # sweep/estimate.py's duration_text, after "about"
 WINDOW_MINUTES = 8  # of runs in a window of `tools/gpu_sitting.sh run 9` (its preparation and packing left out)
+
+
+class InputError(Exception):
+    """The repository is not as the tool expects: one line for the user."""
 
 
 def plan(args: list) -> Plan:
@@ -86,18 +85,32 @@ def recount(line: str, counts: Counter, parts: Counter) -> str:
     return f"  {match[1]} {number} {noun}{line[match.end(4):]}"
 
 
+def selection_args(selection: str) -> list:
+    """The planner's arguments for a selection the How long block names: a grid, --quick or one experiment (without
+    the warm-up runs)."""
+    if selection == "the default grid":
+        return []
+    if selection == "--quick" or re.fullmatch(r"--grid \w+", selection):
+        return selection.split()
+    if re.fullmatch(r"exp\d+", selection):
+        return ["--only", selection, "--filter", f"^{selection}__"]
+    raise InputError(f"{HELP}'s How long block names '{selection}', which is not a grid, --quick or an experiment")
+
+
 def figures(text: str) -> str:
     """help.txt with each How long figure the planner's estimate of its selection, the columns kept where the new
     figure fits."""
-    for selection, args in HOW_LONG.items():
-        sweep = plan(args)
+    block = text.split("\nHow long, by the built-in cost model")[1].split("\nMeasured")[0]
+    for selection in re.findall(rf"(?:^|  )(\S.*?)  {FIGURE}", block, re.M):
+        sweep = plan(selection_args(selection.strip()))
         figure = sweep.estimator.left(run.config for run in sweep.selected)
 
         def replace(match: re.Match) -> str:  # a column's padding shrinks or grows; a sentence's space stays
             spaces = match[3] if len(match[3]) < 2 else " " * max(len(match[2]) + len(match[3]) - len(figure), 3)
             return f"{match[1]}{figure}{spaces}"
 
-        text = re.sub(rf"((?:^|  ){re.escape(selection)}  )({FIGURE})( *)", replace, text, count=1, flags=re.M)
+        text = re.sub(rf"((?:^|  ){re.escape(selection.strip())}  )({FIGURE})( *)", replace, text, count=1,
+                      flags=re.M)
     return text
 
 
@@ -131,15 +144,12 @@ def windows_text(text: str) -> str:
 
 # THE SEARCH SPACES: tune.py's default space of each algorithm
 def spaces_text(text: str) -> str:
-    """docs/tuning.md with its table of the default spaces (the one whose header starts "| field |") search/space.py's."""
+    """docs/tuning.md with its table of the default spaces (the one whose header starts "| field |") as
+    search/space.py prints it."""
     table = re.compile(r"^\| field \|.*\n(?:\|.*\n)*", re.M)
     if not table.search(text):
         raise InputError(f"{TUNING} holds no table of the default spaces (a header starting '| field |')")
     return table.sub(lambda match: spaces_table(), text, count=1)
-
-
-class InputError(Exception):
-    """The repository is not as the tool expects: one line for the user."""
 
 
 # THE DERIVED FILES
@@ -187,7 +197,8 @@ TARGETS = (
     Target("spaces", rewrite(TUNING, spaces_text)),
     Target("golden", tool(os.path.join("tests", "test_golden_dry_runs.py"))),
     Target("reports", tool(os.path.join("tools", "regenerate_reports.py"))),
-    Target("answer", tool(os.path.join("tools", "answer_table.py"), ("--write", "README.md"), ("--check", "README.md"))),
+    Target("answer", tool(os.path.join("tools", "answer_table.py"), write=("--write", "README.md"),
+                          check=("--check", "README.md"))),
     Target("ease", tool(os.path.join("tools", "ease_of_use.py"))),
 )
 
