@@ -1,7 +1,8 @@
 """tools/derive.py, the one command that writes every derived file: its own writers (help.txt's counts and estimates,
 docs/running.md's windows' plan, docs/tuning.md's spaces) bring a stale copy back to the code's text;
-answer_table.py --write and the golden dry runs' --check, which it runs; its bad input. Each derived file's freshness has its own test (test_benchmark.py,
-test_gpu_sitting.py, test_golden_dry_runs.py, test_readme.py, test_ease_of_use.py, test_harness.py, test_reports.py)."""
+answer_table.py --write and the golden dry runs' --check, which it runs; its bad input. Each derived file's freshness
+has its own test (test_benchmark.py, test_gpu_sitting.py, test_golden_dry_runs.py, test_tune.py, test_readme.py,
+test_ease_of_use.py, test_harness.py, test_reports.py)."""
 import re
 
 import pytest
