@@ -136,9 +136,9 @@ def machine_kind_lines(sweep):
 
 def absent_lines(sweep):
     """One line naming the experiments the sweep does not hold (their sections are left out); none when it holds all.
-    An experiment that a command set of its own runs on a CPU (its cpu_elsewhere) is not a gap of a sweep: left out."""
+    An experiment that a command set of its own runs on a CPU (its command_set) is not a gap of a sweep: left out."""
     absent = [f"{experiment.name} ({experiment.topic})" for experiment in ALL
-              if not experiment.prepares and not experiment.cpu_elsewhere and not rows_of(sweep.rows, experiment.name)]
+              if not experiment.prepares and not experiment.command_set and not rows_of(sweep.rows, experiment.name)]
     return [f"- **Not in this sweep:** {'; '.join(absent)}.", ""] if absent else []
 
 

@@ -15,5 +15,6 @@
     records.py      env_timing.json, finished runs, the scripts' imports
     groups.py       a group of agents run as one process per agent
     slurm.py        --slurm: the job array
+    handover.py     --only of an experiment that a command set of its own runs: the invocation handed over to it
     __main__.py     the commands benchmark.sh calls before its loop and after it (and a group's runner)
 """

@@ -2,7 +2,9 @@
 its loop and once after, never between runs; a group of processes is run by `group`, the run's own command:
 
     python -m sweep plan PLAN CWD COMMAND -- ARGS   parse benchmark.sh's ARGS: --help, --dry-run and --slurm are
-                                                    answered here; otherwise the checks before a sweep, and the plan
+                                                    answered here, and --only of a command set hands the invocation
+                                                    over to it (sweep/handover.py); otherwise the checks before a
+                                                    sweep, and the plan
                                                     written into the folder PLAN (plan.json; sweep: OUT and
                                                     --max-minutes for the loop)
     python -m sweep start PLAN                      (OUT locked) check the workload, judge the records an interrupted
@@ -23,8 +25,8 @@ import shutil
 import sys
 import time
 
-from sweep import estimate, groups, machine, options as cli_options, records, slurm
-from sweep.experiments import CONTINUOUS_OBS_SIZES
+from sweep import estimate, groups, handover, machine, options as cli_options, records, slurm
+from sweep.experiments import BY_NAME, CONTINUOUS_OBS_SIZES
 from sweep.runs import at_a_time, command
 from sweep.plan import Plan
 
@@ -33,10 +35,13 @@ def plan(path, cwd, command_line, *argv):
     argv = argv[1:] if argv[:1] == ("--",) else argv
     try:
         options = cli_options.parse(argv, command_line, cwd)
-        slurm.check_options(options)
     except cli_options.HelpAsked:
         print(cli_options.help_text(), end="")
         return 0
+    experiment = BY_NAME.get(options.only)
+    if experiment and handover.handed_over(options, experiment):
+        return handover.hand_over(options, experiment)
+    slurm.check_options(options)
     uses_cores = options.grid in ("default", "gpu")  # groups of agents run processes side by side
     cores = machine.cpus_usable() if uses_cores else 1
     sweep = Plan(list(argv), command_line, cwd, os.environ.get("PYTHON", "python"), cores, os.cpu_count())

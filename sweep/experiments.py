@@ -117,7 +117,10 @@ class Experiment(ReportView):
     prepares = False  # prepares the machine: runs first, in every shard and whatever --only, never analysed
     prior_percent = 100  # its runs' built-in cost estimate scaled by this
     seed_stride = 1  # repeat r (0-based) runs seed 1 + seed_stride r
-    cpu_elsewhere = False  # on a CPU a command set of its own runs it, not the sweep's grids (only --grid gpu has runs)
+    # on a CPU a command set of its own (a tool, from the repository's root) runs it, not the sweep's grids (only
+    # --grid gpu may hold runs of it): benchmark.sh --only hands the invocation over to it (sweep/handover.py)
+    command_set = ""
+    command_dry_run = False  # its command set takes --dry-run: its plan and estimate, nothing run
 
     def runs(self, choices: Choices) -> list:
         return []
@@ -544,7 +547,8 @@ class Exp12(Experiment):
     continuous-action scripts on Brax's envs, where those are meant to run: GPU_NUM_ENVS envs x GPU_NUM_STEPS steps,
     the workload's epochs and minibatches, the small model."""
 
-    name, topic, cpu_elsewhere = "exp12", "continuous control on expensive envs: does the framework matter less", True
+    name, topic = "exp12", "continuous control on expensive envs: does the framework matter less"
+    command_set = "tools/exp12.py"
     answer_rank, headline_rank = 8, 8
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "continuous"
     GPU_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
@@ -571,7 +575,8 @@ class Exp14(Experiment):
     one, 64 channels and 512 units), at the reference workload, in every gymnax framework; the Nature CNN on
     Breakout-v5 (ale-py's C++ env on the host, the agent on the GPU) at CleanRL's workload in every Atari script."""
 
-    name, topic, cpu_elsewhere = "exp14", "what a CNN changes: convolutional agents", True
+    name, topic = "exp14", "what a CNN changes: convolutional agents"
+    command_set = "tools/exp14.py"
     answer_rank, headline_rank = 9, 9
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "cnn"
     MINATAR_VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.TORCH, v.TORCH_COMPILE)
@@ -607,11 +612,39 @@ class Exp14(Experiment):
         return ("--network", "cnn") if config.variant.cnn else ()
 
 
+class CommandSet(Experiment):
+    """An experiment that only its command set runs, on any machine: tune.py's studies in one folder, which the command
+    set resumes when rerun, and whose report its own report module writes (python -m report.<module> FOLDER); no run
+    of any grid, no section of a sweep's report."""
+
+
+class Exp10(CommandSet):
+    name, topic = "exp10", "a search's wall time per DQN design, on Doors"
+    command_set, command_dry_run = "tools/exp10.sh", True
+
+
+class Exp11(CommandSet):
+    name, topic = "exp11", "the same PPO search as trials in processes or as populations in one process"
+    command_set = "tools/exp11.py"
+
+
+class Exp13(CommandSet):
+    name, topic = "exp13", "the same wall-clock budget spent four ways"
+    command_set, command_dry_run = "tools/exp13.py", True
+
+
+class Exp15(CommandSet):
+    name, topic = "exp15", "the search at the trial lengths users run"
+    command_set, command_dry_run = "tools/exp15.py", True
+
+
 WARMUP, EXP1, EXP2, EXP3, EXP4 = Warmup(), Exp1(), Exp2(), Exp3(), Exp4()
 EXP5, EXP6, EXP7, EXP8, EXP9, EXP12, EXP14 = Exp5(), Exp6(), Exp7(), Exp8(), Exp9(), Exp12(), Exp14()
 ALL = (WARMUP, EXP1, EXP2, EXP3, EXP4, EXP5, EXP6, EXP7, EXP8, EXP9, EXP12, EXP14)  # in run order
-BY_NAME = {experiment.name: experiment for experiment in ALL}
-EXPERIMENTS = tuple(experiment.name for experiment in ALL if not experiment.prepares)  # what --only accepts
+COMMAND_SETS = (Exp10(), Exp11(), Exp13(), Exp15())  # the experiments only their command sets run
+BY_NAME = {experiment.name: experiment for experiment in ALL + COMMAND_SETS}
+EXPERIMENTS = tuple(experiment.name for experiment in ALL if not experiment.prepares)  # the grids' experiments
+ONLY = EXPERIMENTS + tuple(experiment.name for experiment in COMMAND_SETS)  # what --only accepts
 # what a run found outside runs/<exp>/ is taken for: the ranking if async, the compile modes if synchronised
 UNFILED = {"async": EXP1.name, "sync": "sync"}
 

@@ -86,8 +86,8 @@ def set_option(options, option, value):
     elif option == "--repeats":
         options.repeats = count(option, value)
     elif option == "--only":
-        if value not in experiments.EXPERIMENTS:
-            raise Refused(f"--only needs one of {' '.join(experiments.EXPERIMENTS)}, not '{value}'")
+        if value not in experiments.ONLY:
+            raise Refused(f"--only needs one of {' '.join(experiments.ONLY)}, not '{value}'")
         options.only = value
     elif option == "--filter":
         try:

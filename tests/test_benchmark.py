@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from sweep import __main__ as planner, estimate, experiments, machine as machine_module, variants
+from sweep import __main__ as planner, estimate, experiments, handover, machine as machine_module, variants
+from sweep import options as cli_options
 from sweep.runs import describe
 from sweep.plan import Plan
 
@@ -836,6 +837,44 @@ def test_only_keeps_one_experiment_and_the_warmup_runs():
         runs = dry_run("--grid", "study", "--only", exp)
         assert Counter(r["exp"] for r in runs) == {"warmup": 3, exp: count}
     assert {r["exp"] for r in dry_run("--only", "exp2", "--filter", "^exp2__")} == {"exp2"}
+
+
+FAKE_COMMAND_SET = "import json, sys\nopen(sys.argv[1] + '.argv', 'w').write(json.dumps(sys.argv[1:]))\nsys.exit(3)\n"
+
+
+def test_only_of_a_command_set_runs_it_on_out_with_its_own_options_and_passes_its_exit_status(tmp_path, monkeypatch):
+    tool, out = tmp_path / "fake_set.py", tmp_path / "out"
+    tool.write_text(FAKE_COMMAND_SET)  # records its arguments, exits 3
+    monkeypatch.setattr(experiments.BY_NAME["exp11"], "command_set", str(tool))
+    result = planned("--only", "exp11", "--out", str(out), "--", "--trials", "3")
+    assert result.returncode == 3 and result.stdout.startswith("exp11 is a command set of its own, run as: ")
+    assert json.loads((tmp_path / "out.argv").read_text()) == [str(out), "--trials", "3"]
+    (tmp_path / "out.argv").unlink()
+    dry = planned("--only", "exp11", "--dry-run", "--out", str(out))  # no dry run of its own: its command line
+    assert dry.returncode == 0 and f"fake_set.py {out}" in dry.stdout and not (tmp_path / "out.argv").exists()
+
+
+def test_only_of_a_command_set_with_a_dry_run_gives_its_plan_and_estimate_and_writes_nothing(tmp_path, capfd):
+    result = planned("--only", "exp10", "--dry-run", "--out", str(tmp_path / "out"), "--", "--trials", "5")
+    assert result.returncode == 0, capfd.readouterr().err
+    plan = r"^exp10: parts a,b,p of study seeds 1,2,3, 5 trials a study .* about \d+ min"
+    assert re.search(plan, capfd.readouterr().out, re.M)
+    assert not (tmp_path / "out").exists()
+
+
+def test_only_of_a_command_set_refuses_the_sweeps_other_options_with_one_line():
+    for option in (["--repeats", "2"], ["--quick"], ["--slurm", "2"]):
+        result = planned("--only", "exp13", *option)
+        assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+        assert result.stderr.startswith(f"benchmark.sh: --only exp13 hands the invocation over to its command set, "
+                                        f"tools/exp13.py, which takes --out, --dry-run and its own options after --, "
+                                        f"not {option[0]}")
+
+
+def test_exp12_and_exp14_go_to_their_command_sets_but_on_the_gpu_grid_which_holds_their_runs():
+    for exp in ("exp12", "exp14"):
+        assert handover.handed_over(cli_options.parse(["--only", exp]), experiments.BY_NAME[exp])
+        assert not handover.handed_over(cli_options.parse(["--only", exp, "--grid", "gpu"]), experiments.BY_NAME[exp])
 
 
 def test_only_filter_and_shard_combine_in_that_order():
