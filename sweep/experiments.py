@@ -117,10 +117,10 @@ class Experiment(ReportView):
     prepares = False  # prepares the machine: runs first, in every shard and whatever --only, never analysed
     prior_percent = 100  # its runs' built-in cost estimate scaled by this
     seed_stride = 1  # repeat r (0-based) runs seed 1 + seed_stride r
-    # on a CPU a command set of its own (a tool, from the repository's root) runs it, not the sweep's grids (only
-    # --grid gpu may hold runs of it): benchmark.sh --only hands the invocation over to it (sweep/handover.py)
+    # on a CPU a command set of its own (a tool, from the repository's root: OUT first, then its options, --dry-run
+    # among them) runs it, not the sweep's grids (only --grid gpu may hold runs of it): benchmark.sh --only hands the
+    # invocation over to it (sweep/handover.py)
     command_set = ""
-    command_dry_run = False  # its command set takes --dry-run: its plan and estimate, nothing run
 
     def runs(self, choices: Choices) -> list:
         return []
@@ -620,7 +620,7 @@ class CommandSet(Experiment):
 
 class Exp10(CommandSet):
     name, topic = "exp10", "a search's wall time per DQN design, on Doors"
-    command_set, command_dry_run = "tools/exp10.sh", True
+    command_set = "tools/exp10.sh"
 
 
 class Exp11(CommandSet):
@@ -630,12 +630,12 @@ class Exp11(CommandSet):
 
 class Exp13(CommandSet):
     name, topic = "exp13", "the same wall-clock budget spent four ways"
-    command_set, command_dry_run = "tools/exp13.py", True
+    command_set = "tools/exp13.py"
 
 
 class Exp15(CommandSet):
     name, topic = "exp15", "the search at the trial lengths users run"
-    command_set, command_dry_run = "tools/exp15.py", True
+    command_set = "tools/exp15.py"
 
 
 WARMUP, EXP1, EXP2, EXP3, EXP4 = Warmup(), Exp1(), Exp2(), Exp3(), Exp4()

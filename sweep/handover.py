@@ -1,8 +1,7 @@
 """benchmark.sh --only EXP where EXP is a command set's (its object's command_set) and the grid holds no run of it: the
 invocation is handed over to that command set, which plans its folder and estimates itself (those of tune.py's studies
-resume it when rerun). --out is its folder, --dry-run its dry run (its plan and estimate; a command set without one:
-its command line), and the words after -- its own options (its --help lists them); no other option of the sweep
-applies."""
+resume it when rerun). --out is its folder, --dry-run its dry run (its estimate, nothing written), and the words after
+-- its own options (its --help lists them); no other option of the sweep applies."""
 import dataclasses
 import os
 import shlex
@@ -24,15 +23,14 @@ def handed_over(options: Options, experiment: Experiment) -> bool:
 
 
 def command(options: Options, experiment: Experiment) -> list:
-    """The command set's command line: its tool, the folder, its own options, and --dry-run where it has one."""
+    """The command set's command line: its tool, the folder, its own options, and --dry-run for a dry run."""
     tool = os.path.join(ROOT, experiment.command_set)
     interpreter = [sys.executable] if tool.endswith(".py") else []
-    dry_run = ["--dry-run"] if options.dry_run and experiment.command_dry_run else []
-    return [*interpreter, tool, options.out, *options.sbatch_options, *dry_run]
+    return [*interpreter, tool, options.out, *options.sbatch_options, *(["--dry-run"] if options.dry_run else [])]
 
 
 def hand_over(options: Options, experiment: Experiment) -> int:
-    """Runs the command set (its exit status), or prints its command line for a dry run it has not."""
+    """Runs the command set: its exit status."""
     given = [field.name for field in dataclasses.fields(Options)
              if field.name not in USED and getattr(options, field.name) != getattr(Options(), field.name)]
     if given:
@@ -42,9 +40,5 @@ def hand_over(options: Options, experiment: Experiment) -> int:
     argv = command(options, experiment)
     line = shlex.join(os.path.relpath(word, ROOT) if word.startswith(os.path.join(ROOT, "tools")) else word
                       for word in argv)
-    if options.dry_run and not experiment.command_dry_run:
-        print(f"{experiment.name} is a command set of its own: {line}\n(no dry run of its own: it prints its plan "
-              "as it starts)")
-        return 0
     print(f"{experiment.name} is a command set of its own, run as: {line}", flush=True)
     return subprocess.run(argv, cwd=ROOT).returncode

@@ -849,9 +849,8 @@ def test_only_of_a_command_set_runs_it_on_out_with_its_own_options_and_passes_it
     result = planned("--only", "exp11", "--out", str(out), "--", "--trials", "3")
     assert result.returncode == 3 and result.stdout.startswith("exp11 is a command set of its own, run as: ")
     assert json.loads((tmp_path / "out.argv").read_text()) == [str(out), "--trials", "3"]
-    (tmp_path / "out.argv").unlink()
-    dry = planned("--only", "exp11", "--dry-run", "--out", str(out))  # no dry run of its own: its command line
-    assert dry.returncode == 0 and f"fake_set.py {out}" in dry.stdout and not (tmp_path / "out.argv").exists()
+    assert planned("--only", "exp11", "--dry-run", "--out", str(out)).returncode == 3
+    assert json.loads((tmp_path / "out.argv").read_text()) == [str(out), "--dry-run"]
 
 
 def test_only_of_a_command_set_with_a_dry_run_gives_its_plan_and_estimate_and_writes_nothing(tmp_path, capfd):
@@ -869,6 +868,14 @@ def test_only_of_a_command_set_refuses_the_sweeps_other_options_with_one_line():
         assert result.stderr.startswith(f"benchmark.sh: --only exp13 hands the invocation over to its command set, "
                                         f"tools/exp13.py, which takes --out, --dry-run and its own options after --, "
                                         f"not {option[0]}")
+
+
+def test_every_command_set_is_a_tool_here_that_takes_its_folder_and_dry_run():
+    named = [experiment for experiment in experiments.BY_NAME.values() if experiment.command_set]
+    assert {experiment.name for experiment in named} == {"exp10", "exp11", "exp12", "exp13", "exp14", "exp15"}
+    for experiment in named:
+        source = (REPO / experiment.command_set).read_text()
+        assert "--dry-run" in source and experiment.name in "".join(source.splitlines()[:3]), experiment.name
 
 
 def test_exp12_and_exp14_go_to_their_command_sets_but_on_the_gpu_grid_which_holds_their_runs():

@@ -10,6 +10,8 @@ from report import population
 from report.text import number_text
 from test_tune_report import COMPLETE, FAIL, make_study, trial
 import exp11
+import exp12
+import exp14
 
 F, C, TRIALS = 6.0, 0.5, 8  # minutes: a population process's fixed cost and its cost per agent; configurations
 
@@ -121,6 +123,20 @@ def test_exp11_refuses_bad_arguments_in_one_line(argv, message, capsys):
     assert stopped.value.code == 2 and message in capsys.readouterr().err
 
 
+def test_exp11s_exp12s_and_exp14s_dry_runs_estimate_their_first_sittings_minutes_and_write_nothing(tmp_path, capsys):
+    """At their defaults the estimates give the minutes their own sittings took (exp11 53, exp12 25): the pace they
+    carry."""
+    assert exp11.main([str(tmp_path / "exp11"), "--dry-run"]) == 0
+    assert capsys.readouterr().out == ("exp11: 10 studies of 64 trials of 25 iterations, about 53 min at the pace of "
+                                       "its first sitting (a 2-core AMD EPYC VM; another CPU, or a busy one, takes "
+                                       "longer)\n")
+    assert exp12.main([str(tmp_path / "exp12"), "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("exp12: 57 runs in 3 repeats of 6 iterations, about 25 min at the pace")
+    assert exp14.main([str(tmp_path / "exp14"), "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("exp14: 51 runs in 3 repeats, about ")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_exp11_runs_one_tune_study_per_env_and_way_with_the_same_sampler_space_and_seed(tmp_path, monkeypatch, capsys):
     commands = []
 
@@ -129,7 +145,9 @@ def test_exp11_runs_one_tune_study_per_env_and_way_with_the_same_sampler_space_a
 
     monkeypatch.setattr(exp11.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
     assert exp11.main([str(tmp_path), "--trials", "5", "--populations", "4,16"]) == 0
-    assert capsys.readouterr().out.startswith("before a reference sitting: `python -m pytest -m learning`")
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("exp11: 8 studies of 5 trials of 25 iterations, about ")
+    assert printed[1].startswith("before a reference sitting: `python -m pytest -m learning`")
     plan = json.load(open(tmp_path / "exp11.json"))
     assert {"family", "model", "stepping", "mhz", "vector", "microarchitecture"} <= set(plan["cpu_details"])
     assert [study["folder"] for study in plan["studies"]] == [

@@ -14,7 +14,7 @@ command resumes every one of them), OUT/exp11.json says what ran where, and `pyt
 OUT/REPORT.md. Defaults: N = 64 trials of I = 25 iterations of 16 envs x 128 steps (51,200 env steps), K = 3;
 53 minutes on a 2-core AMD EPYC VM (results/cpu-2core-exp11, docs/results.md). --tiny: 3 trials of 2 iterations
 of 4 envs x 32 steps, populations of 2, 1 re-evaluation seed, CartPole-v1 only (a test of the command set, no
-result)."""
+result). Its estimate comes first (--dry-run: only it, nothing written)."""
 import argparse
 import datetime
 import json
@@ -30,6 +30,11 @@ from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 
 ENVS = ("CartPole-v1", "Breakout-MinAtar")
 PLAN_FILE, SPACE_FILE = "exp11.json", "space.json"
+# the first sitting's pace (results/cpu-2core-exp11: 53 minutes on a 2-core AMD EPYC VM, its generation not recorded):
+# the seconds of a trial of 25 iterations per way (the two envs' mean; a population of N: its size's, or the nearest
+# size's), and of one re-evaluation seed of a study
+TRIAL_SECONDS = {"torch": 7.3, "linen": 7.36, 8: 3.3, 32: 1.77, 64: 1.52}
+PACE_ITERATIONS, EVAL_SEED_SECONDS = 25, 15
 
 
 def positive(text: str) -> int:
@@ -55,6 +60,7 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("--population-workers", type=positive, default=2,
                         help="population processes side by side (default 2: both cores; docs/results.md measures it)")
     parser.add_argument("--tiny", action="store_true", help="a test of the command set: no result")
+    parser.add_argument("--dry-run", action="store_true", help="print the estimate only, write nothing")
     return parser.parse_args(argv)
 
 
@@ -69,6 +75,18 @@ def studies(populations: list, trials: int, population_workers: int) -> list:
         ways.append((f"population{n}", f"ppo_linen_scan.py populations of {n}{at_a_time}", "ppo_linen_scan.py", workers,
                      n))
     return ways
+
+
+def estimate(envs: tuple, ways: list, options: argparse.Namespace) -> str:
+    """The studies and their minutes at the first sitting's pace, scaled by the trials and iterations."""
+    sizes = [size for size in TRIAL_SECONDS if isinstance(size, int)]
+    seconds = 0.0
+    for key, _, _, _, population in ways:
+        pace = TRIAL_SECONDS[min(sizes, key=lambda size: abs(size - population))] if population else TRIAL_SECONDS[key]
+        seconds += pace * options.trials * options.iterations / PACE_ITERATIONS + EVAL_SEED_SECONDS * options.eval_seeds
+    return (f"exp11: {len(envs) * len(ways)} studies of {options.trials} trials of {options.iterations} iterations, "
+            f"about {len(envs) * seconds / 60:.0f} min at the pace of its first sitting (a 2-core AMD EPYC VM; another "
+            "CPU, or a busy one, takes longer)")
 
 
 def write_float_space(out: str, algorithm: str = "ppo"):
@@ -108,8 +126,11 @@ def main(argv: list) -> int:
         sys.exit("exp11.py: --eval-seeds wants 0 or more")
     envs, workload = ENVS, ["--num-envs", "16", "--num-steps", "128", "--num-iterations", str(options.iterations)]
     if options.tiny:
-        envs, options.eval_seeds, options.populations = ENVS[:1], 1, [2]
+        envs, options.eval_seeds, options.populations, options.iterations = ENVS[:1], 1, [2], 2
         workload = ["--num-envs", "4", "--num-steps", "32", "--num-iterations", "2"]
+    print(estimate(envs, studies(options.populations, options.trials, options.population_workers), options), flush=True)
+    if options.dry_run:
+        return 0
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
     print(LEARNING_CHECK, flush=True)

@@ -2,7 +2,7 @@
 (Pendulum-v1) and on expensive ones (Brax's hopper and ant in JAX, MuJoCo's Hopper-v5 in C), and each env's share of
 an iteration; then their report.
 
-    python tools/exp12.py OUT [--repeats 3] [--iterations 6] [--tiny]
+    python tools/exp12.py OUT [--repeats 3] [--iterations 6] [--tiny] [--dry-run]
 
 One workload for every env, sized for a 2-core CPU: the scripts' defaults (8 envs x 256 steps, 10 epochs of 32
 minibatches, the small model), --iterations iterations. Every script runs every env it can: the JAX-env scripts
@@ -14,7 +14,7 @@ MJX). The JAX processes share one compilation cache (OUT/jax-cache): the
 first repeat compiles cold (its iteration 0 is the compile cost), the later ones load what it compiled, which leaves
 the steady iterations, the numbers compared, as they were. OUT/exp12.json says what ran where; `python -m
 report.continuous OUT` writes OUT/REPORT.md. --tiny: 1 repeat of 2 iterations of 4 envs x 16 steps, Pendulum-v1 only
-(a test of the command set, no result)."""
+(a test of the command set, no result). Its estimate comes first (--dry-run: only it, nothing written)."""
 import argparse
 import datetime
 import json
@@ -41,6 +41,9 @@ WORKLOAD = ["--num-envs", "8", "--num-steps", "256", "--num-minibatches", "32", 
 TINY_WORKLOAD = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
 ENV_COST_PROCESSES = 3
 BRAX_BACKENDS = ("mjx", "generalized", "positional", "spring")
+# the first sitting's pace (results/cpu-2core-exp12: 25 minutes for 57 runs of 6 iterations, the env costs included,
+# on a 2-core AMD EPYC VM, its generation not recorded)
+PACE_RUNS, PACE_ITERATIONS, PACE_MINUTES = 57, 6, 25
 
 
 def parse(argv: list) -> argparse.Namespace:
@@ -49,7 +52,18 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("--repeats", type=positive, default=3, help="runs of each (env, script), alternated")
     parser.add_argument("--iterations", type=positive, default=6, help="PPO iterations per run (default 6)")
     parser.add_argument("--tiny", action="store_true", help="a test of the command set: no result")
+    parser.add_argument("--dry-run", action="store_true", help="print the estimate only, write nothing")
     return parser.parse_args(argv)
+
+
+def estimate(envs: tuple, repeats: int, iterations: int) -> str:
+    """The runs and their minutes at the first sitting's pace, scaled by the runs and iterations (rough: a run's start
+    and compilation do not scale with its iterations)."""
+    runs = repeats * sum(len(variants) for *_, variants in envs)
+    minutes = PACE_MINUTES * runs / PACE_RUNS * iterations / PACE_ITERATIONS
+    return (f"exp12: {runs} runs in {repeats} repeat{'s' * (repeats > 1)} of {iterations} iterations, about "
+            f"{minutes:.0f} min at the pace of its first sitting (a 2-core AMD EPYC VM; another CPU, or a busy one, "
+            "takes longer)")
 
 
 def load() -> str:
@@ -108,6 +122,9 @@ def main(argv: list) -> int:
     envs, workload, repeats, iterations = ENVS, WORKLOAD, options.repeats, options.iterations
     if options.tiny:
         envs, workload, repeats, iterations = ENVS[:2], TINY_WORKLOAD, 1, 2
+    print(estimate(envs, repeats, iterations), flush=True)
+    if options.dry_run:
+        return 0
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
     print(LEARNING_CHECK, flush=True)

@@ -2,7 +2,7 @@
 Breakout-MinAtar in JAX, the Nature CNN on Breakout-v5 in ale-py's C++ env; each env's share of an iteration; then
 their report.
 
-    python tools/exp14.py OUT [--repeats 3] [--tiny]
+    python tools/exp14.py OUT [--repeats 3] [--tiny] [--dry-run]
 
 The cases, each at its scripts' own workload: MinAtar's CNN (`--network cnn`) at `--model-size small` (16 channels,
 128 units) for 15 iterations, timed to a mean return of 1.5 as well (the CNN learning test's threshold), and at
@@ -13,7 +13,8 @@ scripts once, in the same order, seed r: the repeats alternate. Each env's step 
 same regime (tools/cnn_env_cost.py, 3 processes each). The JAX processes share one compilation cache (OUT/jax-cache):
 the first repeat compiles cold, the later ones load what it compiled. OUT/exp14.json says what ran where; `python -m
 report.cnn OUT` writes OUT/REPORT.md. --tiny: 1 repeat of 2 iterations of 4 envs x 16 steps, MinAtar small and
-Atari (a test of the command set, no result). The estimate of its runs and minutes comes first."""
+Atari (a test of the command set, no result). The estimate of its runs and minutes comes first (--dry-run: only
+it, nothing written)."""
 import argparse
 import datetime
 import json
@@ -83,6 +84,7 @@ def parse(argv: list) -> argparse.Namespace:
     parser.add_argument("out", help="the folder of exp14's runs and report")
     parser.add_argument("--repeats", type=positive, default=3, help="runs of each (case, script), alternated")
     parser.add_argument("--tiny", action="store_true", help="a test of the command set: no result")
+    parser.add_argument("--dry-run", action="store_true", help="print the estimate only, write nothing")
     return parser.parse_args(argv)
 
 
@@ -122,9 +124,11 @@ def main(argv: list) -> int:
         cases = [case._replace(workload=TINY_WORKLOAD, iterations=2, seconds=10) for case in CASES
                  if case.threshold or case.backend == "ALE"]
         repeats = 1
+    print(estimate(cases, repeats), flush=True)
+    if options.dry_run:
+        return 0
     out = os.path.abspath(options.out)
     os.makedirs(out, exist_ok=True)
-    print(estimate(cases, repeats), flush=True)
     print(LEARNING_CHECK, flush=True)
     cache = os.path.join(out, "jax-cache")
     plan = {**command_set_machine(), "cache_empty_at_start": not (os.path.isdir(cache) and os.listdir(cache)),
