@@ -99,7 +99,7 @@ def test_a_sweeps_report_gives_exp14s_gpu_runs_each_cases_ratios_under_the_cases
     assert "Nature CNN: fastest atari_linen (jit); the slowest script takes 2.00× its steady iteration" in report
 
 
-def test_exp14_estimates_then_times_each_env_alone_then_runs_every_cases_scripts_once_per_repeat(tmp_path, monkeypatch,
+def test_exp14_estimates_times_each_env_alone_runs_every_cases_scripts_once_per_repeat_and_resumes(tmp_path, monkeypatch,
                                                                                                    capsys):
     commands = []
 
@@ -126,3 +126,12 @@ def test_exp14_estimates_then_times_each_env_alone_then_runs_every_cases_scripts
         assert (plan["runs"][index]["case"], plan["runs"][index]["repeat"]) == (case_name, repeat)
     assert plan["cache_empty_at_start"] and [cost["env"] for cost in plan["env_costs"]] == ["Breakout-MinAtar",
                                                                                           "Breakout-v5"]
+    commands.clear()  # rerun with a third repeat: the folder resumed, only the third repeat's runs left to run
+    assert exp14.main([str(tmp_path), "--repeats", "3"]) == 0
+    assert len(commands) == len(per_repeat) + 1 and all("--seed 3 " in " ".join(command) for command in commands[:-1])
+    plan = json.load(open(tmp_path / "exp14.json"))
+    assert len(plan["runs"]) == 3 * len(per_repeat) and len(plan["env_costs"]) == 2 and len(plan["resumed"]) == 1
+    with pytest.raises(SystemExit) as refused:  # other settings: refused, the folder untouched
+        exp14.main([str(tmp_path), "--tiny"])
+    assert str(refused.value.code).startswith(f"exp14.py: {tmp_path} holds a sitting of other settings (its iterations")
+    assert json.load(open(tmp_path / "exp14.json")) == plan

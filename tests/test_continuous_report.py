@@ -2,12 +2,14 @@
 known seconds, no script run; and its bad input."""
 import json
 import os
+import sys
 
 import pytest
 
 from events import write_run
 from report import continuous
 from test_plot import run_plot
+import exp12
 
 # (env, backend): {label: steady seconds}, and the env's steps per iteration in seconds
 STEADY = {
@@ -91,3 +93,31 @@ def test_a_sweeps_report_gives_exp12s_gpu_runs_each_scripts_ratio_per_env(tmp_pa
     section = (tmp_path / "REPORT.md").read_text().split("Continuous control on Brax's envs (exp12)")[1]
     assert "| continuous_linen (jit) | 0.05 | 1.00× |" in section
     assert "| continuous_torch (env-jit) | 0.2 | 4.00× |" in section
+
+
+def test_exp12_times_the_envs_runs_every_scripts_env_per_repeat_and_resumes_a_folder_of_its_settings(tmp_path,
+                                                                                                       monkeypatch):
+    """--tiny (Pendulum-v1 in gymnax and Gymnasium), every process faked: the env costs, one run per (env, script),
+    the report; rerun, the folder resumes with nothing left to run; rerun with other settings, it is refused."""
+    commands = []
+
+    class Ended:
+        returncode, stdout = 0, json.dumps({"first_call_seconds": 1.0, "seconds": [0.5]}) + "\n"
+
+    monkeypatch.setattr(exp12.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
+    monkeypatch.setattr(exp12, "commit", lambda: "abc1234")
+    monkeypatch.setattr(exp12, "command_set_machine", lambda: {"machine": "a CPU"})
+    assert exp12.main([str(tmp_path), "--tiny"]) == 0
+    runs = [command for command in commands if "--run-name" in command]
+    scripts = [variant.file for _, _, _, variants in exp12.ENVS[:2] for variant in variants]
+    assert [os.path.basename(command[1]) for command in runs] == scripts
+    assert commands[-1][1:] == ["-m", "report.continuous", str(tmp_path)]
+    plan = json.load(open(tmp_path / "exp12.json"))
+    commands.clear()
+    assert exp12.main([str(tmp_path), "--tiny"]) == 0  # resumed: only the report is made again
+    assert commands == [[sys.executable, "-m", "report.continuous", str(tmp_path)]]
+    resumed = json.load(open(tmp_path / "exp12.json"))
+    assert resumed["runs"] == plan["runs"] and len(resumed["resumed"]) == 1
+    with pytest.raises(SystemExit) as refused:
+        exp12.main([str(tmp_path), "--iterations", "3"])
+    assert str(refused.value.code).startswith(f"exp12.py: {tmp_path} holds a sitting of other settings (its workload")

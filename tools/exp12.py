@@ -14,7 +14,8 @@ MJX). The JAX processes share one compilation cache (OUT/jax-cache): the
 first repeat compiles cold (its iteration 0 is the compile cost), the later ones load what it compiled, which leaves
 the steady iterations, the numbers compared, as they were. OUT/exp12.json says what ran where; `python -m
 report.continuous OUT` writes OUT/REPORT.md. --tiny: 1 repeat of 2 iterations of 4 envs x 16 steps, Pendulum-v1 only
-(a test of the command set, no result). Its estimate comes first (--dry-run: only it, nothing written)."""
+(a test of the command set, no result). Its estimate comes first (--dry-run: only it, nothing written). Rerun with
+the same settings, it resumes OUT: what exp12.json holds stands, the rest runs."""
 import argparse
 import datetime
 import json
@@ -80,6 +81,24 @@ def save(out: str, plan: dict, name: str, ended: bool = False):
         json.dump(plan, f, indent=1)
 
 
+def resumed(out: str, name: str, plan: dict, settings: tuple) -> dict:
+    """The plan to go on with: OUT/name's where an earlier invocation wrote it with the same settings (those fields of
+    the plan), its runs and env costs kept and this invocation's start added to its "resumed" list; else plan. A folder
+    of other settings is refused."""
+    try:
+        with open(os.path.join(out, name)) as f:
+            previous = json.load(f)
+    except FileNotFoundError:
+        return plan
+    differ = [key for key in settings if previous.get(key) != plan[key]]
+    if differ:
+        sys.exit(f"{name.split('.')[0]}.py: {out} holds a sitting of other settings (its {', '.join(differ)}); rerun "
+                 "with its settings to resume it, or give another OUT")
+    previous.pop("end", None)
+    previous.setdefault("resumed", []).append({key: plan[key] for key in ("date", "load", "commit", "machine")})
+    return previous
+
+
 def jax_cache(out: str) -> dict:
     """The environment of every process: one persistent JAX compilation cache, every compilation kept."""
     return {**os.environ, "JAX_COMPILATION_CACHE_DIR": os.path.join(out, "jax-cache"),
@@ -134,20 +153,31 @@ def main(argv: list) -> int:
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
             "workload": " ".join(workload), "envs": [list(env[:3]) for env in envs], "env_costs": [],
             "brax_backends": [], "runs": []}
+    plan = resumed(out, PLAN_FILE, plan, ("workload", "iterations", "envs"))
+    timed = {(cost["env"], cost["backend"]) for cost in plan["env_costs"]}
     for env_id, backend, _, _ in envs:
-        print(f"exp12 env cost: {env_id} ({backend}), load {load()}", flush=True)
-        plan["env_costs"].append({"env": env_id, "backend": backend,
-                                  "processes": env_costs(env_id, backend, workload, options.tiny)})
-    for env_id in () if options.tiny else [env[0] for env in envs if env[1] == "Brax"]:
-        for brax_backend in BRAX_BACKENDS:
-            print(f"exp12 Brax backend: {env_id} on {brax_backend}, load {load()}", flush=True)
-            cost = env_costs(env_id, "Brax", workload, False, 1, brax_backend)[0]
-            plan["brax_backends"].append({"env": env_id, "brax_backend": brax_backend, **cost})
-    for repeat in range(1, repeats + 1):
-        for env_id, backend, _, variants in envs:
-            for variant in variants:
-                plan["runs"].append(run(out, env_id, backend, variant, repeat, workload, iterations))
-                save(out, plan, PLAN_FILE)
+        if (env_id, backend) not in timed:
+            print(f"exp12 env cost: {env_id} ({backend}), load {load()}", flush=True)
+            plan["env_costs"].append({"env": env_id, "backend": backend,
+                                      "processes": env_costs(env_id, backend, workload, options.tiny)})
+            save(out, plan, PLAN_FILE)
+    timed = {(cost["env"], cost["brax_backend"]) for cost in plan["brax_backends"]}
+    brax_envs = () if options.tiny else [env[0] for env in envs if env[1] == "Brax"]
+    for env_id, brax_backend in [(env_id, brax_backend) for env_id in brax_envs for brax_backend in BRAX_BACKENDS
+                                 if (env_id, brax_backend) not in timed]:
+        print(f"exp12 Brax backend: {env_id} on {brax_backend}, load {load()}", flush=True)
+        cost = env_costs(env_id, "Brax", workload, False, 1, brax_backend)[0]
+        plan["brax_backends"].append({"env": env_id, "brax_backend": brax_backend, **cost})
+        save(out, plan, PLAN_FILE)
+    done = {(entry["env"], entry["backend"], entry["label"], entry["repeat"]) for entry in plan["runs"]}
+    left = [(env_id, backend, variant, repeat) for repeat in range(1, repeats + 1)
+            for env_id, backend, _, variants in envs for variant in variants
+            if (env_id, backend, variant.label, repeat) not in done]
+    if done:
+        print(f"exp12: {len(done)} runs already in {out}, {len(left)} to run", flush=True)
+    for env_id, backend, variant, repeat in left:
+        plan["runs"].append(run(out, env_id, backend, variant, repeat, workload, iterations))
+        save(out, plan, PLAN_FILE)
     save(out, plan, PLAN_FILE, ended=True)
     return subprocess.run([sys.executable, "-m", "report.continuous", out], cwd=ROOT).returncode
 

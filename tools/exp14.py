@@ -14,7 +14,7 @@ same regime (tools/cnn_env_cost.py, 3 processes each). The JAX processes share o
 the first repeat compiles cold, the later ones load what it compiled. OUT/exp14.json says what ran where; `python -m
 report.cnn OUT` writes OUT/REPORT.md. --tiny: 1 repeat of 2 iterations of 4 envs x 16 steps, MinAtar small and
 Atari (a test of the command set, no result). The estimate of its runs and minutes comes first (--dry-run: only
-it, nothing written)."""
+it, nothing written). Rerun with the same settings, it resumes OUT: what exp14.json holds stands, the rest runs."""
 import argparse
 import datetime
 import json
@@ -30,7 +30,7 @@ from sweep import variants as v  # noqa: E402 (the repository's root first)
 from sweep.experiments import EXP14  # noqa: E402
 from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 from exp11 import commit, positive  # noqa: E402 (tools/, this file's folder)
-from exp12 import jax_cache, load, save  # noqa: E402
+from exp12 import jax_cache, load, resumed, save  # noqa: E402
 
 PLAN_FILE = "exp14.json"
 
@@ -138,15 +138,22 @@ def main(argv: list) -> int:
             "cases": [{"case": case.case, "env": case.env, "backend": case.backend,
                        "workload": " ".join((*case.network, *case.workload)), "threshold": case.threshold}
                       for case in cases], "env_costs": [], "runs": []}
+    plan = resumed(out, PLAN_FILE, plan, ("iterations", "cases"))
+    timed = {(cost["env"], cost["backend"]) for cost in plan["env_costs"]}
     for env_id, backend, workload in dict.fromkeys((case.env, case.backend, case.workload) for case in cases):
-        print(f"exp14 env cost: {env_id} ({backend}), load {load()}", flush=True)
-        plan["env_costs"].append({"env": env_id, "backend": backend,
-                                  "processes": env_costs(env_id, workload, options.tiny)})
-    for repeat in range(1, repeats + 1):
-        for case in cases:
-            for variant in case.variants:
-                plan["runs"].append(run(out, case, variant, repeat))
-                save(out, plan, PLAN_FILE)
+        if (env_id, backend) not in timed:
+            print(f"exp14 env cost: {env_id} ({backend}), load {load()}", flush=True)
+            plan["env_costs"].append({"env": env_id, "backend": backend,
+                                      "processes": env_costs(env_id, workload, options.tiny)})
+            save(out, plan, PLAN_FILE)
+    done = {(entry["case"], entry["label"], entry["repeat"]) for entry in plan["runs"]}
+    left = [(case, variant, repeat) for repeat in range(1, repeats + 1) for case in cases for variant in case.variants
+            if (case.case, variant.label, repeat) not in done]
+    if done:
+        print(f"exp14: {len(done)} runs already in {out}, {len(left)} to run", flush=True)
+    for case, variant, repeat in left:
+        plan["runs"].append(run(out, case, variant, repeat))
+        save(out, plan, PLAN_FILE)
     save(out, plan, PLAN_FILE, ended=True)
     return subprocess.run([sys.executable, "-m", "report.cnn", out], cwd=ROOT).returncode
 
