@@ -1,7 +1,7 @@
 """benchmark.sh --only EXP where EXP is a command set's (its object's command_set) and the grid holds no run of it: the
 invocation is handed over to that command set, which plans its folder, estimates itself, and resumes the folder when
-rerun with the same settings. --out is its folder, --dry-run its dry run (its estimate, nothing written), and the words after
--- its own options (its --help lists them); no other option of the sweep applies."""
+rerun with the same settings. --out is its folder, --dry-run its dry run (its estimate, nothing written), and the
+words after -- its own options (its --help lists them); no other option of the sweep applies."""
 import dataclasses
 import os
 import shlex
