@@ -9,7 +9,6 @@ from sweep.experiments import ALL, EXP5, EXP6, EXP7, EXP8, EXP12, EXP14, WARMUP,
 GRIDS = ("study", "default", "gpu")
 
 
-
 class GpuPart(NamedTuple):
     """A part of --grid gpu's priority order: its letter, what it answers (docs/running.md's windows' plan) and its
     runs."""

@@ -13,6 +13,9 @@ from sweep.workload import Workload
 
 
 class Ledger:
+    """OUT's records read and judged: the finished runs and their durations, each ended run's verdict, the folder's
+    workload and a group's group.json."""
+
     def __init__(self, out: str, workload: Workload, parallel: int, cpu_count: int, timeout: int):
         self.out = out
         self.workload = workload
@@ -20,7 +23,6 @@ class Ledger:
         self.cpu_count = cpu_count
         self.timeout = timeout  # --timeout: an exit past it is a timeout
 
-    # load.txt, failed.txt): read as they are, never written.
     def path(self, *parts):
         return os.path.join(self.out, *parts)
 
