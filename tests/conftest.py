@@ -14,7 +14,9 @@ family and this budget's cuts after it (Inductor's ISA probe skipped, the Atari 
 fast subset 3:53, median of 3 (3:45-4:13), against 4:14 (4:12-4:50) the commit before, in turn (0.89x pair by pair,
 0.87-0.92; load 0.60 at the start), 2026-11-30 on the Zen 4: still over its 3 minutes there; the full suite
 20:03 (one run, load 1.86 at its start): at its 20. Later that day, after three more cuts (docs/running.md), the
-fast subset 3:44, median of 3 (3:41-4:15), and 3:57 in one run at the last of them: still over.
+fast subset 3:44, median of 3 (3:41-4:15), and 3:57 in one run at the last of them: still over. On 2026-11-30 at
+the house's session end (clean clones, alone, one run each): the full suite 19:43 through .ci/run (load 0.64 at its
+start), the fast subset 3:32 (load 0.97): the full suite at its 20 minutes, the fast subset still over its 3.
 `python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
 command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
 
