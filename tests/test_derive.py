@@ -87,3 +87,18 @@ def test_a_target_not_known_is_one_error_line_naming_the_targets(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and err.startswith("derive.py: error: argument --only: invalid choice: 'nope'")
+
+
+def test_the_planners_files_are_fresh_by_the_tools_own_check(capsys):
+    assert derive.main(["--check", "--only", "help", "windows", "spaces"]) == 0
+    assert capsys.readouterr().out == "help: checking\nwindows: checking\nspaces: checking\n"
+
+
+def test_a_tool_target_reports_a_stale_file_by_its_last_line_and_stops_on_a_failure(tmp_path, capsys):
+    fake = tmp_path / "fake.py"  # exit status from its first argument, one line out
+    fake.write_text("import sys\nprint('wrote x' if sys.argv[1] == '0' else 'x is stale')\nsys.exit(int(sys.argv[1]))\n")
+    assert derive.tool(str(fake), write=("0",), check=("1",))(True) == "x is stale"
+    assert derive.tool(str(fake), write=("0",), check=("0",))(True) is None
+    assert derive.tool(str(fake), write=("0",))(False) is None and capsys.readouterr().out == "wrote x\n"
+    with pytest.raises(derive.InputError, match="fake.py failed: x is stale"):
+        derive.tool(str(fake), write=("2",))(False)
