@@ -121,6 +121,7 @@ class Experiment(ReportView):
     # among them) runs it, not the sweep's grids (only --grid gpu may hold runs of it): benchmark.sh --only hands the
     # invocation over to it (sweep/handover.py)
     command_set = ""
+    report_module = ""  # its command set's report: report/<module>.py, run as python -m report.<module> FOLDER
 
     def runs(self, choices: Choices) -> list:
         return []
@@ -549,6 +550,7 @@ class Exp12(Experiment):
 
     name, topic = "exp12", "continuous control on expensive envs: does the framework matter less"
     command_set = "tools/exp12.py"
+    report_module = "continuous"
     answer_rank, headline_rank = 8, 8
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "continuous"
     GPU_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
@@ -577,6 +579,7 @@ class Exp14(Experiment):
 
     name, topic = "exp14", "what a CNN changes: convolutional agents"
     command_set = "tools/exp14.py"
+    report_module = "cnn"
     answer_rank, headline_rank = 9, 9
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "cnn"
     MINATAR_VARIANTS = (v.LINEN, v.NNX_CACHED, v.NNX_TREE, v.EQUINOX, v.TORCH, v.TORCH_COMPILE)
@@ -621,21 +624,25 @@ class CommandSet(Experiment):
 class Exp10(CommandSet):
     name, topic = "exp10", "a search's wall time per DQN design, on Doors"
     command_set = "tools/exp10.sh"
+    report_module = "search"
 
 
 class Exp11(CommandSet):
     name, topic = "exp11", "the same PPO search as trials in processes or as populations in one process"
     command_set = "tools/exp11.py"
+    report_module = "population"
 
 
 class Exp13(CommandSet):
     name, topic = "exp13", "the same wall-clock budget spent four ways"
     command_set = "tools/exp13.py"
+    report_module = "budget"
 
 
 class Exp15(CommandSet):
     name, topic = "exp15", "the search at the trial lengths users run"
     command_set = "tools/exp15.py"
+    report_module = "lengths"
 
 
 WARMUP, EXP1, EXP2, EXP3, EXP4 = Warmup(), Exp1(), Exp2(), Exp3(), Exp4()

@@ -870,12 +870,14 @@ def test_only_of_a_command_set_refuses_the_sweeps_other_options_with_one_line():
                                         f"not {option[0]}")
 
 
-def test_every_command_set_is_a_tool_here_that_takes_its_folder_and_dry_run():
+def test_every_command_set_is_a_tool_here_that_takes_its_folder_and_dry_run_and_has_a_report_module():
     named = [experiment for experiment in experiments.BY_NAME.values() if experiment.command_set]
     assert {experiment.name for experiment in named} == {"exp10", "exp11", "exp12", "exp13", "exp14", "exp15"}
     for experiment in named:
         source = (REPO / experiment.command_set).read_text()
         assert "--dry-run" in source and experiment.name in "".join(source.splitlines()[:3]), experiment.name
+        assert f"report.{experiment.report_module}" in source, experiment.name  # the report it ends with
+        assert (REPO / "report" / f"{experiment.report_module}.py").is_file()
 
 
 def test_exp12_and_exp14_go_to_their_command_sets_but_on_the_gpu_grid_which_holds_their_runs():

@@ -26,6 +26,10 @@ import time
 from typing import NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the planner's package, when run as tools/regenerate_reports.py
+
+from sweep.experiments import BY_NAME  # noqa: E402 (after the path)
+
 PROBLEM = "warning: chart problem: "
 
 
@@ -58,14 +62,14 @@ REPORTS = (
     Report("gpu-nvidia-h200", ("results/gpu-nvidia-h200",)),
     Report("gpu-nvidia-h200/vs-cpu-2core-exp7",
            ("--compare", "results/cpu-2core-exp7", "--vs", "results/gpu-nvidia-h200")),
-    # the command sets' sittings, each remade from its own records by its report module
-    Report("cpu-2core-exp10", module="search"),
-    Report("cpu-2core-exp10-repeats", module="search"),
-    Report("cpu-2core-exp11", module="population"),
-    Report("cpu-2core-exp12", module="continuous"),
-    Report("cpu-2core-exp13", module="budget"),
-    Report("cpu-2core-exp14", module="cnn"),
-    Report("cpu-2core-exp15", module="lengths"),
+    # the command sets' sittings, each remade from its own records by its command set's report module
+    Report("cpu-2core-exp10", module=BY_NAME["exp10"].report_module),
+    Report("cpu-2core-exp10-repeats", module=BY_NAME["exp10"].report_module),
+    Report("cpu-2core-exp11", module=BY_NAME["exp11"].report_module),
+    Report("cpu-2core-exp12", module=BY_NAME["exp12"].report_module),
+    Report("cpu-2core-exp13", module=BY_NAME["exp13"].report_module),
+    Report("cpu-2core-exp14", module=BY_NAME["exp14"].report_module),
+    Report("cpu-2core-exp15", module=BY_NAME["exp15"].report_module),
 )
 
 
