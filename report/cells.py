@@ -1,7 +1,7 @@
-"""The cells of the trial-length command sets (exp13's and exp15's): each (env, trial length, study seed) with its
-studies, one per way of searching, and the reruns of their best configurations on fresh seeds (score.json): loading
-them, grouping them, each way's best by a moment of its wall-time clock and its rerun values, and the chart of the
-best so far that both reports draw."""
+"""The cells of the trial-length command sets (those of the budget and lengths reports): each (env, trial length,
+study seed) with its studies, one per way of searching, and the reruns of their best configurations on fresh seeds
+(score.json): loading them, grouping them, each way's best by a moment of its wall-time clock and its rerun values,
+and the chart of the best so far that both reports draw."""
 import json
 import math
 import os
@@ -15,9 +15,9 @@ from report.folder import CHARTS, DPI, read_json_file
 from report.study import best_so_far, busy_seconds, completed, interval, merged, time_points, wall_seconds
 from search import Refused, storage
 
-WAYS = ("population", "trials", "pruned")  # exp15's order of the ways, whatever order a cell ran them in
+WAYS = ("population", "trials", "pruned")  # the lengths report's order of the ways, whatever order a cell ran them in
 SHORT = {"population": "populations", "trials": "trials in processes", "pruned": "TPE + Hyperband trials",
-         "seeds": "K seeds per trial", "pbt": "PBT"}  # exp13's ways too
+         "seeds": "K seeds per trial", "pbt": "PBT"}  # the budget report's ways too
 
 
 def cell_name(env: str, length: int, seed: int) -> str:

@@ -1,4 +1,4 @@
-"""The studies of a command set (exp10's, exp11's): the plan that lists them (DIR/<exp>.json), each study loaded from
+"""The studies of a search command set: the plan that lists them (DIR/<exp>.json), each study loaded from
 its folder with its figures and settings, what their reports compare across studies (each configuration's values,
 their spread across designs and their rank correlation) and the link to a study's own report."""
 import math
@@ -30,11 +30,11 @@ class Entry(NamedTuple):
     settings: Settings | None
     seed: int = 1  # the study seed (the samplers' seed)
     population: int = 0  # agents per process; 0: trials in processes
-    script: str = ""  # the script the plan names for the study (exp11's), "" where it names none
+    script: str = ""  # the script the plan names for the study, "" where it names none
 
 
 def read_plan(directory: str, plan_file: str) -> dict:
-    """DIR/plan_file (exp10.json, exp11.json); a folder without it, or a file that is not one, is refused."""
+    """DIR/plan_file (the command set's <exp>.json); a folder without it, or a file that is not one, is refused."""
     plan, path = read_json_file(directory, plan_file)
     studies = plan.get("studies") if isinstance(plan, dict) else None
     if not isinstance(studies, list) or not all(isinstance(item, dict) and STUDY_KEYS <= set(item) for item in studies):

@@ -31,7 +31,7 @@ GPU_PARTS = (
     GpuPart("a", "torch at its GPU best (CUDA graphs) beside Linen, with the warm-up run", warmup_and_graphs),
     GpuPart("b", "seeds 2 and 3: intervals for the GPU answer", EXP7.gpu_seed_runs),
     GpuPart("c", f"{EXP5.name}: the number of envs, up to 65,536", EXP5.gpu_runs),
-    GpuPart("d", f"{EXP6.name}: many agents on one GPU (exp11's populations)", EXP6.gpu_runs),
+    GpuPart("d", f"{EXP6.name}: many agents on one GPU (a search's populations)", EXP6.gpu_runs),
     GpuPart("e", f"{EXP8.name}: DQN", EXP8.gpu_runs),
     GpuPart("f", f"{EXP14.name}: convolutional agents (MinAtar's CNN, the Nature CNN)", EXP14.gpu_runs),
     GpuPart("g", f"{EXP7.name}: the rest of the ranking per model size", EXP7.gpu_runs),

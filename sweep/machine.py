@@ -89,8 +89,8 @@ def cpu_details(text: str) -> dict:
 
 
 def command_set_machine() -> dict:
-    """What a command set's plan (exp10.json and its successors) records of the CPU: its model name as `machine` and
-    its details (cpu_details)."""
+    """What a command set's plan (its <exp>.json) records of the CPU: its model name as `machine` and its details
+    (cpu_details)."""
     return {"machine": cpu_model(), "cpu_details": cpu_details(read_text("/proc/cpuinfo"))}
 
 

@@ -93,9 +93,9 @@ def test_every_commit_subject_since_the_rule_fits_in_72_characters():
 def test_only_the_registry_names_a_script_and_only_its_definition_and_section_an_experiment():
     """The sweep and the report read what a variant is from the registry (sweep/variants.py) and what an experiment is
     from its object (sweep/experiments.py): no other module of sweep/ or report/ names a script, and an experiment's
-    name stands only in sweep/experiments.py and its own section module (its `section`), in code, strings, comments
-    and docstrings alike."""
-    from sweep.experiments import ALL
+    name stands only in sweep/experiments.py and its own section module (its `section`; a command set's: its
+    `report_module`), in code, strings, comments and docstrings alike."""
+    from sweep.experiments import ALL, COMMAND_SETS
     from sweep.variants import SCRIPTS
 
     script = re.compile(r"\b(" + "|".join(map(re.escape, SCRIPTS)) + r")\b")
@@ -105,11 +105,11 @@ def test_only_the_registry_names_a_script_and_only_its_definition_and_section_an
     assert list(naming_scripts) == ["sweep/variants.py"], f"modules that name a script (ask the registry): {naming_scripts}"
     assert set(naming_scripts["sweep/variants.py"]) == set(SCRIPTS)
     strangers = {}
-    for experiment in ALL:
+    for experiment in ALL + COMMAND_SETS:  # a command set's own module is its report module
         name = re.compile(rf"(?<![-\w]){re.escape(experiment.name)}(?![-\w])")
         naming = {module for module, text in modules.items() if name.search(text)}
-        strangers.update({experiment.name: naming} if naming - {"sweep/experiments.py", f"report/{experiment.section}.py"}
-                         else {})
+        own = {"sweep/experiments.py", f"report/{experiment.section or experiment.report_module}.py"}
+        strangers.update({experiment.name: naming} if naming - own else {})
     assert not strangers, f"experiments named outside their definition and section (ask its object): {strangers}"
     sections = {experiment.name: experiment.section for experiment in ALL if not experiment.prepares}
     assert all(f"report/{section}.py" in modules for section in sections.values()), sections
