@@ -620,35 +620,20 @@ class CommandSet(Experiment):
     set resumes when rerun, and whose report its own report module writes (python -m report.<module> FOLDER); no run
     of any grid, no section of a sweep's report."""
 
-
-class Exp10(CommandSet):
-    name, topic = "exp10", "a search's wall time per DQN design, on Doors"
-    command_set = "tools/exp10.sh"
-    report_module = "search"
-
-
-class Exp11(CommandSet):
-    name, topic = "exp11", "the same PPO search as trials in processes or as populations in one process"
-    command_set = "tools/exp11.py"
-    report_module = "population"
-
-
-class Exp13(CommandSet):
-    name, topic = "exp13", "the same wall-clock budget spent four ways"
-    command_set = "tools/exp13.py"
-    report_module = "budget"
-
-
-class Exp15(CommandSet):
-    name, topic = "exp15", "the search at the trial lengths users run"
-    command_set = "tools/exp15.py"
-    report_module = "lengths"
+    def __init__(self, name: str, topic: str, command_set: str, report_module: str):
+        self.name, self.topic, self.command_set, self.report_module = name, topic, command_set, report_module
 
 
 WARMUP, EXP1, EXP2, EXP3, EXP4 = Warmup(), Exp1(), Exp2(), Exp3(), Exp4()
 EXP5, EXP6, EXP7, EXP8, EXP9, EXP12, EXP14 = Exp5(), Exp6(), Exp7(), Exp8(), Exp9(), Exp12(), Exp14()
 ALL = (WARMUP, EXP1, EXP2, EXP3, EXP4, EXP5, EXP6, EXP7, EXP8, EXP9, EXP12, EXP14)  # in run order
-COMMAND_SETS = (Exp10(), Exp11(), Exp13(), Exp15())  # the experiments only their command sets run
+COMMAND_SETS = (  # the experiments only their command sets run
+    CommandSet("exp10", "a search's wall time per DQN design, on Doors", "tools/exp10.sh", "search"),
+    CommandSet("exp11", "the same PPO search as trials in processes or as populations in one process", "tools/exp11.py",
+               "population"),
+    CommandSet("exp13", "the same wall-clock budget spent four ways", "tools/exp13.py", "budget"),
+    CommandSet("exp15", "the search at the trial lengths users run", "tools/exp15.py", "lengths"),
+)
 BY_NAME = {experiment.name: experiment for experiment in ALL + COMMAND_SETS}
 EXPERIMENTS = tuple(experiment.name for experiment in ALL if not experiment.prepares)  # the grids' experiments
 ONLY = EXPERIMENTS + tuple(experiment.name for experiment in COMMAND_SETS)  # what --only accepts

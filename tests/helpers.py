@@ -769,3 +769,14 @@ def top_level_sources(script: str) -> dict:
             target.id for target in getattr(node, "targets", []) if isinstance(target, ast.Name)]
         sources.update({name: ast.get_source_segment(source, node) for name in names})
     return sources
+
+
+def fake_command_set(monkeypatch, tool) -> list:
+    """Fakes every process that a command set's module (tools/exp12.py, tools/exp14.py) starts, and its commit and
+    machine: each process exits 0 printing one env-cost line. Returns the list each command is appended to."""
+    commands = []
+    ended = subprocess.CompletedProcess([], 0, json.dumps({"first_call_seconds": 1.0, "seconds": [0.5]}) + "\n")
+    monkeypatch.setattr(tool.subprocess, "run", lambda command, **kwargs: commands.append(command) or ended)
+    monkeypatch.setattr(tool, "commit", lambda: "abc1234")
+    monkeypatch.setattr(tool, "command_set_machine", lambda: {"machine": "a CPU"})
+    return commands

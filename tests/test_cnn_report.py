@@ -5,6 +5,7 @@ import json
 import pytest
 
 from events import write_run
+from helpers import fake_command_set
 from report import cnn
 from test_plot import run_plot
 import exp14
@@ -101,14 +102,7 @@ def test_a_sweeps_report_gives_exp14s_gpu_runs_each_cases_ratios_under_the_cases
 
 def test_exp14_estimates_times_each_env_alone_runs_every_cases_scripts_once_per_repeat_and_resumes(tmp_path, monkeypatch,
                                                                                                    capsys):
-    commands = []
-
-    class Ended:
-        returncode, stdout = 0, json.dumps({"first_call_seconds": 1.0, "seconds": [0.5]}) + "\n"
-
-    monkeypatch.setattr(exp14.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
-    monkeypatch.setattr(exp14, "commit", lambda: "abc1234")
-    monkeypatch.setattr(exp14, "command_set_machine", lambda: {"machine": "a CPU"})
+    commands = fake_command_set(monkeypatch, exp14)
     assert exp14.main([str(tmp_path), "--repeats", "2"]) == 0
     assert capsys.readouterr().out.startswith("exp14: 34 runs in 2 repeats, about 23 min at the pace of its first")
     costs = [command for command in commands if command[1].endswith("cnn_env_cost.py")]

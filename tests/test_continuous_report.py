@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from events import write_run
+from helpers import fake_command_set
 from report import continuous
 from test_plot import run_plot
 import exp12
@@ -99,14 +100,7 @@ def test_exp12_times_the_envs_runs_every_scripts_env_per_repeat_and_resumes_a_fo
                                                                                                        monkeypatch):
     """--tiny (Pendulum-v1 in gymnax and Gymnasium), every process faked: the env costs, one run per (env, script),
     the report; rerun, the folder resumes with nothing left to run; rerun with other settings, it is refused."""
-    commands = []
-
-    class Ended:
-        returncode, stdout = 0, json.dumps({"first_call_seconds": 1.0, "seconds": [0.5]}) + "\n"
-
-    monkeypatch.setattr(exp12.subprocess, "run", lambda command, **kwargs: commands.append(command) or Ended())
-    monkeypatch.setattr(exp12, "commit", lambda: "abc1234")
-    monkeypatch.setattr(exp12, "command_set_machine", lambda: {"machine": "a CPU"})
+    commands = fake_command_set(monkeypatch, exp12)
     assert exp12.main([str(tmp_path), "--tiny"]) == 0
     runs = [command for command in commands if "--run-name" in command]
     scripts = [variant.file for _, _, _, variants in exp12.ENVS[:2] for variant in variants]
