@@ -56,6 +56,11 @@ Rules that keep the suite inside the budget:
   tests' and the command sets' stand-in scripts) where the scripts are not what is under test. tune.py's end-to-end
   studies on real scripts are two (trials in processes, and a population); a fake repository's sweep times no env (the
   one real sweep does).
+- Draw a chart only where a test reads it (drawing is most of a synthetic report's time): the reports written in
+  this process save an empty file in each chart's place (charts_undrawn); a test that reads a chart asks for
+  drawn_charts (capture_figures does), a wider fixture draws within helpers.charts_drawn. The reports written in
+  processes draw every chart: the synthetic reference sweep's plot.py run in the fast subset, every committed report
+  remade in the full suite, both failing on a chart problem.
 - Short processes compile cheaply: every script's shared runs but the learning runs, the tools' end-to-end runs and
   this process's own JAX take XLA's cheapest CPU settings (helpers.FAST_COMPILE: the same numbers, compiled sooner);
   the learning runs, which execute more than they compile, keep XLA's defaults. Every shared run's torch uses
@@ -85,7 +90,7 @@ import time
 import pytest
 
 import ledger
-from helpers import FAST_COMPILE, SharedRuns
+from helpers import DRAWING, FAST_COMPILE, UNDRAWN, SharedRuns, draw_charts
 
 SHARED = {}
 # the kinds of background runs, in the order they start: a SharedRuns method's name, or the name of a function of a
@@ -249,3 +254,20 @@ def pytest_sessionfinish(session):
 @pytest.fixture(scope="session")
 def shared_runs():
     return shared()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def charts_undrawn():
+    """The reports written in this process save each chart as an empty file, its figure made but neither laid out,
+    rasterised nor checked by chart_problems (helpers.UNDRAWN): drawing is most of a synthetic report's time and most
+    tests read its text. A test that reads a chart asks for drawn_charts (a wider fixture: helpers.charts_drawn); the
+    reports written in processes (plot.py run as a user runs it, the committed reports remade) draw every chart."""
+    with pytest.MonkeyPatch.context() as patch:
+        draw_charts(patch, UNDRAWN)
+        yield
+
+
+@pytest.fixture
+def drawn_charts(monkeypatch):
+    """The test's charts drawn and checked for real (through its monkeypatch: undone after any patch it makes)."""
+    draw_charts(monkeypatch, DRAWING)

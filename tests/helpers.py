@@ -1,6 +1,7 @@
 """Shared test helpers: run a script in a fresh process (or share one such run), read its TensorBoard event file."""
 import ast
 import concurrent.futures
+import contextlib
 import functools
 import glob
 import heapq
@@ -16,8 +17,10 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 from ledger import keyed
+from matplotlib.figure import Figure
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
+from report import charts
 from sweep import variants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -780,3 +783,23 @@ def fake_command_set(monkeypatch, tool) -> list:
     monkeypatch.setattr(tool, "commit", lambda: "abc1234")
     monkeypatch.setattr(tool, "command_set_machine", lambda: {"machine": "a CPU"})
     return commands
+
+
+# CHARTS: the reports written in this process draw a chart only where a test reads it (conftest.py's charts_undrawn)
+DRAWING = {"savefig": Figure.savefig, "chart_problems": charts.chart_problems}
+UNDRAWN = {"savefig": lambda figure, path, *args, **kwargs: open(path, "wb").close(), "chart_problems": lambda _: []}
+
+
+def draw_charts(patch: pytest.MonkeyPatch, drawing: dict):
+    """Through patch, charts saved as drawing says: DRAWING (laid out, rasterised, checked by chart_problems) or UNDRAWN
+    (an empty file in the chart's place: the figure's artists made, nothing laid out, nothing checked)."""
+    patch.setattr(Figure, "savefig", drawing["savefig"])
+    patch.setattr(charts, "chart_problems", drawing["chart_problems"])
+
+
+@contextlib.contextmanager
+def charts_drawn():
+    """Within: the charts drawn for real (for a fixture wider than one test whose report a test reads charts of)."""
+    with pytest.MonkeyPatch.context() as patch:
+        draw_charts(patch, DRAWING)
+        yield

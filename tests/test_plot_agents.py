@@ -55,7 +55,7 @@ def test_a_sweep_of_exp6_alone_opens_with_its_answer_and_draws_its_chart(exp6_al
     assert ("- [exp6 · CartPole-v1](#many-agents-one-vmapped-process-against-many-processes-exp6): At N = 8, one "
             "linen_scan (scan) process is 1.67× faster than linen (jit) processes 2 at a time and 3.33× faster than "
             "torch (env-jit) processes 2 at a time; one run: no interval.") in section(report, "## The answer")
-    assert (root / "agents.png").stat().st_size > 10_000
+    assert (root / "agents.png").exists()  # its drawing: test_the_time_axis_gives_a_vmapped_process_s_agents_...
 
 
 def test_the_answer_links_to_the_section_and_no_line_runs_long(exp6_alone):

@@ -10,6 +10,7 @@ import pytest
 from sweep.experiments import EXPERIMENTS
 from report import cost_model, scaling, text
 from events import write_exp5_runs, write_run
+from helpers import charts_drawn
 from test_plot import capture_figures, check_answer, run_plot, wordy_lines
 from test_plot_short_runs import section
 
@@ -31,9 +32,10 @@ def write_scaling_sweep(root):
 
 @pytest.fixture(scope="module")
 def exp5_alone(tmp_path_factory):
-    """A sweep of exp5 alone: the folder, plot.py's result and the report."""
+    """A sweep of exp5 alone: the folder, plot.py's result and the report (its two charts drawn for real)."""
     root = write_scaling_sweep(tmp_path_factory.mktemp("exp5"))
-    result = run_plot(root)
+    with charts_drawn():
+        result = run_plot(root)
     return root, result, (root / "REPORT.md").read_text()
 
 

@@ -36,7 +36,7 @@ def test_a_point_outside_its_axes_is_a_problem():
     assert problem.startswith("panel 1: 1 point(s) outside the limits of the y axis (1; series: rising)")
 
 
-def test_a_point_beyond_the_last_labelled_tick_is_a_problem_that_save_figure_mends(tmp_path, capsys):
+def test_a_point_beyond_the_last_labelled_tick_is_a_problem_that_save_figure_mends(tmp_path, capsys, drawn_charts):
     figure, (ax,) = new_figure("points", 1)
     ax.scatter([0, 1], [1.0, 5.5], label="points")
     log_axis(ax, "y", "×")  # ticks at 1, 2, 5: 5.5 above the last one
@@ -58,7 +58,7 @@ def test_a_legend_over_tick_labels_is_a_problem():
     assert problem.startswith("the legend covers") and "x tick label" in problem
 
 
-def test_clean_figures_have_no_problem_and_save_figure_makes_room_for_a_long_legend(tmp_path, capsys):
+def test_clean_figures_have_no_problem_and_save_figure_makes_room_for_a_long_legend(tmp_path, capsys, drawn_charts):
     figure, axes = new_figure("clean", 2)
     for ax in axes:  # category x axis, points with whiskers and a 1× line across (x in axes units)
         ax.errorbar([-0.2, 0.8], [1.5, 3.0], yerr=[[0.2, 0.5], [0.3, 0.5]], marker="o", linestyle="none", label="a")
@@ -86,7 +86,7 @@ def fake_run(seconds_to_reach, label, variant, mode):
     return {"run": run, "label": label, "variant": variant, "compile_mode": mode, "seed": 1}
 
 
-def test_the_time_to_reach_chart_puts_the_first_on_top_and_lists_those_that_never_reached_it(tmp_path, monkeypatch):
+def test_the_time_to_reach_chart_puts_the_first_on_top_and_lists_those_that_never_reached_it(tmp_path, monkeypatch, drawn_charts):
     figures, savefig = {}, Figure.savefig
     monkeypatch.setattr(Figure, "savefig", lambda figure, path, *args, **kwargs: (
         figures.setdefault(Path(path).name, figure), savefig(figure, path, *args, **kwargs))[1])

@@ -13,7 +13,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
-from helpers import ROOT
+from helpers import ROOT, charts_drawn
 from report import search as search_report, studies, study as study_report
 from search.storage import Settings, create, load, save_settings
 
@@ -81,7 +81,8 @@ EVALUATION = {"trial": 5, "value": 200.0, "params": configuration(4), "runs": [
 def main_report(tmp_path_factory):
     """The main study's folder and its REPORT.md's text."""
     folder = make_study(tmp_path_factory.mktemp("study"), MAIN_TRIALS, EVALUATION)
-    path = study_report.write_report(folder)
+    with charts_drawn():  # a test reads its charts
+        path = study_report.write_report(folder)
     with open(path) as f:
         return folder, f.read()
 
@@ -206,7 +207,7 @@ def exp10_report(tmp_path_factory):
         "total_timesteps": 20000,
         "studies": [{"part": part, "label": label, "folder": folder, "workers": WORKERS.get(k, 1)}
                     for k, (part, label, folder, _, _) in enumerate(studies)]}))
-    with open(search_report.write_report(str(directory))) as f:
+    with charts_drawn(), open(search_report.write_report(str(directory))) as f:  # a test reads its charts
         return directory, f.read()
 
 
@@ -302,7 +303,7 @@ def repeated_report(tmp_path_factory):
                          "cpu_details": {"vendor": "AuthenticAMD", "family": 25, "model": 1, "flags": []}}],
         "studies": [{"part": part, "label": label, "folder": f"{folder}-s{seed}", "workers": 1, "seed": seed,
                      "population": 2 if part == "p" else 0} for part, label, folder, seed, _, _ in studies]}))
-    with open(search_report.write_report(str(directory))) as f:
+    with charts_drawn(), open(search_report.write_report(str(directory))) as f:  # a test reads its charts
         return directory, f.read()
 
 
