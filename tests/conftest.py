@@ -62,9 +62,9 @@ Rules that keep the suite inside the budget:
   processes draw every chart: the synthetic reference sweep's plot.py run in the fast subset, every committed report
   remade in the full suite, both failing on a chart problem.
 - Short processes compile cheaply: every script's shared runs but the learning runs, the tools' end-to-end runs and
-  this process's own JAX take XLA's cheapest CPU settings (helpers.FAST_COMPILE: the same numbers, compiled sooner);
-  the learning runs, which execute more than they compile, keep XLA's defaults. Every shared run's torch uses
-  one intra-op thread (two processes share the two cores).
+  this process's own JAX take XLA's cheapest CPU settings (helpers.FAST_COMPILE: the same computation, compiled sooner,
+  rounded apart in the last bits); the learning runs, which execute more than they compile, keep XLA's defaults.
+  Every shared run's torch uses one intra-op thread (two processes share the two cores).
 - Every JAX process of the session shares one persistent compilation cache, and every torch.compile
   one Inductor cache, both empty when the session starts: the same function or primitive compiled twice (eager runs
   compile each primitive; runs that differ only by seed or sync timing compile the same functions) is compiled once.

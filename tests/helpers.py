@@ -356,11 +356,14 @@ DIVERGING = [
     "--num-envs", "4", "--num-steps", "16", "--num-minibatches", "1", "--update-epochs", "1", "--learning-rate", "1e30",
 ]
 EAGER_ITERATIONS = 3  # the probed eager run: iteration 2 must compile nothing that iterations 0 and 1 did not
-# XLA's cheapest CPU compile (LLVM unoptimised: the same numbers, compiled sooner, executed slower), for the short
+# XLA's cheapest CPU compile (LLVM unoptimised, XLA's elemental emitters instead of its fusion emitters, which cost
+# most of a small program's compile: the same computation, compiled ~30% sooner and executed slower, rounded apart from
+# XLA's defaults in the last bits of a float), for the short
 # processes whose time is compilation: every script's shared runs but the learning runs (the runs whose numbers a
 # test compares all compile alike), and the tools' end-to-end runs (a DQN_TINY run too: it compiles more than it
 # executes). The learning runs execute: XLA's defaults (DEFAULT_COMPILE)
-FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+FAST_COMPILE = ("--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+                " --xla_cpu_use_fusion_emitters=false")
 CHEAP_COMPILE, DEFAULT_COMPILE = {"XLA_FLAGS": FAST_COMPILE}, {"XLA_FLAGS": ""}
 VERBOSE_IMPORTS = {"PYTHONVERBOSE": "1"}  # stderr lists every import (the JAX scripts must not import torch)
 # every shared run's torch on one intra-op thread: two runs share the two cores (this process's tests and a run in the
