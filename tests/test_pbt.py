@@ -205,7 +205,9 @@ def test_the_replay_of_the_best_agents_lineage_as_one_agent_reproduces_its_curve
     for tag in CURVE_TAGS:
         assert [value is None for value in got[tag]] == [value is None for value in expected[tag]], tag
         present = [(a, b) for a, b in zip(got[tag], expected[tag]) if a is not None]
-        np.testing.assert_allclose(*zip(*present), rtol=1e-4, atol=1e-7, err_msg=tag)
+        # the policy loss, near 0 (down to 1e-6), keeps the batched and unbatched programs' rounding apart in absolute
+        # terms: up to ~1.4e-7 after six iterations under the tests' cheap compile (helpers.FAST_COMPILE)
+        np.testing.assert_allclose(*zip(*present), rtol=1e-4, atol=1e-6, err_msg=tag)
 
 
 @pytest.mark.slow  # two compiled runs: the full suite runs it
