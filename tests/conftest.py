@@ -2,21 +2,13 @@
 
 Budget, on 2 idle cores: `python -m pytest` (the full suite, CI's command) at most 20 minutes on an AMD EPYC (about 12
 on an Intel Xeon); `python -m pytest -m "not slow"` at most 3 minutes there (Xeon: under 2), and it still runs every
-script once. Measured, whole processes, on an idle 2-core AMD EPYC of the Zen 5 generation (family 26, model 2;
-docs/running.md has the sittings): on 2026-11-28 the full suite 13:16, median of 3 (12:57-14:46), before this budget's
-changes 27:58 (one run, between the first two); on 2026-11-29, with the background queued from collection on and the
-iteration parities in the full suite only, the fast subset 2:47, median of 3 (2:44-2:57; pytest's own count 2:38-2:51),
-the commit before 3:08 (2:58-3:12), alternated (0.92x pair by pair; 4:09 before this budget's changes), and the full
-suite 13:07 (one run). On the Zen 4 EPYC (family 25, model 17), 2026-11-30, from clean clones (one run each): the full suite
-19:03 with its SLURM and browser tests (1-minute load 0.98 at its start), the fast subset 3:37 (load 1.5), still over
-its 3 minutes there; both cores stay busy throughout it (the ledger), so only less work shortens it. With the Atari
-family and this budget's cuts after it (Inductor's ISA probe skipped, the Atari JAX parities in the full suite), the
-fast subset 3:53, median of 3 (3:45-4:13), against 4:14 (4:12-4:50) the commit before, in turn (0.89x pair by pair,
-0.87-0.92; load 0.60 at the start), 2026-11-30 on the Zen 4: still over its 3 minutes there; the full suite
-20:03 (one run, load 1.86 at its start): at its 20. Later that day, after three more cuts (docs/running.md), the
-fast subset 3:44, median of 3 (3:41-4:15), and 3:57 in one run at the last of them: still over. On 2026-11-30 at
-the house's session end (clean clones, alone, one run each): the full suite 19:43 through .ci/run (load 0.64 at its
-start), the fast subset 3:32 (load 0.97): the full suite at its 20 minutes, the fast subset still over its 3.
+script once. Measured, whole processes, alone (docs/running.md has every sitting): on the Zen 4 EPYC (family 25,
+model 17), 2026-11-30, the fast subset 2:56, median of 3 (2:55-2:58), against 3:41 (3:40-3:49) before its charts were
+drawn only where a test reads them and its cheap XLA compile turned the fusion emitters off, in turn from clean clones
+(0.79x pair by pair, 0.78-0.80; 1-minute load 1.08 at the start); the full suite 17:37 through .ci/run (one run,
+load 0.34 at its start; pytest's count; 18:57 with the install), 19:43 before. On the Zen 5 EPYC (family 26, model 2), 2026-11-29, before the
+Atari family: the fast subset 2:47, median of 3 (2:44-2:57), the full suite 13:07 (one run). Both cores stay busy to
+the end (the ledger): only less work shortens the suite, and the Zen 4 has the fast subset within 4 s of its 3 minutes.
 `python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
 command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
 
