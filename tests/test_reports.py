@@ -86,7 +86,8 @@ def fake_run(seconds_to_reach, label, variant, mode):
     return {"run": run, "label": label, "variant": variant, "compile_mode": mode, "seed": 1}
 
 
-def test_the_time_to_reach_chart_puts_the_first_on_top_and_lists_those_that_never_reached_it(tmp_path, monkeypatch, drawn_charts):
+def test_the_time_to_reach_chart_puts_the_first_on_top_and_lists_those_that_never_reached_it(tmp_path, monkeypatch,
+                                                                                             drawn_charts):
     figures, savefig = {}, Figure.savefig
     monkeypatch.setattr(Figure, "savefig", lambda figure, path, *args, **kwargs: (
         figures.setdefault(Path(path).name, figure), savefig(figure, path, *args, **kwargs))[1])
