@@ -3,13 +3,13 @@
 Budget, on 2 idle cores: `python -m pytest` (the full suite, CI's command) at most 20 minutes on an AMD EPYC (about 12
 on an Intel Xeon); `python -m pytest -m "not slow"` at most 3 minutes there (Xeon: under 2), and it still runs every
 script once. Measured, whole processes, alone (docs/running.md has every sitting): on the Zen 4 EPYC (family 25,
-model 17), 2026-11-30, the fast subset 2:56, median of 3 (2:55-2:58), against 3:41 (3:40-3:49) before its charts were
+model 17), 2026-11-30, the fast subset 2:59, median of 3 (2:55-3:01), against 3:48 (3:44-3:49) before its charts were
 drawn only where a test reads them and its cheap XLA compile turned the fusion emitters off, in turn from clean clones
-(0.79x pair by pair, 0.78-0.80; 1-minute load 1.08 at the start); the full suite 17:37 through .ci/run (one run, load
+(0.78x pair by pair, 0.78-0.79; 1-minute load 0.46 at the start); the full suite 17:37 through .ci/run (one run, load
 0.34 at its start; pytest's count; 18:57 with the install), 19:43 before. On the Zen 5 EPYC (family 26, model 2),
 2026-11-29, before the Atari family: the fast subset 2:47, median of 3 (2:44-2:57), the full suite 13:07 (one run).
-Both cores stay busy to the end (the ledger): only less work shortens the suite, and the Zen 4 has the fast subset
-within 4 s of its 3 minutes.
+Both cores stay busy to the end (the ledger): only less work shortens the suite. On the Zen 4 the fast subset is at
+its 3 minutes, not under them: one run in three took 3:01.
 `python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
 command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
 
