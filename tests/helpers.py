@@ -45,7 +45,7 @@ def profiled(script: str) -> tuple:
 # algorithm and num_seeds; a script's default mode is its row without flags.
 def default_row(script: str) -> variants.Variant:
     """The registry row of the script's (a file name's) default mode: the one without flags."""
-    return next(row for row in variants.of_script(script[: -len(".py")]) if not row.flags)
+    return variants.default_row(script[: -len(".py")])
 
 
 # ppo_linen_pbt.py's agents copy each other and change their hyperparameters as they train (PBT): its runs are not the
@@ -62,15 +62,13 @@ def registry_scripts(algorithm: str, **fields) -> list:
             and all(getattr(row, name) == value for name, value in fields.items())]
 
 
-# the eager flags of the modes a script has but no sweep runs (no registry row): tested all the same
-UNSWEPT_EAGER_FLAG = {variants.LINEN_GYMNASIUM.file: "--no-jit"}
-
-
 def eager_flag(script: str) -> str | None:
-    """The flag of the script's eager mode ("none"), from its registry row or UNSWEPT_EAGER_FLAG; None if it has none."""
-    rows = [row for row in variants.of_script(script[: -len(".py")]) if row.eager]
-    assert all(len(row.flags) == 1 for row in rows), rows
-    return rows[0].flags[0] if rows else UNSWEPT_EAGER_FLAG.get(script)
+    """The flag of the script's eager mode ("none"): its registry row's, or its default row's among the modes no sweep
+    runs (tested all the same); None if it has none."""
+    flags = [row.flags for row in variants.of_script(script[: -len(".py")]) if row.eager]
+    flags += [mode_flags for mode, mode_flags in default_row(script).unswept if mode == "none"]
+    assert all(len(mode_flags) == 1 for mode_flags in flags), flags
+    return flags[0][0] if flags else None
 
 
 # every variant and the flag that turns its compilation off (None: the script always compiles, or never does)
@@ -94,6 +92,7 @@ NATIVE_SCRIPTS = registry_scripts(variants.PPO, backend=variants.TORCH_ENV)
 # compile mode each names by default
 DQN_COMPILE_MODE = {script: default_row(script).mode for script in registry_scripts(variants.DQN)}
 DQN_SCRIPTS = list(DQN_COMPILE_MODE)
+DQN_EAGER_FLAG = {script: eager_flag(script) for script in DQN_SCRIPTS if eager_flag(script)}  # no sweep runs them
 DQN_GYMNASIUM_SCRIPTS = registry_scripts(variants.DQN, backend=variants.GYMNASIUM)  # on Gymnasium (NumPy, CPU) envs
 DQN_GYMNAX_SCRIPTS = [script for script in DQN_SCRIPTS if script not in DQN_GYMNASIUM_SCRIPTS]
 DQN_TORCH_GYMNAX_SCRIPTS = registry_scripts(variants.DQN, framework="torch", backend=variants.GYMNAX)  # torch agents

@@ -1,8 +1,8 @@
 """tools/derive.py, the one command that writes every derived file: its own writers (help.txt's counts and estimates,
-docs/running.md's windows' plan, docs/tuning.md's spaces) bring a stale copy back to the code's text;
-answer_table.py --write and the golden dry runs' --check, which it runs; its bad input. Each derived file's freshness
-has its own test (test_benchmark.py, test_gpu_sitting.py, test_golden_dry_runs.py, test_tune.py, test_readme.py,
-test_ease_of_use.py, test_harness.py, test_reports.py)."""
+docs/running.md's windows' plan, docs/tuning.md's spaces, docs/method.md's variants) bring a stale copy back to the
+code's text; answer_table.py --write and the golden dry runs' --check, which it runs; its bad input. Each derived
+file's freshness has its own test (test_benchmark.py, test_gpu_sitting.py, test_golden_dry_runs.py, test_tune.py,
+test_readme.py, test_variants.py, test_ease_of_use.py, test_harness.py, test_reports.py)."""
 import re
 
 import pytest
@@ -51,6 +51,18 @@ def test_spaces_text_rewrites_tuning_mds_table_of_the_default_spaces_from_a_stal
     assert stale != tuning and derive.spaces_text(stale) == tuning
     with pytest.raises(derive.InputError, match="holds no table of the default spaces"):
         derive.spaces_text("# no table\n")
+
+
+def test_variants_text_rewrites_method_mds_table_of_variants_from_a_stale_copy():
+    method = (ROOT / "docs" / "method.md").read_text()
+    rows = method.split(derive.VARIANTS_HEADER)[1].split("\n\n")[0].split("\n")
+    assert [row.split("`")[1] for row in rows] == [f"{script}.py" for script in derive.variants.SCRIPTS]
+    assert "| `ppo_torch_native.py` | PyTorch, env in torch | `eager` (default), `compile` (`--compile`), " \
+           "`compile+cudagraphs` (`--compile --cudagraphs`, GPU only) |" in rows[11]
+    stale = method.replace("\n".join(rows), "\n".join(rows[1:3]).replace("(default)", "(the default)"))
+    assert stale != method and derive.variants_text(stale) == method
+    with pytest.raises(derive.InputError, match="holds no table of variants"):
+        derive.variants_text("# no table\n")
 
 
 def test_answer_table_write_replaces_a_stale_table_in_place_and_refuses_a_file_without_one(tmp_path, capsys,

@@ -23,10 +23,9 @@ import dqn_torch_compile
 import dqn_torch_gymnasium
 from flax import nnx
 from helpers import (
-    DQN_COMPILE_MODE, DQN_GYMNAX_SCRIPTS, DQN_LEARNED_RETURN, DQN_LEARNING_TIMESTEPS, DQN_SCRIPTS, DQN_TAGS, DQN_TINY,
-    DQN_TORCH_GYMNAX_SCRIPTS, ROOT, auto_device, final_return, import_keeping_flax_config, learning_params, read_run,
-    table,
-    top_level_sources,
+    DQN_COMPILE_MODE, DQN_EAGER_FLAG, DQN_GYMNAX_SCRIPTS, DQN_LEARNED_RETURN, DQN_LEARNING_TIMESTEPS, DQN_SCRIPTS,
+    DQN_TAGS, DQN_TINY, DQN_TORCH_GYMNAX_SCRIPTS, ROOT, auto_device, final_return, import_keeping_flax_config,
+    learning_params, read_run, table, top_level_sources,
 )
 
 dqn_nnx, NNX_PINS = import_keeping_flax_config("dqn_nnx")  # tree mode, pinned at import: set per test (tree_mode)
@@ -434,7 +433,7 @@ def dqn_eager_run(shared_runs, script, flag, background=False):
 
 @pytest.mark.slow
 @pytest.mark.background.with_args(dqn_eager_run)
-@pytest.mark.parametrize("script,flag", [("dqn_linen_gymnasium.py", "--no-jit"), ("dqn_torch.py", "--no-jit-env")])
+@pytest.mark.parametrize("script,flag", list(DQN_EAGER_FLAG.items()))
 def test_the_eager_mode_takes_the_same_transitions_op_by_op(script, flag, shared_runs):
     """Epsilon 1 as in the pair test: the eager mode ("none") stores what the compiled mode stores, over the first 2
     of its 4 iterations (op by op, each gradient step costs ~0.1 s)."""

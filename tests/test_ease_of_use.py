@@ -80,11 +80,25 @@ def test_every_top_level_ppo_and_dqn_script_has_a_row_and_a_sibling_of_its_famil
     assert len(rows) == sum(len(script.modes) for script in eou.SCRIPTS.values())
     for name, script in eou.SCRIPTS.items():
         assert script.sibling is None or script.sibling[:4] == name[:4], name
-    for row in eou.NOTES:  # the rows are the registry's, their siblings its own
-        assert variants.variant(row.script, row.mode) is row
+    for row in variants.VARIANTS:  # the rows with a note are listed, their siblings the registry's
+        assert (row.mode in [mode.mode for mode in eou.SCRIPTS[row.file].modes]) == bool(row.note), row.label
         assert eou.SCRIPTS[row.file].sibling == (f"{row.sibling}.py" if row.sibling else None), row.label
     assert sorted(name for name, script in eou.SCRIPTS.items() if script.sibling is None) == [
         "dqn_linen.py", "ppo_atari_linen.py", "ppo_continuous_linen.py", "ppo_linen.py"]
+
+
+def test_a_mode_is_timed_in_the_first_sweep_that_ran_it_and_an_untimed_one_says_why_where_the_tool_knows():
+    def ran(*pairs):  # a sweep's summary rows of its cell, and its system.json
+        return [{"variant": variant, "compile_mode": mode} for variant, mode in pairs], {}
+
+    first, second = list(eou.SWEEPS)[:2]
+    sweeps = {label: ran() for label in eou.SWEEPS} | {second: ran(("ppo_new", "jit"))}
+    assert eou.timed_in(sweeps, "ppo_new", "jit") == second
+    sweeps[first] = ran(("ppo_new", "jit"))
+    assert eou.timed_in(sweeps, "ppo_new", "jit") == first
+    assert eou.timed_in(sweeps, "ppo_new", "none") is None
+    assert eou.untimed(eou.Mode("jit", "a note", "new (jit)"), variants.PPO) == "no sweep"
+    assert eou.untimed(eou.Mode("jit", "a note", "new (jit)"), variants.PPO_ATARI).startswith("no sweep (exp14's")
 
 
 @pytest.fixture
@@ -107,7 +121,8 @@ def test_the_copied_repository_gives_the_committed_page(copied_root):
 @pytest.mark.parametrize("break_it, expected", [
     (lambda root: (root / "ppo_torch.py").write_text((root / "ppo_torch.py").read_text().replace(
         "# BENCHMARK HARNESS", "# benchmark harness")), "ppo_torch.py has no line starting '# BENCHMARK HARNESS'"),
-    (lambda root: (root / "ppo_new.py").write_text("# BENCHMARK HARNESS\n"), "ppo_new.py: no entry"),
+    (lambda root: (root / "ppo_new.py").write_text("# BENCHMARK HARNESS\n"),
+     "ppo_new.py: no row of sweep/variants.py with a note"),
     (lambda root: (root / "results" / "cpu-2core-exp7" / "summary.csv").unlink(), "results/cpu-2core-exp7"),
 ])
 def test_bad_input_is_one_error_line_and_exit_2_without_traceback(copied_root, break_it, expected):

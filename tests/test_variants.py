@@ -1,6 +1,6 @@
 """The registry of variants (sweep/variants.py) is consistent with itself, with the scripts at the repository root (each
-row's flags are options of its script's Args) and with docs/method.md's table of variants and compile modes. No
-process is started: the scripts' Args are read with ast."""
+row's flags and every option it names are options of its script's Args), and docs/method.md's table of variants and
+compile modes is the one it gives. No process is started: the scripts' Args are read with ast."""
 import ast
 import functools
 import glob
@@ -9,17 +9,13 @@ import re
 
 import pytest
 
-from helpers import EAGER_FLAG, ROOT
+import derive
+from helpers import ROOT
 from report.settings import OTHER_COLORS
 from sweep import variants
 from sweep.variants import VARIANTS
 
 METHOD = os.path.join(ROOT, "docs", "method.md")
-# docs/method.md's framework column, by its start: the registry's framework
-FRAMEWORKS = {"Flax Linen": "linen", "Flax NNX": "nnx", "Equinox": "equinox", "PyTorch": "torch"}
-# what the framework column says of the env after its comma (nothing: the gymnax env): the registry's backend
-BACKENDS = {"env in JAX": variants.GYMNAX, "env in NumPy": variants.GYMNASIUM, "env in torch": variants.TORCH_ENV,
-            "env in C++": variants.ALE}
 
 
 @functools.cache
@@ -129,61 +125,23 @@ def test_the_flag_check_refuses_what_a_script_does_not_take():
     assert refused_flags(variants.LINEN_GYMNASIUM.file, ("--vectorization",)) == ["--vectorization None"]
 
 
-# DOCS/METHOD.MD
-def top_level_items(cell: str) -> list:
-    """The cell's comma-separated items, commas inside parentheses kept."""
-    items, depth, start = [], 0, 0
-    for index, char in enumerate(cell):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            items.append(cell[start:index].strip())
-            start = index + 1
-    return items + [cell[start:].strip()]
-
-
-def method_table() -> dict:
-    """{file: (framework cell, [(mode, flags, every option the item names)])} of docs/method.md's table of variants.
-    An item is '`mode`', '`mode` (default)' or '`mode` (`--flag value`, …)'; a script with one mode lists options in
-    its parentheses, not flags; '`+x` added with `--x`' is a modifier (mode '+x', no flags)."""
-    with open(METHOD) as f:
-        section = f.read().split("\n## Variants and compile modes\n")[1].split("\n## ")[0]
-    table = {}
-    for file, framework, cell in re.findall(r"^\| `(\w+\.py)` \| ([^|]*) \| ([^|]*) \|", section, re.M):
-        items = [(re.match(r"`([^`]+)`", item), item) for item in top_level_items(cell.strip())]
-        assert all(match for match, _ in items), cell
-        modes = []
-        for match, item in items:
-            named = [tuple(option.split()) for option in re.findall(r"`(--[^`]+)`", item)]
-            paren = re.match(r"`[^`]+` \((.*)\)$", item)
-            flags = named[0] if named and paren and len(items) > 1 and not match[1].startswith("+") else ()
-            modes.append((match[1], flags, named))
-        assert file not in table, f"{file}: two rows"
-        table[file] = (framework.strip(), modes)
-    return table
-
-
-def test_method_md_lists_every_registry_row_with_its_flags_framework_and_env_backend():
-    table = method_table()
-    assert set(table) == {row.file for row in VARIANTS}
+# WHAT THE DOCS SAY: docs/method.md's table of variants and docs/ease-of-use.md are written from the rows
+def test_what_the_docs_say_of_a_script_sits_on_its_default_row_and_every_option_named_is_one_it_takes():
     for row in VARIANTS:
-        framework, modes = table[row.file]
-        flags = {mode: mode_flags for mode, mode_flags, _ in modes}
-        assert row.mode in flags, (row.label, framework)
-        assert flags[row.mode] == row.flags, row.label
-        assert FRAMEWORKS[next(name for name in FRAMEWORKS if framework.startswith(name))] == row.framework, row.label
-        env = framework.split(", ")[1] if ", " in framework else "env in JAX"
-        assert BACKENDS[env] == row.backend, row.label
+        assert not row.flags or (row.compiled, row.options, row.unswept) == ("", (), ()), row.label
+    for script in variants.SCRIPTS:
+        default = variants.default_row(script)
+        assert default.compiled and "|" not in default.compiled, script  # a cell of a markdown table
+        for option in default.options:  # a placeholder value ("--num-seeds N") passes where the option takes any value
+            assert not refused_flags(default.file, tuple(option.split())), (script, option)
+        for mode, flags in default.unswept:  # the modes no sweep runs are eager ones, one flag each
+            assert mode == "none" and len(flags) == 1 and not refused_flags(default.file, flags), (script, mode)
+            assert (script, mode) not in variants.BY_KEY, script
+    assert {row.script for row in VARIANTS if row.note} == set(variants.SCRIPTS)  # the ease-of-use page's rows
+    assert not any("|" in row.note for row in VARIANTS)
 
 
-def test_method_md_lists_no_mode_the_registry_lacks_but_the_scripts_eager_ones_and_every_option_it_names_exists():
-    """The modes the docs name that no sweep runs are eager modes ("none"); PPO's are the ones the tests run
-    (tests/helpers.py EAGER_FLAG); every option the table names, a modifier's too, is one its script takes."""
-    for file, (_, modes) in method_table().items():
-        for mode, flags, named in modes:
-            for option in named:  # a placeholder value ("--num-seeds N") passes where the option takes any value
-                assert not refused_flags(file, option), (file, option)
-            if mode.startswith("+") or (file[: -len(".py")], mode) in variants.BY_KEY:
-                continue
-            assert mode == "none" and len(flags) == 1, (file, mode)
-            if file in EAGER_FLAG:
-                assert EAGER_FLAG[file] == flags[0], file
+def test_method_md_holds_the_variants_table_the_registry_gives():
+    with open(METHOD) as f:
+        text = f.read()
+    assert derive.variants_text(text) == text, "docs/method.md's variants table is stale: run python tools/derive.py"

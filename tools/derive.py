@@ -11,6 +11,7 @@ their lines, the reports before the tables read from their summary.csv):
     help      sweep/help.txt's run counts and estimates       here, from the planner
     windows   docs/running.md's windows' plan (--grid gpu)    here, from the planner
     spaces    docs/tuning.md's default search spaces          here, from search/space.py
+    variants  docs/method.md's table of variants and modes    here, from the registry (sweep/variants.py)
     golden    tests/golden/dry_runs.json.gz                   tests/test_golden_dry_runs.py (on 2 cores)
     reports   every committed sitting's report                tools/regenerate_reports.py
     answer    README.md's answer tables                       tools/answer_table.py
@@ -32,12 +33,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the planner's package, when run as tools/derive.py
 
 from search.space import spaces_table  # noqa: E402 (after the path)
-from sweep import grids  # noqa: E402
+from sweep import grids, variants  # noqa: E402
 from sweep.plan import Plan  # noqa: E402
 
 PROG = "derive.py"
-HELP, RUNNING, TUNING = (os.path.join("sweep", "help.txt"), os.path.join("docs", "running.md"),
-                         os.path.join("docs", "tuning.md"))
+HELP, RUNNING, TUNING, METHOD = (os.path.join("sweep", "help.txt"), os.path.join("docs", "running.md"),
+                                 os.path.join("docs", "tuning.md"), os.path.join("docs", "method.md"))
 CPU_CORES, GPU_CORES = 2, 16  # the help's estimates are for a 2-core CPU, and one GPU with a 16-core host
 FIGURE = r"about \d+ (?:s|min|h \d\d min|days \d+ h)"  # sweep/estimate.py's duration_text, after "about"
 WINDOW_MINUTES = 8  # of runs in a window of `tools/gpu_sitting.sh run 9` (its preparation and packing left out)
@@ -152,6 +153,58 @@ def spaces_text(text: str) -> str:
     return table.sub(lambda match: spaces_table(), text, count=1)
 
 
+# THE VARIANTS TABLE: docs/method.md's, a row per script from its registry rows
+FRAMEWORK_TEXT = {"linen": "Flax Linen + optax", "nnx": "Flax NNX + optax", "equinox": "Equinox + optax",
+                  "torch": "PyTorch"}
+ENV_TEXT = {variants.GYMNASIUM: "env in NumPy", variants.TORCH_ENV: "env in torch", variants.ALE: "env in C++"}
+# (a gymnax or Brax env: "env in JAX" beside torch, nothing beside a JAX framework)
+VARIANTS_HEADER = ("| script | framework | modes (`system` text) and their flags | what is compiled |\n"
+                   "| --- | --- | --- | --- |\n")
+
+
+def framework_cell(default: variants.Variant) -> str:
+    """'PyTorch + `torch.compile`, env in C++': the framework, torch.compile where the default mode compiles, and
+    the env where it is not the JAX one of a JAX framework."""
+    text = FRAMEWORK_TEXT[default.framework] + (" + `torch.compile`" if default.mode == "compile" else "")
+    env = ENV_TEXT.get(default.backend, "env in JAX" if default.framework == "torch" else None)
+    return f"{text}, {env}" if env else text
+
+
+def mode_item(mode: str, notes: list) -> str:
+    return f"`{mode}` ({', '.join(notes)})" if notes else f"`{mode}`"
+
+
+def modes_cell(script: str, default: variants.Variant) -> str:
+    """'`jit` (default), `none` (`--no-jit`)': the default mode first (with the script's options), then the other
+    rows with their flags, then the modes no sweep runs."""
+    others = [(row.mode, row.flags, row.gpu_only) for row in variants.of_script(script) if row.flags]
+    others += [(mode, flags, False) for mode, flags in default.unswept]
+    first = (["default"] if others else []) + [f"`{option}`" for option in default.options]
+    return ", ".join([mode_item(default.mode, first)] + [
+        mode_item(mode, [f"`{' '.join(flags)}`"] + (["GPU only"] if gpu_only else [])) for mode, flags, gpu_only
+        in others])
+
+
+def variants_rows() -> list:
+    rows = []
+    for script in variants.SCRIPTS:
+        default = variants.default_row(script)
+        if not default.compiled:
+            raise InputError(f"{script}'s row without flags in sweep/variants.py says nothing in compiled=")
+        rows.append(f"| `{script}.py` | {framework_cell(default)} | {modes_cell(script, default)} | "
+                    f"{default.compiled} |")
+    return rows
+
+
+def variants_text(text: str) -> str:
+    """docs/method.md with its table of variants and compile modes the registry's."""
+    if VARIANTS_HEADER not in text:
+        raise InputError(f"{METHOD} holds no table of variants (its header: {VARIANTS_HEADER.splitlines()[0]})")
+    start = text.index(VARIANTS_HEADER) + len(VARIANTS_HEADER)
+    end = text.index("\n\n", start)
+    return text[:start] + "\n".join(variants_rows()) + text[end:]
+
+
 # THE DERIVED FILES
 def rewrite(path: str, derive: Callable) -> Callable:
     """A target written here: path's text made by derive from the current one."""
@@ -195,6 +248,7 @@ TARGETS = (
     Target("help", rewrite(HELP, help_text)),
     Target("windows", rewrite(RUNNING, windows_text)),
     Target("spaces", rewrite(TUNING, spaces_text)),
+    Target("variants", rewrite(METHOD, variants_text)),
     Target("golden", tool(os.path.join("tests", "test_golden_dry_runs.py"))),
     Target("reports", tool(os.path.join("tools", "regenerate_reports.py"))),
     Target("answer", tool(os.path.join("tools", "answer_table.py"), write=("--write", "README.md"),

@@ -53,17 +53,10 @@ SWEEPS = {
 }
 
 
-class Note(NamedTuple):
-    sweep: str | None  # a key of SWEEPS; None where no committed sweep measured it
-    note: str  # what the framework made the code do (from docs/variants.md)
-    untimed: str = ""  # where sweep is None: why the row has no timings
-
-
 class Mode(NamedTuple):
     mode: str  # compile_mode in summary.csv (the registry row's mode)
-    sweep: str | None
-    note: str
-    untimed: str = ""
+    note: str  # what the framework made the code do (the registry row's note)
+    label: str  # the registry's label, e.g. 'linen (jit)'
 
 
 class Script(NamedTuple):
@@ -72,133 +65,35 @@ class Script(NamedTuple):
     algorithm: str  # the registry's: "ppo" or "dqn"
 
 
-# one row per measured mode (a row of sweep/variants.py), in the order of the page; the first script of each family is
-# its reference
-NOTES = {
-    variants.LINEN: Note(
-        "exp7", "Rollout (`lax.scan` over the steps), GAE and update: three `jax.jit` functions on a parameter "
-        "tree applied by `apply`; carries donated."),
-    variants.NNX: Note(
-        None, "Stateful `nnx.Module` and `nnx.Optimizer` updated in place; graph-mode `nnx.jit` walks the "
-        "objects on the host at every call (rollout call 1.7–5.8 ms, Linen's 0.4).",
-        "no sweep (only the smoke test `results/cpu-quick`)"),
-    variants.NNX_CACHED: Note(
-        "exp7", "The objects bound once by `nnx.cached_partial` (graph mode, pinned at import); rollout call "
-        "0.8–1.0 ms of host time."),
-    variants.NNX_TREE: Note(
-        "exp7", "NNX tree mode (objects as plain pytrees, pinned at import), bound once by `nnx.jit_partial`: "
-        "rollout call 0.34 ms of host time."),
-    variants.EQUINOX: Note(
-        "exp7", "The agent an `eqx.Module` of arrays, `vmap`ped over the batch; plain `jax.jit`, since "
-        "`eqx.filter_jit` waits for its computation."),
-    variants.LINEN_SCAN: Note(
-        "exp7", "Chunks of iterations in one `lax.scan`, agents under `vmap`; metrics reach the host by an "
-        "ordered `io_callback`, the chunks in a thread."),
-    variants.LINEN_PBT: Note(
-        None, "`ppo_linen_scan.py`'s agents with population-based training inside the compiled scan: the worst copy "
-        "the best (parameters, optimiser state, envs) and perturb their `--hparams` floats, all on the device.",
-        "no sweep (a search, not a timing: tests/test_pbt.py checks its exploit, explore and replay)"),
-    variants.LINEN_GYMNASIUM: Note(
-        "exp4-native", "The env in NumPy cannot sit in `lax.scan`: a Python rollout loop, one jitted call and "
-        "one host round trip per env step."),
-    variants.TORCH: Note(
-        "exp7", "Eager torch model, fused Adam; the gymnax env one jitted JAX call per step, the action a "
-        "NumPy view, the step back by DLPack."),
-    variants.TORCH_COMPILE: Note(
-        "exp7", "Only the minibatch update compiled, one graph: `torch.func` gradients and Adam written "
-        "out, since `backward()` and `optimizer.step()` break it."),
-    variants.TORCH_GYMNASIUM: Note(
-        "exp4-native", "No JAX: a Gymnasium env in NumPy on the CPU; each step the actions cross to NumPy "
-        "and the packed step to torch."),
-    variants.TORCH_NATIVE: Note(
-        "exp4-native", "The envs rewritten in torch (gymnax's dynamics, checked against gymnax by a "
-        "test); eager, one env step is some 40 small ops."),
-    variants.TORCH_NATIVE_COMPILE: Note(
-        "exp5-native", "The whole rollout step (policy, env, reset, episode tracking) one "
-        "`torch.compile` graph; the update `ppo_torch_compile.py`'s functional graph."),
-    variants.DQN_LINEN: Note(
-        "exp8-family", "Each 10,000-transition iteration one compiled call: `lax.scan` over env steps, the "
-        "gradient steps due in `lax.fori_loop`, replay in the donated carry."),
-    variants.DQN_NNX: Note(
-        "exp8-family", "NNX tree mode: objects bound by `nnx.jit_partial`, never returned (no aliasing); "
-        "`nnx.scan`, `nnx.fori_loop` inside; the target network built, not cloned."),
-    variants.DQN_EQUINOX: Note(
-        "exp8-family", "The Q-network an `eqx.Module` in the carry of a plain `jax.jit`; "
-        "`eqx.filter_value_and_grad`, optax on `eqx.filter`, a NamedTuple train state."),
-    variants.DQN_LINEN_VMAP: Note(
-        None, "`dqn_linen.py`'s iteration with `--num-seeds` agents under `vmap`, each with its own seed and "
-        "`--hparams` floats (the LR through `optax.inject_hyperparams`): a population for `tune.py`.",
-        "no sweep (exp11's populations are PPO's; its tests check each agent against `dqn_linen.py`)"),
-    variants.DQN_TORCH: Note(
-        "exp8-family", "A Python loop per env step: the gymnax step jitted, handed over by DLPack; ε-coins "
-        "drawn per iteration in JAX; replay in torch tensors."),
-    variants.DQN_TORCH_COMPILE: Note(
-        "exp8-family", "The gradient step one graph with Adam written out (`torch.func`); acting eager; it "
-        "compiles in iteration 1, the first gradient step, not 0."),
-    variants.DQN_TORCH_GYMNASIUM: Note(
-        "exp8-family", "CleanRL `dqn.py`'s design: a Python loop over a Gymnasium env, NumPy ε-coins and "
-        "replay, the torch Q-network on the CPU; no JAX."),
-    variants.DQN_LINEN_GYMNASIUM: Note(
-        "exp8-family", "CleanRL `dqn_jax.py`'s design: `dqn_torch_gymnasium.py`'s loop, the greedy action and "
-        "the gradient step each one `jax.jit` call."),
-    variants.CONTINUOUS_LINEN: Note(
-        None, "CleanRL's `ppo_continuous_action.py` in `ppo_linen.py`'s design: a Gaussian policy, the "
-        "normalisers as pure functions in the rollout carry, Brax envs behind gymnax's interface.",
-        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
-    variants.CONTINUOUS_NNX: Note(
-        None, "`ppo_nnx_tree.py`'s design for the Gaussian policy: tree mode, objects bound by "
-        "`nnx.jit_partial`, the log-std an `nnx.Param`.",
-        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
-    variants.CONTINUOUS_EQUINOX: Note(
-        None, "`ppo_equinox.py`'s design: the agent an `eqx.Module` whose log-std is an array field; plain "
-        "`jax.jit`.",
-        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
-    variants.CONTINUOUS_TORCH: Note(
-        None, "The torch agent on the JAX env through DLPack; the normalisers stay in the jitted env step "
-        "(they are CleanRL's env wrappers).",
-        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
-    variants.CONTINUOUS_TORCH_COMPILE: Note(
-        None, "`--compile`: the minibatch update one `torch.compile` graph, as in `ppo_torch_compile.py`.",
-        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
-    variants.CONTINUOUS_TORCH_GYMNASIUM: Note(
-        None, "The classic stack: a Gymnasium vector env (MuJoCo's C engine) on the CPU, the normalisers in "
-        "NumPy, the torch agent.",
-        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
-    variants.CONTINUOUS_LINEN_GYMNASIUM: Note(
-        None, "`ppo_linen_gymnasium.py`'s design on the same Gymnasium env: the policy step and the update "
-        "jitted, the normalisers in NumPy.",
-        "no sweep (exp12's sitting, `tools/exp12.py`; its figures in docs/results.md)"),
-    variants.ATARI_LINEN: Note(
-        None, "CleanRL's `ppo_atari_envpool.py` in `ppo_linen_gymnasium.py`'s design: the Nature CNN on ale-py's "
-        "uint8 frames, one jitted call per env step; lives and reward signs handled in the learner.",
-        "no sweep yet (exp14)"),
-    variants.ATARI_NNX: Note(
-        None, "The same in NNX tree mode: the per-step call and the update bound once by `nnx.jit_partial`, the "
-        "rollout state `nnx.Variable`s updated in place.",
-        "no sweep yet (exp14)"),
-    variants.ATARI_EQUINOX: Note(
-        None, "The same in Equinox: the CNN convolves one CHW frame at a time under `vmap`; plain `jax.jit`.",
-        "no sweep yet (exp14)"),
-    variants.ATARI_TORCH: Note(
-        None, "CleanRL's Atari agent in eager torch: `nn.Conv2d` on the frames as the env stacks them (NCHW), "
-        "fused Adam.",
-        "no sweep yet (exp14)"),
-    variants.ATARI_TORCH_COMPILE: Note(
-        None, "The per-step policy and the minibatch update `torch.compile` graphs, Adam written out as in "
-        "`ppo_torch_compile.py`.",
-        "no sweep yet (exp14)"),
+# why a listed mode has no timings, where one is known: by the registry's label, else by its algorithm ("no sweep"
+# alone where neither is here)
+UNTIMED = {
+    "nnx (jit)": "only the smoke test `results/cpu-quick`",
+    "linen_pbt (pbt)": "a search, not a timing: tests/test_pbt.py checks its exploit, explore and replay",
+    "dqn_linen_vmap (vmap)": "exp11's populations are PPO's; its tests check each agent against `dqn_linen.py`",
+    variants.PPO_CONTINUOUS: "exp12's sitting, `tools/exp12.py`; its figures in docs/results.md",
+    variants.PPO_ATARI: "exp14's sitting, `tools/exp14.py`; its figures in docs/results.md",
 }
-def scripts_of(notes: dict) -> dict:
-    """{file: Script}: each noted row's script (in the order of notes), its sibling from the registry and its modes."""
+
+
+def scripts_of(rows: tuple) -> dict:
+    """{file: Script}: the script of each registry row with a note (the family's reference first, then the registry's
+    order), its sibling from the registry and its noted modes."""
     scripts = {}
-    for row, note in notes.items():
+    noted = [row for row in rows if row.note]
+    for row in sorted(noted, key=lambda row: row.sibling is not None):
         sibling = f"{row.sibling}.py" if row.sibling else None
         script = scripts.get(row.file, Script(sibling, (), row.algorithm))
-        scripts[row.file] = script._replace(modes=script.modes + (Mode(row.mode, *note),))
+        scripts[row.file] = script._replace(modes=script.modes + (Mode(row.mode, row.note, row.label),))
     return scripts
 
 
-SCRIPTS = scripts_of(NOTES)
+SCRIPTS = scripts_of(variants.VARIANTS)
+
+
+def untimed(mode: Mode, algorithm: str) -> str:
+    reason = UNTIMED.get(mode.label, UNTIMED.get(algorithm))
+    return f"no sweep ({reason})" if reason else "no sweep"
 
 
 # SCRIPTS: lines and diffs
@@ -226,15 +121,15 @@ def diff_counts(old: list[str], new: list[str]) -> tuple[int, int]:
 
 
 def check_scripts(root: str, scripts: dict):
-    """Every ppo_*.py and dqn_*.py at the top of root has an entry in scripts, and every entry a file."""
+    """Every ppo_*.py and dqn_*.py at the top of root has a noted row in the registry, and every such row a file."""
     found = {os.path.basename(path) for algorithm in FAMILIES.values()
              for path in glob.glob(os.path.join(root, f"{algorithm}_*.py"))}
     unlisted, missing = sorted(found - set(scripts)), sorted(set(scripts) - found)
     if unlisted:
-        raise InputError(f"{', '.join(unlisted)}: no entry in the tool's NOTES (a row of sweep/variants.py, its note "
-                         "and sweep)")
+        raise InputError(f"{', '.join(unlisted)}: no row of sweep/variants.py with a note (what the framework made "
+                         "the code do)")
     if missing:
-        raise InputError(f"{', '.join(missing)}, in the tool's NOTES: not found in {root}")
+        raise InputError(f"{', '.join(missing)}, noted in sweep/variants.py: not found in {root}")
 
 
 # SWEEPS: timings from summary.csv
@@ -273,6 +168,7 @@ class Row(NamedTuple):
     script: str
     sibling: str | None
     mode: Mode
+    sweep: str | None  # the first of SWEEPS with runs of the mode; None where none has
     lines: int
     total: int
     diff: tuple | None  # (added, removed) against the sibling
@@ -280,28 +176,33 @@ class Row(NamedTuple):
     reference: tuple | None  # (the family reference's script, its Measure) in the same sweep
 
 
+def timed_in(sweeps: dict, variant: str, mode: str) -> str | None:
+    """The first sweep (in the order of SWEEPS) with runs of variant (mode) in its cell."""
+    return next((label for label in SWEEPS if any(row["variant"] == variant and row["compile_mode"] == mode
+                                                  for row in sweeps[label][0])), None)
+
+
 def script_rows(root: str, name: str, scripts: dict, reference: str, sweeps: dict) -> list[Row]:
-    """One row per mode of one script."""
+    """One row per mode of one script, timed in the first sweep that ran it."""
     part, total = algorithm_part(os.path.join(root, name))
     sibling = scripts[name].sibling
     diff = diff_counts(algorithm_part(os.path.join(root, sibling))[0], part) if sibling else None
     rows = []
     for mode in scripts[name].modes:
         measured = base = None
-        if mode.sweep:
-            summary = sweeps[mode.sweep][0]
-            measured = measure(summary, name[:-len(".py")], mode.mode, mode.sweep)
-            base = (reference, measure(summary, reference[:-len(".py")], scripts[reference].modes[0].mode,
-                                       mode.sweep))
-        rows.append(Row(name, sibling, mode, code_lines(part), total, diff, measured, base))
+        sweep = timed_in(sweeps, name[:-len(".py")], mode.mode)
+        if sweep:
+            summary = sweeps[sweep][0]
+            measured = measure(summary, name[:-len(".py")], mode.mode, sweep)
+            base = (reference, measure(summary, reference[:-len(".py")], scripts[reference].modes[0].mode, sweep))
+        rows.append(Row(name, sibling, mode, sweep, code_lines(part), total, diff, measured, base))
     return rows
 
 
 def collect(root: str, scripts: dict) -> tuple[dict, dict]:
     """The rows of each family and the sweeps read ({label: (summary rows, system.json)})."""
     check_scripts(root, scripts)
-    sweeps = {label: read_sweep(root, SWEEPS[label]) for label in
-              sorted({mode.sweep for script in scripts.values() for mode in script.modes if mode.sweep})}
+    sweeps = {label: read_sweep(root, sweep) for label, sweep in SWEEPS.items()}
     families = {}
     for family, algorithm in FAMILIES.items():
         names = [name for name in scripts if scripts[name].algorithm == algorithm]
@@ -327,11 +228,11 @@ def seeds_text(seeds: list[int]) -> str:
 
 def row_cells(row: Row) -> list[str]:
     diff = "reference" if row.diff is None else f"{sum(row.diff)} (+{row.diff[0]} −{row.diff[1]})"
-    timing = ["–", "–", "–", row.mode.untimed]
+    timing = ["–", "–", "–", untimed(row.mode, variants.algorithm_of(row.script))]
     if row.measured:
         ratio = row.measured.steady / row.reference[1].steady
         timing = [seconds(row.measured.iteration0), seconds(row.measured.steady), f"{ratio:.2f}",
-                  f"{row.mode.sweep}, {seeds_text(row.measured.seeds)}"]
+                  f"{row.sweep}, {seeds_text(row.measured.seeds)}"]
     return [f"`{row.script}`", row.mode.mode, str(row.lines), str(row.total),
             f"`{row.sibling}`" if row.sibling else "–", diff, *timing, row.mode.note]
 
@@ -360,9 +261,9 @@ def observations(family: str, rows: list[Row]) -> list[str]:
 def sittings(rows: list[Row]) -> dict:
     """{sweep label: (the family reference's script, its steady iteration, the runs' iterations)} of the rows timed."""
     found = {}
-    for row in sorted((row for row in rows if row.measured), key=lambda row: row.mode.sweep):
-        iterations = found.get(row.mode.sweep, (None, None, set()))[2]
-        found[row.mode.sweep] = (row.reference[0], row.reference[1].steady, iterations | set(row.measured.iterations))
+    for row in sorted((row for row in rows if row.measured), key=lambda row: row.sweep):
+        iterations = found.get(row.sweep, (None, None, set()))[2]
+        found[row.sweep] = (row.reference[0], row.reference[1].steady, iterations | set(row.measured.iterations))
     return found
 
 
@@ -399,11 +300,13 @@ def page(root: str, scripts: dict) -> str:
     return "\n\n".join([
         "# Ease of use: the evidence, script by script",
         "What each framework asked of the code, for the reader to weigh: per PPO (discrete, continuous actions, Atari) "
-        "and DQN script, how many lines its algorithm takes, how far it is from the script it was written beside, what its first and its steady "
-        "iteration cost in a committed sweep, and what the framework made the code do. No verdict is given.\n"
-        "Generated: `python tools/ease_of_use.py` regenerates this page from the scripts and the sweeps' "
-        "`summary.csv`; `tests/test_ease_of_use.py` fails when it differs from what the tool writes now "
-        "(`python tools/ease_of_use.py --check`).",
+        "and DQN script, how many lines its algorithm takes, how far it is from the script it was written beside, what "
+        "its first and its steady iteration cost in a committed sweep, and what the framework made the code do. No "
+        "verdict is given.\n"
+        "Generated: `python tools/ease_of_use.py` regenerates this page from the registry's rows "
+        "(`sweep/variants.py`: each listed mode's note), the scripts and the sweeps' `summary.csv` (a mode's timings "
+        "from the first of the tool's sweeps that ran it); `tests/test_ease_of_use.py` fails when it differs from "
+        "what the tool writes now (`python tools/ease_of_use.py --check`).",
         "\n".join(facts + [sitting_observation(found, sweeps)]),
         "## What is counted\n\n"
         f"- **algorithm lines**: the lines above the `{BANNER}` banner (the algorithm and `main`; below it comes "
