@@ -19,7 +19,7 @@ import ppo_linen_gymnasium
 import ppo_linen_scan
 import ppo_nnx
 import ppo_nnx_cached
-from helpers import FUSED_SCRIPTS, GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SYNC_PROFILED, TINY
+from helpers import FUSED_SCRIPTS, GYMNASIUM_SCRIPTS, JAX_SCRIPTS, ROOT, SYNC_PROFILED, TINY, default_row
 from test_parity_nnx import new_stats
 from test_parity_nnx_tree import ppo_nnx_tree
 
@@ -143,15 +143,13 @@ def test_the_host_waits_once_per_iteration_for_the_logged_metrics(script, shared
     assert len(outermost) == 3 and set(outermost) == {("jax.device_get", os.path.join(ROOT, script), outermost[0][2])}
 
 
-# per script, what each iteration replaces and donates (global name: how many of its arrays are not donated); the
-# rollout carry's per-iteration sums of finished episodes are none of the rollout's inputs: it starts them at zero
+# per framework (the scripts of one keep the same names), what each iteration replaces and donates (global name: how
+# many of its arrays are not donated); the rollout carry's per-iteration sums of finished episodes are none of the
+# rollout's inputs: it starts them at zero
 DONATED = {
-    "ppo_linen.py": {"train_state": 0, "carry": 3},
-    "ppo_nnx.py": {"agent": 0, "optimizer": 0, "rollout_state": 3},
-    "ppo_nnx_cached.py": {"agent": 0, "optimizer": 0, "rollout_state": 3},
-    "ppo_nnx_tree.py": {"agent": 0, "optimizer": 0, "rollout_state": 3},
-    "ppo_equinox.py": {"train_state": 0, "carry": 3},
-    "ppo_linen_gymnasium.py": {"train_state": 0, "carry": 3},
+    "linen": {"train_state": 0, "carry": 3},
+    "equinox": {"train_state": 0, "carry": 3},
+    "nnx": {"agent": 0, "optimizer": 0, "rollout_state": 3},
 }
 
 
@@ -164,6 +162,6 @@ def test_each_iteration_donates_the_train_state_and_the_rollout_state_it_replace
     donations = shared_runs.smoke(script).record["donations"]
     assert len(donations) == 2
     for deleted_of_held in donations:
-        for name, kept in DONATED[script].items():
+        for name, kept in DONATED[default_row(script).framework].items():
             deleted, held = deleted_of_held[name]
             assert held > kept and deleted == held - kept, (name, deleted, held)
