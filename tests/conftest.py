@@ -6,8 +6,8 @@ script once. Measured, whole processes, alone (docs/running.md has every sitting
 model 17), 2026-11-30, the fast subset 2:55 at 7032022, median of 3 (2:54-3:01); 2:59 (2:55-3:01) at 46d15f6,
 against 3:48 (3:44-3:49) before its charts were drawn only where a test reads them and its cheap XLA compile turned
 the fusion emitters off, in turn from clean clones (0.78x pair by pair, 0.78-0.79; 1-minute load 0.46 at the start;
-0.45 at 7032022's); the full suite 17:37 through .ci/run (one run, load
-0.34 at its start; pytest's count; 18:57 with the install), 19:43 before. On the Zen 5 EPYC (family 26, model 2),
+0.45 at 7032022's); the full suite 17:41 through .ci/run at 0fce6d7 (one run, load 1.17 at its start; pytest's count;
+19:04 with the install), 17:37 at 39a2c37, 19:43 before. On the Zen 5 EPYC (family 26, model 2),
 2026-11-29, before the Atari family: the fast subset 2:47, median of 3 (2:44-2:57), the full suite 13:07 (one run).
 Both cores stay busy to the end (the ledger): only less work shortens the suite. On the Zen 4 the fast subset is at
 its 3 minutes, not under them: one run in three took 3:01.
