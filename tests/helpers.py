@@ -92,7 +92,7 @@ NATIVE_SCRIPTS = registry_scripts(variants.PPO, backend=variants.TORCH_ENV)
 # compile mode each names by default
 DQN_COMPILE_MODE = {script: default_row(script).mode for script in registry_scripts(variants.DQN)}
 DQN_SCRIPTS = list(DQN_COMPILE_MODE)
-DQN_EAGER_FLAG = {script: eager_flag(script) for script in DQN_SCRIPTS if eager_flag(script)}  # no sweep runs them
+DQN_EAGER_FLAG = {script: flag for script in DQN_SCRIPTS if (flag := eager_flag(script))}  # no sweep runs them
 DQN_GYMNASIUM_SCRIPTS = registry_scripts(variants.DQN, backend=variants.GYMNASIUM)  # on Gymnasium (NumPy, CPU) envs
 DQN_GYMNAX_SCRIPTS = [script for script in DQN_SCRIPTS if script not in DQN_GYMNASIUM_SCRIPTS]
 DQN_TORCH_GYMNAX_SCRIPTS = registry_scripts(variants.DQN, framework="torch", backend=variants.GYMNAX)  # torch agents
