@@ -222,7 +222,7 @@ def numbers_lines(plan: dict) -> list:
             f"{plan.get('trials', '–')} configurations per study, each trial `{plan.get('workload', '–')}` (small "
             "model); a random sampler seeded per trial number over the PPO space's float fields (the others at the "
             "scripts' defaults), no pruner, trial n with seed 1 + n; the objective is the mean episodic return over "
-            f"the last 10 % of env steps; the best rerun on fresh seeds ({plan.get('eval_seeds', '–')}). Trials in "
+            f"the last 10 % of env steps; the best rerun on fresh seeds ({plan.get('eval_seeds', '–')}). "
             f"{workers_text(plan)} Each study ran alone, one after another (not alternated).", "", WALL_TIME, ""]
 
 

@@ -103,8 +103,10 @@ def test_the_report_tables_each_way_and_compares_the_ways_per_configuration(exp1
 
 
 def test_the_report_says_how_many_processes_each_way_ran_at_a_time(exp11_folder):
-    assert ("Trials in processes ran 2 at a time; the population studies ran 1 process at a time (N = 2, 4, 8).") \
-        in open(exp11_folder[1]).read()
+    report = open(exp11_folder[1]).read()
+    assert ("(3). Trials in processes ran 2 at a time; the population studies ran 1 process at a time (N = 2, 4, 8). "
+            "Each study ran alone") in report
+    assert "Trials in Trials in" not in report
     plan = {"studies": [{"part": "A", "population": 0, "workers": 2}, {"part": "A", "population": 8, "workers": 2},
                         {"part": "A", "population": 16, "workers": 2}, {"part": "A", "population": 64, "workers": 1},
                         {"part": "B", "population": 8, "workers": 2}]}
