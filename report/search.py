@@ -11,8 +11,15 @@ flags, from the study's own settings (study.json). The ratios of part (a) are to
 the best so far and the importances are report/study.py's.
 
 With several study seeds (the repeats) or a part (p), the DQN population script's studies over the float fields, every
-part gives its spread over the seeds: each ratio is taken seed by seed to one baseline, the design of least median wall
-time, named; part (b) marks TPE's random start-up trials; part (p) gives the cost of fixing the integer fields."""
+part gives its spread over the seeds. Each ratio is taken seed by seed to one baseline, named: the design of least
+median wall time among those at one worker and their scripts' own flags (so that a ratio sets a framework and env
+against a framework and env, not also against more envs or workers); a design whose wall times' range over the seeds
+overlaps the baseline's is level with it (marked =), and the design that finishes first is named so only where its
+range is apart from every other's. Part (b) marks TPE's random start-up trials and sets when each design came near its
+best beside how often part (a)'s random search of the same design and seed comes near its own best: a difference in
+that time inside the seeds' ranges is the draw's, not a result. Part (p) gives the cost of fixing the integer fields:
+its best and the full search's are in-sample bests (one seed each, not rerun), set beside how far part (a)'s in-sample
+bests of the same configurations spread across its designs."""
 import math
 import os
 import statistics
@@ -23,7 +30,9 @@ from matplotlib.figure import Figure
 
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
-from report.studies import Entry, load_entry, rank_correlation, read_plan, shared_values, spread, study_link
+from report.stats import level_with_first, ranges_apart
+from report.studies import (Entry, configuration_values, load_entry, rank_correlation, read_plan, shared_values,
+                            spread, study_link)
 from report.study import (WALL_TIME, best_so_far, clock_unit, completed, draw_best, duration_text, evaluation_text,
                           importances, params_text, quiet, rate_text, time_points)
 from report.text import listed, markdown_table, number_text, percent_text, speedup_text, spread_text
@@ -232,9 +241,50 @@ def wall(entry: Entry | None) -> float:
     return entry.figures.wall_s if entry and entry.figures else math.nan
 
 
-def baseline_of(groups: dict) -> str:
-    """The label of the design with the least median wall time over the study seeds: every ratio's baseline."""
-    return min(groups, key=lambda label: statistics.median([wall(entry) for entry in groups[label].values()]))
+def own_flags(entry: Entry, common: int) -> list:
+    """The flags that set the study's script apart (the `common` last ones, which every study shares, left out)."""
+    flags = entry.settings.script_flags if entry.settings else []
+    return flags[:len(flags) - common]
+
+
+def median_wall(group: dict) -> float:
+    """A design's median wall time over the study seeds it ran (NaN where it ran none)."""
+    walls = [wall(entry) for entry in group.values() if entry.figures]
+    return statistics.median(walls) if walls else math.nan
+
+
+def baseline_of(groups: dict, common: int = 0) -> str:
+    """Every ratio's baseline: the design of least median wall time over the study seeds among those run at one worker
+    and their script's own flags (a ratio to it sets framework and env against framework and env, not against more
+    envs or workers too); where none ran so, the least of all."""
+    ran = {label: group for label, group in groups.items() if not math.isnan(median_wall(group))}
+    plain = [label for label, group in ran.items() if all(entry.workers == 1 and not own_flags(entry, common)
+                                                          for entry in group.values() if entry.figures)]
+    return min(plain or ran, key=lambda label: median_wall(ran[label]))
+
+
+def seed_walls(group: dict) -> list:
+    """A design's wall times, one per study seed it ran."""
+    return [wall(entry) for entry in group.values() if entry.figures]
+
+
+def level_with(groups: dict, base: str) -> set:
+    """The designs level with the baseline: their wall times' ranges over the study seeds overlap its range."""
+    return {label for label, group in groups.items() if label != base
+            and ranges_apart(seed_walls(group), seed_walls(groups[base])) is False}
+
+
+def first_text(walls: dict, base: str) -> str:
+    """' **X** finishes the search first, in ...' where the design of least median wall time is not the baseline and
+    its range over the seeds is apart from every other design's; '' otherwise ({label: wall seconds, seed by
+    seed})."""
+    ran = {label: values for label, values in walls.items() if values}
+    lead = level_with_first(sorted(ran, key=lambda label: statistics.median(ran[label])),
+                            lambda a, b: ranges_apart(ran[a], ran[b]))
+    if lead.first == base or not lead.crowned:
+        return ""
+    return (f" **{lead.first}** finishes the search first, in {spread_text(ran[lead.first], duration_text)}, apart "
+            "from every other design (ranges over the seeds).")
 
 
 def seed_ratios(group: dict, base: dict) -> list:
@@ -242,10 +292,16 @@ def seed_ratios(group: dict, base: dict) -> list:
     return [ratio(wall(entry), wall(base.get(seed))) for seed, entry in group.items()]
 
 
+def ratio_spread_text(group: dict, base: dict, level: bool) -> str:
+    """A design's ratio to the baseline, seed by seed, as median (min–max), '=' after the median where level."""
+    text = spread_text(seed_ratios(group, base), speedup_text)
+    return text.replace("×", "×=", 1) if level and text != "–" else text
+
+
 def repeat_cost_lines(groups: dict, base: str, common: int) -> list:
-    """Part (a) over the study seeds: per design its wall time and its ratio to the baseline (named), each as median
-    (min–max) over the seeds, trials per hour, outcomes and the best value."""
-    rows = []
+    """Part (a) over the study seeds: per design its wall time and its ratio to the baseline (named; = where level
+    with it), each as median (min–max) over the seeds, trials per hour, outcomes and the best value."""
+    rows, level = [], level_with(groups, base)
     for label, group in groups.items():
         run = [entry for entry in group.values() if entry.figures]
         if not run:
@@ -253,13 +309,14 @@ def repeat_cost_lines(groups: dict, base: str, common: int) -> list:
             continue
         rows.append([label, script_text(run[0], common), run[0].workers,
                      spread_text([wall(entry) for entry in group.values()], duration_text),
-                     spread_text(seed_ratios(group, groups[base]), speedup_text),
+                     ratio_spread_text(group, groups[base], label in level),
                      spread_text([entry.figures.per_hour for entry in run], rate_text),
                      f"{sum(e.figures.completed for e in run)} / {sum(e.figures.failed for e in run)}",
                      spread_text([e.figures.best.value if e.figures.best else math.nan for e in run])])
     header = ["design", "script", "workers", "wall time", f"× {base}", "trials per hour", "completed / failed (all "
               "seeds)", "best value"]
-    return markdown_table(header, rows)
+    return markdown_table(header, rows) + [f"= level with {base}: their wall times' ranges over the study seeds "
+                                           "overlap.", ""]
 
 
 def agreement_rows(entries: list) -> list:
@@ -351,26 +408,94 @@ def repeat_source_lines(entries: list, directory: str, common: int) -> list:
     return lines + markdown_table(header, rows)
 
 
-def repeat_source_answer(entries: list) -> str:
+def near_counts(study: optuna.Study) -> tuple:
+    """How many of the study's configurations came within NEAR of its best value: (that count over the completed
+    configurations, how many of the first TPE_STARTUP configurations did)."""
+    values = configuration_values(study)
+    best = max(values.values())
+    near = [number for number, value in values.items() if value >= best - NEAR * abs(best)]
+    return len(near) / len(values), sum(number < TPE_STARTUP for number in near)
+
+
+def random_rate_text(entries: list, search: list) -> str:
+    """How often part (a)'s random search of the same design and seed as part (b)'s studies came within NEAR of its
+    own best: the range of the fraction of its configurations, and of the count among its first TPE_STARTUP; '' where
+    no part (a) study matches."""
+    twins = [other for entry in entries for other in search if other.figures and other.figures.best
+             and other.seed == entry.seed and design(other) and design(other) == design(entry)]
+    if not twins:
+        return ""
+    counts = [near_counts(twin.study) for twin in twins]
+    fractions, firsts = [fraction for fraction, _ in counts], [first for _, first in counts]
+
+    def span(low, high, text):
+        return text(low) if low == high else f"{text(low)}–{text(high)}"
+
+    def percent(value):
+        return percent_text(value, sign="")
+    return (f" In part (a)'s random search of the same designs and seeds, "
+            f"{span(min(fractions), max(fractions), percent)} of the configurations, "
+            f"and {span(min(firsts), max(firsts), str)} of the first {TPE_STARTUP}, came within {NEAR:.0%} of their "
+            f"study's best: one random draw in {span(1 / max(fractions), 1 / min(fractions), number_text)} gets there, "
+            "on average.")
+
+
+def repeat_source_answer(entries: list, search: list | None = None) -> str:
     """Part (b) over the seeds: per design, the median time to within NEAR of its best, and in how many seeds the
-    trial that got there was one of TPE's random start-up trials."""
-    texts = []
-    for label, group in by_label([e for e in entries if e.figures and e.figures.best]).items():
+    trial that got there was one of TPE's random start-up trials; beside it, how often part (a)'s random search of the
+    same design and seed came near its own best; and whether the designs' times are apart (ranges over the seeds) or
+    level, when a difference is the draw's."""
+    texts, times = [], {}
+    run = [e for e in entries if e.figures and e.figures.best]
+    for label, group in by_label(run).items():
         near = [near_time(entry.study) for entry in group.values()]
         startup = sum(number < TPE_STARTUP for _, number in near)
-        texts.append(f"{label} after {spread_text([s for s, _ in near], duration_text)} (a start-up trial in "
-                     f"{startup} of {len(near)} seeds)")
+        times[label] = [seconds for seconds, _ in near]
+        texts.append(f"{label} {spread_text(times[label], duration_text)}, at a start-up trial in {startup} of "
+                     f"{len(near)} seeds")
     if not texts:
         return "Part (b): no study completed a trial."
-    return (f"Part (b), TPE + Hyperband: each design's best so far came within {NEAR:.0%} of its final best: "
-            f"{listed(texts)}.")
+    text = (f"Part (b), TPE + Hyperband: the wall time until each design's best so far came within {NEAR:.0%} of its "
+            f"final best: {'; '.join(texts)}.{random_rate_text(run, search or [])}")
+    if len(times) < 2:
+        return text
+    lead = level_with_first(sorted(times, key=lambda label: statistics.median(times[label])),
+                            lambda a, b: ranges_apart(times[a], times[b]))
+    if lead.crowned:
+        return text + (f" Their times are apart (ranges over the seeds): {lead.first} came near first in every "
+                       "seed's range.")
+    return text + (" Their times are level (ranges over the seeds overlap): a difference between them is the draw's, "
+                   "not a result.")
 
 
-def population_lines(entries: list, groups: dict, base: str) -> tuple:
+def repeat_cost_answer(groups: dict, base: str, common: int) -> str:
+    """Part (a) over the seeds: the baseline (why it is) and its wall time, the designs level with it and the others,
+    each with its ratio to it seed by seed, then the design that finishes first where it is another, apart from all."""
+    level = level_with(groups, base)
+    ran = {label: group for label, group in groups.items() if seed_walls(group)}
+    ratios = {label: f"{label} {spread_text(seed_ratios(group, groups[base]), speedup_text)}"
+              for label, group in ran.items() if label != base}
+    plain = all(entry.workers == 1 and not own_flags(entry, common) for entry in groups[base].values()
+                if entry.figures)
+    why = ("the fastest of the designs at one worker and their scripts' own flags" if plain else
+           "the fastest design (none ran at one worker and its script's own flags)")
+    text = (f"Part (a): every ratio is to **{base}**, {why}, "
+            f"{spread_text(seed_walls(groups[base]), duration_text)}, seed by seed.")
+    if level:
+        text += (" Level with it (their wall times' ranges over the seeds overlap): "
+                 f"{listed([ratios[label] for label in ratios if label in level])}.")
+    others = [ratios[label] for label in ratios if label not in level]
+    if others:
+        text += f" The others take {listed(others)} its time."
+    return text + first_text({label: seed_walls(group) for label, group in ran.items()}, base)
+
+
+def population_lines(entries: list, groups: dict, base: str, search: list) -> tuple:
     """Part (p): the population's cost against the baseline and its best against the full-space search of its own
-    framework's trials (Flax + JAX env, same seed); the answer bullet and the section."""
+    framework's trials (Flax + JAX env, same seed), both in-sample bests set beside part (a)'s spread of them across
+    designs (`search`: part (a)'s studies); the answer bullet and the section."""
     processes = next((groups[label] for label in groups if "Flax + JAX env" == label), {})
-    rows, gaps = [], []
+    rows, gaps, gaps_by_seed = [], [], {}
     for entry in entries:
         if not entry.figures or not entry.figures.best:
             rows.append([entry.label, entry.seed, "not run", "–", "–", "–"])
@@ -378,6 +503,8 @@ def population_lines(entries: list, groups: dict, base: str) -> tuple:
         other = processes.get(entry.seed)
         full = other.figures.best.value if other and other.figures and other.figures.best else math.nan
         gaps.append(entry.figures.best.value - full)
+        if not math.isnan(full):
+            gaps_by_seed[entry.seed] = gaps[-1]
         rows.append([entry.label, entry.seed, duration_text(wall(entry)),
                      speedup_text(ratio(wall(entry), wall(groups[base].get(entry.seed)))),
                      number_text(entry.figures.best.value), number_text(full)])
@@ -391,10 +518,33 @@ def population_lines(entries: list, groups: dict, base: str) -> tuple:
              f"fields are one value a process, fixed at the script's defaults ({fixed}).", ""]
     lines += markdown_table(header, rows)
     walls = spread_text([wall(entry) for entry in entries], duration_text)
-    answer = (f"Part (p): {entries[0].label} searched the float fields in {walls}; fixing the integer fields "
-              f"({fixed}) changed the best value by {spread_text(gaps)} against Flax + JAX env's search of all "
-              "fields, same seeds.")
+    answer = (f"Part (p): {entries[0].label} searched the float fields in {walls}; with the integer fields fixed at "
+              f"the script's defaults ({fixed}) its best value less Flax + JAX env's (all fields), seed by seed: "
+              f"{spread_text(gaps)}. Both are in-sample bests, the largest of one-seed values, none rerun on fresh "
+              f"seeds;{best_spread_text(entries, gaps_by_seed, search)}")
     return answer, lines
+
+
+def best_spread_text(entries: list, gaps: dict, search: list) -> str:
+    """How far part (a)'s in-sample bests (the same float values, every field searched) spread across its distinct
+    designs in each seed of the population's gaps ({seed: gap}), and whether each gap is beyond that seed's spread."""
+    spreads = {}
+    for seed in gaps:
+        bests = [entry.figures.best.value for entry in distinct([e for e in search if e.seed == seed])
+                 if entry.figures and entry.figures.best]
+        if len(bests) > 1:
+            spreads[seed] = max(bests) - min(bests)
+    if not spreads:
+        return " no other design's in-sample best to set beside them."
+    values = sorted(spreads.values())
+    where = (f"seed {next(iter(spreads))}" if len(spreads) == 1 else "seed by seed")
+    size = number_text(values[0]) if len(values) == 1 else f"{number_text(values[0])}–{number_text(values[-1])}"
+    beyond = sum(abs(gaps[seed]) > spreads[seed] for seed in spreads)
+    verdict = ("the gap is beyond that spread in every seed" if beyond == len(spreads) else
+               "the gap is inside that spread, not a result" if not beyond else
+               f"the gap is beyond that spread in {beyond} of {len(spreads)} seeds")
+    return (f" part (a)'s in-sample bests of the same float values spread {size} across its designs ({where}): "
+            f"{verdict}.")
 
 
 def fixed_fields(entries: list) -> str:
@@ -433,19 +583,15 @@ def repeats_report(plan: dict, entries: list, directory: str) -> list:
     common = common_flags(entries)
     search = part(entries, "a", run=False)
     groups = by_label(search)
-    base = baseline_of(groups) if part(entries, "a") else None
+    base = baseline_of(groups, common) if part(entries, "a") else None
     answer = ["- Part (a): no study was run."]
     if base:
-        others = [f"{label} {spread_text(seed_ratios(group, groups[base]), speedup_text)}"
-                  for label, group in groups.items() if label != base]
-        answer = [f"- Part (a): **{base}** finishes the same search fastest, in "
-                  f"{spread_text([wall(e) for e in groups[base].values()], duration_text)}; the others take "
-                  f"{listed(others)} its time."]
-    answer.append(f"- {repeat_source_answer(part(entries, 'b'))}")
+        answer = [f"- {repeat_cost_answer(groups, base, common)}"]
+    answer.append(f"- {repeat_source_answer(part(entries, 'b'), part(entries, 'a'))}")
     population = part(entries, "p", run=False)
     section = []
     if population and base:
-        text, section = population_lines(population, groups, base)
+        text, section = population_lines(population, groups, base, part(entries, "a"))
         answer.append(f"- {text}")
     lines = ["# exp10: the same hyperparameter search by each design", "", "## The answer", "", *answer, ""]
     lines += repeat_numbers_lines(plan, entries, directory)
