@@ -13,13 +13,42 @@ import sys
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from report.cells import Cell, best_by, best_chart, grouped, read_cells, rerun_value, wall, way_keys
+from report.cells import (Cell, best_by, best_chart, equal_time, grouped, read_cells, rerun_value, wall, way_keys,
+                          ways_best)
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
+from report.stats import level_with_first, ranges_apart
 from report.study import OBJECTIVE, WALL_TIME, duration_text, figures, quiet
-from report.text import markdown_table, number_text, speedup_text, spread_text
+from report.text import listed, markdown_table, number_text, speedup_text, spread_text
+from search.storage import TPE_STARTUP
 
 PLAN_FILE = "exp15.json"
+# the highest return an env's episode can give (CartPole-v1: 500 steps of reward 1, then truncated): picks that rerun
+# within CEILING_MARGIN of it are level by construction, not by what the ways found
+CEILINGS = {"CartPole-v1": 500.0}
+CEILING_MARGIN = 0.01
+
+
+# ONE CLOCK: the equal time and each way's best by it, on the clock the cells are loaded with (report/cells.py)
+def on_one_clock(cell: Cell) -> Cell:
+    """The cell with its equal time and its picks by it taken on the one clock of its studies, each pick's rerun
+    found by its configuration (config None where that configuration was not rerun): score.json's equal time was
+    taken on the run's clock, which may have been another."""
+    if cell.score is None:
+        return cell
+    moment = equal_time(cell.studies.values())
+    picks = {}
+    for way, found in ways_best(cell.studies, moment).items():
+        picks[way] = {}
+        for at, trial in found.items():
+            config = next((k for k, entry in enumerate(cell.score["configs"]) if trial is not None
+                           and entry.get("params") == trial.params), None)
+            picks[way][at] = None if trial is None else {"trial": trial.number, "config": config}
+    return cell._replace(score={**cell.score, "equal_time_s": moment, "picks": picks})
+
+
+def equal_pick(cell: Cell, way: str):
+    return ((cell.score or {}).get("picks", {}).get(way) or {}).get("equal")
 
 
 # THE CROSSOVER: trials in processes against populations, per length
@@ -55,13 +84,22 @@ def cost_rows(lengths: dict, labels: dict) -> list:
 
 
 # AT EQUAL WALL TIME: each way's best by the fastest way's end, scored by its rerun
+def by_equal_time_text(cells: list, way: str) -> str:
+    """The spread of the way's reruns of its best by the equal time, or that it had finished nothing by then."""
+    empty = [cell.seed for cell in cells if equal_pick(cell, way) is None]
+    if len(empty) == len(cells):
+        return "nothing finished by then"
+    text = spread_text([rerun_value(cell, way, "equal") for cell in cells])
+    return text + (f"; nothing finished by then in {seeds_text(empty)}" if empty else "")
+
+
 def equal_rows(lengths: dict, labels: dict) -> list:
     rows = []
     for length, cells in sorted(lengths.items()):
         for way in way_keys(cells):
             rows.append([f"{length:,}", labels[way], spread_text([cell.score["equal_time_s"] if cell.score else math.nan
                                                            for cell in cells], duration_text),
-                         spread_text([rerun_value(cell, way, "equal") for cell in cells]),
+                         by_equal_time_text(cells, way),
                          spread_text([rerun_value(cell, way, "end") for cell in cells]),
                          spread_text([best_value(cell, way) for cell in cells])])
     return rows
@@ -72,21 +110,77 @@ def best_value(cell: Cell, way: str) -> float:
     return math.nan if best is None else best.value
 
 
+def seeds_text(seeds: list) -> str:
+    return f"study seed{'s' * (len(seeds) > 1)} {listed([str(seed) for seed in seeds])}"
+
+
+def fastest_text(cells: list, labels: dict) -> str:
+    """Whose end the equal time is: the fastest way's, named where it is the same way in every study seed."""
+    fastest = {min(cell.studies, key=lambda way: wall(cell, way)) for cell in cells}
+    return f"the end of {labels[fastest.pop()]}" if len(fastest) == 1 else "the end of each cell's fastest way"
+
+
+def same_text(cells: list, ways: list, labels: dict) -> str:
+    """The pairs of ways that picked the same configuration by the equal time, and in which study seeds."""
+    parts = []
+    for n, first in enumerate(ways):
+        for other in ways[n + 1:]:
+            seeds = [cell.seed for cell in cells if (a := equal_pick(cell, first)) and (b := equal_pick(cell, other))
+                     and a["config"] is not None and a["config"] == b["config"]]
+            if seeds:
+                every = "every study seed" if len(seeds) == len(cells) else seeds_text(seeds)
+                parts.append(f"{labels[first]} and {labels[other]} picked the same configuration in {every}")
+    return "; ".join(parts)
+
+
 def equal_text(length: int, cells: list, labels: dict) -> str:
-    """The way whose best by the equal time reruns highest (median over study seeds), the others after it."""
-    medians = {way: statistics.median([rerun_value(cell, way, "equal") for cell in cells])
-               for way in way_keys(cells)}
-    order = sorted(medians, key=lambda way: -math.inf if math.isnan(medians[way]) else medians[way], reverse=True)
+    """At the equal time: nothing compared where a way had finished nothing by then (said, with the study seeds), nor
+    where every pick reruns at the env's ceiling (level by construction); else the ways by the median of their
+    reruns, whether their ranges over the study seeds overlap the first's, and the picks that were the same
+    configuration."""
+    ways = way_keys(cells)
     times = spread_text([cell.score["equal_time_s"] for cell in cells if cell.score], duration_text)
-    listed = "; ".join(f"{labels[way]} {'nothing finished' if math.isnan(medians[way]) else number_text(medians[way])}"
-                       for way in order)
-    return f"{length:,} iterations, equal time {times}: {listed}"
+    head = f"{length:,} iterations, equal time {times} ({fastest_text(cells, labels)}): "
+    empty = {way: [cell.seed for cell in cells if equal_pick(cell, way) is None] for way in ways}
+    if any(empty.values()):
+        said = [f"{labels[way]} had finished nothing by then "
+                f"({'in every study seed' if len(seeds) == len(cells) else 'in ' + seeds_text(seeds)})"
+                for way, seeds in empty.items() if seeds]
+        return head + "; ".join(said) + ": nothing compared at equal time"
+    values = {way: [rerun_value(cell, way, "equal") for cell in cells] for way in ways}
+    unrerun = [way for way in ways if any(equal_pick(cell, way)["config"] is None for cell in cells)]
+    if unrerun:
+        return head + f"the pick of {listed([labels[way] for way in unrerun])} on this clock was not rerun: " \
+                      "nothing compared at equal time"
+    known = [value for found in values.values() for value in found if not math.isnan(value)]
+    ceiling = CEILINGS.get(cells[0].env)
+    if ceiling and known and min(known) >= (1 - CEILING_MARGIN) * ceiling:
+        return head + (f"every way's pick reruns at {number_text(min(known))}–{number_text(max(known))}, at "
+                       f"{cells[0].env}'s ceiling of {number_text(ceiling)}: level by construction, nothing compared")
+    medians = {way: statistics.median(v for v in found if not math.isnan(v)) if any(not math.isnan(v) for v in found)
+               else math.nan for way, found in values.items()}
+    order = sorted(ways, key=lambda way: -math.inf if math.isnan(medians[way]) else medians[way], reverse=True)
+    lead = level_with_first(order, lambda a, b: ranges_apart([v for v in values[a] if not math.isnan(v)],
+                                                             [v for v in values[b] if not math.isnan(v)]))
+    listed_values = "; ".join(f"{labels[way]} {number_text(medians[way]) if not math.isnan(medians[way]) else '–'}"
+                              for way in order)
+    if lead.crowned:
+        verdict = f"{labels[lead.first]}'s range over the study seeds lies apart from every other's"
+    else:
+        verdict = "; ".join(filter(None, [
+            f"the ranges over the study seeds of {listed([labels[way] for way in lead.level])} overlap the first's: "
+            "not told apart" if lead.level else "",
+            f"{listed([labels[way] for way in lead.unknown])}: one study seed, no range" if lead.unknown else "",
+            f"{listed([labels[way] for way in lead.apart])}: apart from the first" if lead.apart else ""]))
+    same = same_text(cells, order, labels)
+    return head + listed_values + f" (medians; {verdict}" + (f"; {same}" if same else "") + ")"
 
 
 # CHARTS
 def wall_chart(lengths: dict, labels: dict, path: str):
-    """Each way's wall time against the trial length (dots: study seeds, line: medians), log-log."""
-    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    """Each way's wall time against the trial length, log-log: dots the study seeds, a bar each length's median; no
+    line joins the lengths, which would draw a crossing where none was measured."""
+    figure = Figure(figsize=(7, 5.2), layout="constrained")
     axes = figure.subplots()
     cells = [cell for group in lengths.values() for cell in group]
     for k, way in enumerate(way_keys(cells)):
@@ -94,7 +188,8 @@ def wall_chart(lengths: dict, labels: dict, path: str):
         axes.scatter([x for x, _ in points], [y for _, y in points], s=14, color=f"C{k}", alpha=0.6)
         medians = [(length, statistics.median(wall(cell, way) for cell in group))
                    for length, group in sorted(lengths.items())]
-        axes.plot([x for x, _ in medians], [y for _, y in medians], "-", color=f"C{k}", label=labels[way])
+        axes.scatter([x for x, _ in medians], [y for _, y in medians], marker="_", s=400, linewidths=2,
+                     color=f"C{k}", label=f"{labels[way]} (bar: median)")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xticks(sorted(lengths), [f"{length:,}" for length in sorted(lengths)])
@@ -103,7 +198,7 @@ def wall_chart(lengths: dict, labels: dict, path: str):
     axes.yaxis.set_minor_formatter(ScalarFormatter())
     axes.set_xlabel("trial length (PPO iterations of 2,048 env steps)")
     axes.set_ylabel("wall time of the study (s)")
-    axes.legend(fontsize="small")
+    figure.legend(*axes.get_legend_handles_labels(), loc="outside lower center", fontsize="small")
     figure.savefig(path, dpi=DPI)
 
 
@@ -116,13 +211,20 @@ def invocation_lines(plan: dict) -> list:
 
 
 def numbers_lines(plan: dict) -> list:
+    samplers = {entry.get("sampler") for item in plan["cells"] for entry in item["studies"] if entry["way"] == "pruned"}
+    same = ("the populations and the trials without pruning train the same configurations" if samplers != {"random"}
+            else "the populations, the trials and the pruned study draw the same configurations (the pruned study "
+            "stops some of them early)")
     return [f"*The numbers:* {plan_machine(plan)}; 2 cores; every way uses both (two trial processes at a time, two "
             "population processes side by side). Each cell (env, trial length, study seed) ran three tune.py studies "
             "one after another, in an order that turns from cell to cell, then the reruns; study seed s seeds the "
-            "samplers, and trial n runs with seed s + n. The random sampler draws trial n's values from (s, n): the "
-            "populations and the trials without pruning train the same configurations. TPE draws its first 10 "
-            "trials at random (Optuna's start-up): a study of 10 trials or fewer is random search with Hyperband "
-            "(reduction factor 3, resources in iterations). The space is the PPO space's float fields (docs/tuning.md; "
+            "samplers, and trial n runs with seed s + n. The random sampler draws trial n's values from (s, n): "
+            f"{same}. TPE draws at random until "
+            f"{TPE_STARTUP} trials have finished (completed or pruned: Optuna's start-up), so a study of {TPE_STARTUP} "
+            "trials or fewer is random search with Hyperband (reduction factor 3, resources in iterations), and is "
+            "named so. One clock for every way: a trial ends at its tell, whether in a process of its own or an "
+            "agent of a population (told after its process ends), and the equal time and each way's best by it are "
+            "taken on that clock. The space is the PPO space's float fields (docs/tuning.md; "
             "the others at the scripts' defaults). The objective: " + OBJECTIVE + ". The reruns: every way's best "
             "configuration, by the equal time and at its end, trained again by the populations' script (one process of "
             "its fresh seeds' agents, two processes side by side) on the same fresh seeds; the value is the mean of "
@@ -137,6 +239,8 @@ def env_lines(env: str, lengths: dict, labels: dict, directory: str) -> list:
     seeds = sorted({cell.seed for cells in lengths.values() for cell in cells})
     lines = [f"## {env}", "", f"Study seeds {', '.join(map(str, seeds))}.", "",
              f"![wall time against trial length]({CHARTS}/{slug}_wall.png)", "",
+             "*Wall time against the trial length:* dots the study seeds, bars the medians, at the lengths measured "
+             "only: no line joins them, as nothing between them was measured.", "",
              "### Cost: wall time of the study", ""]
     lines += markdown_table(["iterations per trial", "way", "wall time", "against the populations",
                              "trials completed / pruned (all seeds)"], cost_rows(lengths, labels))
@@ -152,7 +256,7 @@ def env_lines(env: str, lengths: dict, labels: dict, directory: str) -> list:
 def write_report(directory: str) -> str:
     """Writes DIR/REPORT.md and DIR/charts/ from DIR/exp15.json and its studies; returns REPORT.md's path."""
     plan, cells, labels = read_cells(directory, PLAN_FILE)
-    envs = grouped(cells)
+    envs = grouped([on_one_clock(cell) for cell in cells])
     lines = ["# exp15: the search at the trial lengths users run", "", "## The answer", ""]
     for env, lengths in envs.items():
         lines += [f"- {env}, the wall time of {labels['trials']} against {labels['population']}: "

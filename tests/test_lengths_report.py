@@ -7,7 +7,7 @@ import pytest
 
 from report import cells as report_cells, lengths
 from search.storage import load
-from test_tune_report import COMPLETE, PRUNED, make_study, trial
+from test_tune_report import COMPLETE, PRUNED, START, configuration, make_study, trial
 import exp15
 
 # minutes: each way's trials per (length, study seed); the population's end together, the trials two at a time
@@ -24,15 +24,20 @@ def way_trials(way: str, minutes: float) -> list:
                   None if way == "pruned" and k == 3 else 10.0 * k, k=k) for k in range(4)]
 
 
-def score(walls: tuple) -> dict:
-    """The reruns: the equal time is the fastest way's; by then the trials had finished configurations 0-1 (or
-    nothing), the populations all four."""
-    return {"equal_time_s": 60 * min(walls), "seeds": [100001, 100002],
-            "configs": [{"params": {}, "values": [5.0, 7.0]}, {"params": {}, "values": [20.0, None]},
-                        {"params": {}, "values": [30.0, 34.0]}],
-            "picks": {"population": {"equal": {"trial": 3, "config": 2}, "end": {"trial": 3, "config": 2}},
-                      "trials": {"equal": None, "end": {"trial": 3, "config": 2}},
-                      "pruned": {"equal": {"trial": 1, "config": 1}, "end": {"trial": 2, "config": 0}}}}
+# the rerun values on the 2 fresh seeds of configuration k (one of configuration 1's runs failed)
+RERUNS = {0: [5.0, 7.0], 1: [20.0, None], 2: [30.0, 34.0], 3: [40.0, 44.0]}
+
+
+def score(folder, name: str) -> dict:
+    """The reruns, as tools/exp15.py picks them: the equal time is the fastest way's end; by it, at 10 iterations
+    every way had finished configurations (the populations all four, the others their first pair), at 100 the
+    populations nothing (the pruned study ends first)."""
+    studies = {way: load(str(folder / f"{name}-{way}"))[1] for way in ("population", "trials", "pruned")}
+    moment = report_cells.equal_time(studies.values())
+    picks = {way: {at: None if trial is None else {"trial": trial.number, "config": trial.number}
+                   for at, trial in found.items()} for way, found in report_cells.ways_best(studies, moment).items()}
+    return {"equal_time_s": moment, "seeds": [100001, 100002], "picks": picks,
+            "configs": [{"params": configuration(k), "values": RERUNS[k]} for k in range(4)]}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +51,7 @@ def exp15_folder(tmp_path_factory):
             (folder / f"{name}-{way}").mkdir()
             make_study(folder / f"{name}-{way}", way_trials(way, minutes))
             studies.append({"way": way, "label": f"the {way} way", "folder": f"{name}-{way}"})
-        (folder / f"{name}-score.json").write_text(json.dumps(score(walls)))
+        (folder / f"{name}-score.json").write_text(json.dumps(score(folder, name)))
         cells.append({"name": name, "env": "CartPole-v1", "length": length, "seed": seed, "studies": studies})
     plan = {"machine": "AMD EPYC", "invocations": [
         {"argv": ["tools/exp15.py", "out", "--env", "CartPole-v1"], "date": "2026-11-29T04:26+00:00",
@@ -74,10 +79,77 @@ def test_without_a_crossover_the_report_says_none_up_to_the_longest_length_and_n
 
 def test_at_equal_time_each_way_is_scored_by_the_rerun_of_its_best_by_then(exp15_folder):
     text = open(exp15_folder[1]).read()
-    # the population's pick reruns at 32, the pruned way's (one seed's run failed) at 20, the trials had nothing
-    assert ("10 iterations, equal time 2.1 min (2 min–2.2 min): the population way 32; the pruned way 20; the trials way "
-            "nothing finished") in text
-    assert "| 100 | the trials way | 6.25 min (6 min–6.5 min) | – | 32 (32–32) | 30 (30–30) |" in text
+    # by 2 min the population's pick (configuration 3) reruns at 42, the others' (configuration 1, one seed's run
+    # failed) at 20; the ranges over the study seeds lie apart; the trials and the pruned study picked the same one
+    assert ("- CartPole-v1, at equal wall time, the best found, rerun on fresh seeds (median over study seeds): 10 "
+            "iterations, equal time 2.1 min (2 min–2.2 min) (the end of the population way): the population way 42; "
+            "the trials way 20; the pruned way 20 (medians; the population way's range over the study seeds lies apart "
+            "from every other's; the trials way and the pruned way picked the same configuration in every study "
+            "seed).") in text
+    assert "| 100 | the trials way | 6.25 min (6 min–6.5 min) | 20 (20–20) | 42 (42–42) | 30 (30–30) |" in text
+    assert "| 100 | the population way | 6.25 min (6 min–6.5 min) | nothing finished by then | 42 (42–42) |" in text
+
+
+def test_an_equal_time_comparison_where_a_way_finished_nothing_says_so_and_compares_nothing(exp15_folder):
+    text = open(exp15_folder[1]).read()
+    # at 100 iterations the pruned study ends first, at 6 min, and the populations end at 10: they had finished nothing
+    line = next(line for line in text.splitlines() if "at equal wall time" in line and ": 100 iterations" in line)
+    assert line.endswith("100 iterations, equal time 6.25 min (6 min–6.5 min) (the end of the pruned way): the "
+                         "population way had finished nothing by then (in every study seed): nothing compared at equal "
+                         "time.")
+    assert "the trials way 20" not in line and "told apart" not in line
+
+
+def test_picks_at_a_ceiling_are_level_by_construction_and_not_compared(monkeypatch):
+    # CartPole-v1's episodes end at 500 steps: every pick reruns at 499.2-500, whatever the way found
+    cells = [report_cells.Cell("CartPole-v1", 244, seed, "c", dict.fromkeys(("population", "trials")), {}, {
+        "equal_time_s": 30.0, "seeds": [1, 2], "configs": [{"params": {}, "values": [500.0, 500.0]},
+                                                           {"params": {}, "values": [500.0, 498.4]}],
+        "picks": {way: {"equal": {"trial": 0, "config": k}} for k, way in enumerate(("population", "trials"))}})
+        for seed in (1, 2)]
+    monkeypatch.setattr(lengths, "wall", lambda cell, way: {"population": 30.0, "trials": 45.0}[way])
+    text = lengths.equal_text(244, cells, {"population": "populations", "trials": "trials"})
+    assert text == ("244 iterations, equal time 30 s (30 s–30 s) (the end of populations): every way's pick reruns "
+                    "at 499–500, at CartPole-v1's ceiling of 500: level by construction, nothing compared")
+
+
+def test_one_clock_ends_a_population_s_agents_at_their_tell_as_it_ends_a_trial(tmp_path):
+    # the population's process ended at 1.5 min, its agents were told at 2 min: a trial in a process ends at its tell
+    ended = (START.timestamp() + 90.0)
+    make_study(tmp_path / "population", [trial(COMPLETE, (0, 2.0), 1.0, k=k, user_attrs={"population_end": ended})
+                                          for k in range(2)])
+    plan = {"cells": [{"name": "c", "env": "CartPole-v1", "length": 25, "seed": 1,
+                       "studies": [{"way": "population", "label": "p", "folder": "population"}]}]}
+    (cell,) = report_cells.load_cells(str(tmp_path), plan)
+    assert report_cells.wall(cell, "population") == pytest.approx(120.0)
+    study = cell.studies["population"]
+    assert report_cells.best_by(study, 100.0) is None and report_cells.best_by(study, 120.0).number == 0
+
+
+def test_a_tpe_study_too_short_to_leave_its_start_up_is_named_random_search(tmp_path):
+    # one after another: trial n begins as trial n - 1 ends, so trials 10 and 11 begin once 10 have finished
+    make_study(tmp_path / "short", [trial(COMPLETE, (k, k + 1), 1.0, k=k) for k in range(8)])
+    make_study(tmp_path / "long", [trial(PRUNED if k % 2 else COMPLETE, (k, k + 1), None if k % 2 else 1.0, k=k)
+                                   for k in range(12)])
+    short, long = (report_cells.load_study(str(tmp_path), name) for name in ("short", "long"))
+    assert report_cells.tpe_drawn(short) == [] and report_cells.tpe_drawn(long) == [10, 11]  # pruned trials count
+    label = "ppo_linen.py trials, 2 at a time, TPE + Hyperband"
+    assert report_cells.sampled_label(label, "tpe", [short, short]) == (
+        "ppo_linen.py trials, 2 at a time, random search (TPE's start-up) + Hyperband")
+    assert report_cells.sampled_label(label, "tpe", [short, long]) == label
+    assert report_cells.sampled_label(label, "random", [short]) == label
+
+
+def test_the_wall_chart_joins_no_lengths_so_it_draws_no_crossing_it_did_not_measure(exp15_folder, monkeypatch):
+    folder, _ = exp15_folder
+    figures = []
+    monkeypatch.setattr(lengths.Figure, "savefig", lambda figure, path, **kwargs: figures.append(figure))
+    plan = json.load(open(f"{folder}/exp15.json"))
+    groups = report_cells.grouped(report_cells.load_cells(folder, plan))["CartPole-v1"]
+    lengths.wall_chart(groups, {"population": "p", "trials": "t", "pruned": "r"}, f"{folder}/wall.png")
+    (axes,) = figures[0].axes
+    assert all(len(line.get_xdata()) < 2 for line in axes.lines)  # no segment from one length to the next
+    assert "no line joins them" in open(exp15_folder[1]).read()
 
 
 def test_the_cost_table_gives_each_way_s_wall_time_and_ratio_with_its_spread(exp15_folder):
@@ -143,6 +215,14 @@ def test_exp15_runs_three_studies_per_cell_in_turning_order_then_the_reruns(tmp_
     assert seeds_and_lengths == [(s, n) for s, n in (("1", "25"), ("1", "244"), ("2", "25"), ("2", "244"))
                                  for _ in range(3)]
     assert plan["invocations"][0]["argv"][:2] == ["tools/exp15.py", str(tmp_path)]
+
+
+def test_exp15_s_pruned_way_samples_as_its_name_says_random_search_where_tpe_would_not_leave_its_start_up():
+    # 8 trials: TPE would draw all 8 at random (its start-up lasts until 10 have finished): the random sampler, named
+    short, long = (next(way for way in exp15.ways(4, trials) if way.key == "pruned") for trials in (8, 12))
+    assert (short.sampler, short.pruner, short.label) == ("random", "hyperband",
+                                                          "ppo_linen.py trials, 2 at a time, random search + Hyperband")
+    assert (long.sampler, long.label) == ("tpe", "ppo_linen.py trials, 2 at a time, TPE + Hyperband")
 
 
 def test_exp15_reruns_each_way_s_best_by_the_equal_time_and_at_its_end_once_per_configuration(tmp_path, monkeypatch):

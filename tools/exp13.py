@@ -6,16 +6,19 @@
 Per study seed, a cell of four tune.py studies of PPO on ENV, each given --minutes on both cores of a 2-core machine
 (two processes side by side), over the PPO space's float fields (those an agent of a population has as its own):
   population  random search as ppo_linen_scan.py populations of P agents;
-  pruned      TPE + Hyperband, ppo_linen.py trials two at a time;
+  pruned      TPE + Hyperband, ppo_linen.py trials two at a time (TPE draws at random until 10 trials have
+              finished, completed or pruned: the report says how many of each study's trials TPE drew itself, and
+              names a study that never left that start-up random search);
   seeds       random search as ppo_linen_scan.py populations of P / K trials x K seeds each (the objective: the K
               seeds' mean);
   pbt         ppo_linen_pbt.py populations of N agents trained with population-based training (an agent's values
               change as it trains; it may copy a better agent).
 Every trial runs --length iterations of 16 envs x 128 steps. A study starts nothing once its minutes are spent and is
 stopped (SIGTERM) a few seconds after them, so each way has the same minutes; the ways of a cell run one after another
-in an order that turns from cell to cell. Then each way's best trial among those ended within the minutes is rerun on
-K fresh seeds (--score-seeds): a configuration by ppo_linen_scan.py (one process of K agents), a PBT agent by the
-replay of its lineage (ppo_linen_pbt.py, one agent per fresh seed), every way on the same fresh seeds. OUT/exp13.json
+in an order that turns from cell to cell. Then each way's best trial among those ended (told: one clock for every
+way, report/cells.py) within the minutes is rerun on K fresh seeds (--score-seeds): a configuration by
+ppo_linen_scan.py (one process of K agents), a PBT agent by the replay of its lineage (ppo_linen_pbt.py, one agent per
+fresh seed), every way on the same fresh seeds. OUT/exp13.json
 records the machine, the load, the commit and every invocation; rerunning the command resumes.
 `python -m report.budget OUT` writes OUT/REPORT.md. The estimate comes first; --dry-run stops there. --tiny: 0.3
 minutes, 2 iterations of 4 envs x 32 steps, populations of 2, 1 score seed, study seed 1 (a test of the command set,
@@ -35,8 +38,8 @@ sys.path.insert(0, ROOT)
 from exp11 import SPACE_FILE, positive, sizes  # noqa: E402 (beside it in tools/)
 from exp15 import COSTS, Way, open_plan, rerun, save_plan  # noqa: E402
 from report.budget import PLAN_FILE  # noqa: E402 (root first)
-from report.cells import best_by, cell_name, score_path  # noqa: E402
-from search import storage, study as study_folder, trial as trial_process  # noqa: E402
+from report.cells import best_by, cell_name, load_study, score_path  # noqa: E402
+from search import study as study_folder, trial as trial_process  # noqa: E402
 
 GRACE_SECONDS = 10  # after a study's minutes: the stop's margin over tune.py's own start
 
@@ -142,7 +145,7 @@ def score(out: str, name: str, studies: list, seed: int, workload: list, options
     moment, configs, keys, picks = 60 * options.minutes, [], [], {}
     seeds = [study_folder.EVAL_SEED + seed + k for k in range(options.score_seeds)]
     for item in studies:
-        best = best_by(storage.load(os.path.join(out, item["folder"]))[1], moment)
+        best = best_by(load_study(out, item["folder"]), moment)
         if best is None:
             picks[item["way"]] = {"equal": None}
             continue

@@ -9,17 +9,20 @@ The three ways, each on both cores of a 2-core machine:
               trial number over the PPO space's float fields (the fields an agent of a population can have as its
               own), no pruner;
   trials      ppo_linen.py trials in processes, two at a time: the same N configurations, no pruner;
-  pruned      ppo_linen.py trials in processes, two at a time: TPE (its random start-up for the first 10 trials)
-              and Hyperband, N trials.
+  pruned      ppo_linen.py trials in processes, two at a time, Hyperband-pruned, N trials: with N up to 10 the
+              random sampler of the other two ways (TPE would not leave its random start-up, which lasts until 10
+              trials have finished: it would be random search all the same, named TPE), so the pruned study draws
+              the same configurations; with more, TPE.
 Every trial runs 16 envs x 128 steps per iteration (2,048 env steps; 244 iterations are CleanRL's 500k steps for
 CartPole-v1). The ways of a cell run one after another in an order that turns from cell to cell (alternated).
 After a cell's studies: the equal time T is the wall time of its fastest way; each way's best trial by time T and at
 its end is rerun on K fresh seeds, all with ppo_linen_scan.py (one process of K agents per configuration, two side by
-side), so every way is scored by the same runs. OUT/exp15.json records the machine, the load, the commit and every
-invocation; OUT/<env>-L<length>-s<seed>-<way> are the studies, OUT/<env>-L<length>-s<seed>-score.json the rerun;
-rerunning the command resumes. `python -m report.lengths OUT` writes OUT/REPORT.md. The estimate comes first;
---dry-run stops there. --tiny: 2 trials of 2 iterations of 4 envs x 32 steps, populations of 1, 1 score seed, one
-length and seed (a test of the command set, no result)."""
+side), so every way is scored by the same runs. One clock for every way: a trial ends at its tell, in a process
+or in a population (report/cells.py), for the equal time and the picks by it. OUT/exp15.json records the machine,
+the load, the commit and every invocation; OUT/<env>-L<length>-s<seed>-<way> are the studies,
+OUT/<env>-L<length>-s<seed>-score.json the rerun; rerunning the command resumes. `python -m report.lengths OUT`
+writes OUT/REPORT.md. The estimate comes first; --dry-run stops there. --tiny: 2 trials of 2 iterations of 4 envs x
+32 steps, populations of 1, 1 score seed, one length and seed (a test of the command set, no result)."""
 import argparse
 import datetime
 import json
@@ -34,9 +37,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from exp11 import SPACE_FILE, commit, positive, sizes, write_float_space  # noqa: E402 (beside it in tools/)
-from report.cells import cell_name, equal_time, score_path, ways_best  # noqa: E402 (root first)
+from report.cells import cell_name, equal_time, load_study, score_path, ways_best  # noqa: E402 (root first)
 from report.lengths import PLAN_FILE  # noqa: E402
-from search import storage, study as study_folder, trial as trial_process  # noqa: E402
+from search import study as study_folder, trial as trial_process  # noqa: E402
+from search.storage import TPE_STARTUP  # noqa: E402
 from search.population import agent_folder  # noqa: E402
 from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 
@@ -66,11 +70,15 @@ class Way(NamedTuple):
     flags: tuple = ()  # tune.py's other options for this way
 
 
-def ways(population: int) -> list:
+def ways(population: int, trials: int) -> list:
+    """The three ways; the pruned one samples with TPE only where its study is long enough to leave TPE's random
+    start-up (more than TPE_STARTUP trials), else with the others' random sampler, and is named by what it samples."""
+    sampler = "tpe" if trials > TPE_STARTUP else "random"
     return [Way("population", f"ppo_linen_scan.py populations of {population}, 2 side by side", "ppo_linen_scan.py",
                 "random", "none", population),
             Way("trials", "ppo_linen.py trials, 2 at a time", "ppo_linen.py", "random", "none", 0),
-            Way("pruned", "ppo_linen.py trials, 2 at a time, TPE + Hyperband", "ppo_linen.py", "tpe", "hyperband", 0)]
+            Way("pruned", f"ppo_linen.py trials, 2 at a time, {'TPE' if sampler == 'tpe' else 'random search'} + "
+                "Hyperband", "ppo_linen.py", sampler, "hyperband", 0)]
 
 
 def parse(argv: list) -> argparse.Namespace:
@@ -148,7 +156,7 @@ def score(out: str, name: str, studies: list, seed: int, workload: list, options
     the fresh seeds (distinct configurations once)."""
     if os.path.exists(score_path(out, name)):
         return
-    loaded = {item["way"]: storage.load(os.path.join(out, item["folder"]))[1] for item in studies}
+    loaded = {item["way"]: load_study(out, item["folder"]) for item in studies}
     moment = equal_time(loaded.values()) if moment is None else moment
     picks, configs = ways_best(loaded, moment), []
     for pick in picks.values():
@@ -204,7 +212,7 @@ def main(argv: list) -> int:
     if options.tiny:
         options.lengths, options.study_seeds, options.trials = [2], options.study_seeds[:1], 2
         options.population, options.score_seeds, workload = 1, 1, ["--num-envs", "4", "--num-steps", "32"]
-    order = ways(options.population)
+    order = ways(options.population, options.trials)
     seconds = sum(estimate_seconds(COSTS[options.env], length, options) for length, _ in cells(options))
     print(f"exp15 {options.env}: {len(cells(options))} cell(s) of {len(order)} studies of {options.trials} trials "
           f"(lengths {options.lengths}, study seeds {options.study_seeds}); about {seconds / 60:.0f} min on a 2-core "
