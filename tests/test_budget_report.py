@@ -2,6 +2,7 @@
 tests/test_tune_report.py, with known reruns, no script run; and tools/exp13.py's bad input, estimate, tune.py commands,
 alternation and choice of what to rerun (a PBT agent by its replay)."""
 import json
+import math
 import signal
 
 import pytest
@@ -79,8 +80,68 @@ def test_a_single_pair_is_never_told_apart(tmp_path):
     cell = report_cells.Cell("CartPole-v1", 10, 1, "c", {}, {}, {
         "equal_time_s": 60.0, "seeds": [7], "picks": {"a": {"equal": {"config": 0}}, "b": {"equal": {"config": 1}}},
         "configs": [{"values": [10.0]}, {"values": [5.0]}]})
-    mean, bounds, apart = budget.difference([cell], "a", "b")
-    assert (mean, bounds, apart) == (5.0, (5.0, 5.0), False)
+    found = budget.difference([cell], "a", "b")
+    assert (found.mean, found.low, found.high, found.told_apart) == (5.0, 5.0, 5.0, False)
+
+
+def picked_cell(seed: int, picks: dict, configs: list) -> report_cells.Cell:
+    """A cell of study seed `seed` without studies: {way: its pick's configuration index}, each configuration's rerun
+    values on the 3 fresh seeds."""
+    return report_cells.Cell("Breakout-MinAtar", 244, seed, f"c{seed}", dict.fromkeys(picks), {}, {
+        "equal_time_s": 300.0, "seeds": [100_001, 100_002, 100_003],
+        "picks": {way: {"equal": {"trial": 0, "config": config}} for way, config in picks.items()},
+        "configs": [{"values": values} for values in configs]})
+
+
+LABELS = {"population": "random populations of 8", "seeds": "random populations of 4 trials x 2 seeds"}
+
+
+def test_a_paired_bootstrap_resamples_the_study_seeds_not_the_reruns_of_one_pick():
+    # per study seed the difference is 1, 1 and -0.3 on each of the 3 fresh seeds: the 9 reruns, resampled as if
+    # independent, keep their mean above 0 (told apart); the 3 study seeds, the independent unit, do not
+    cells = [picked_cell(1, {"population": 0, "seeds": 1}, [[11.0] * 3, [10.0] * 3]),
+             picked_cell(2, {"population": 0, "seeds": 1}, [[11.0] * 3, [10.0] * 3]),
+             picked_cell(3, {"population": 0, "seeds": 1}, [[10.0] * 3, [10.3] * 3])]
+    text = budget.answer_text("Breakout-MinAtar", cells, LABELS)
+    assert ("random populations of 4 trials x 2 seeds 10.1 [10, 10.3], 0.567 less [-0.3, 1] over study seeds 1, 2 and "
+            "3: not told apart") in text
+    assert "**" not in text  # no winner in bold inside overlapping intervals
+    assert "no way's pick is told apart as the best; the highest mean: random populations of 8 10.7 [10, 11]" in text
+
+
+def test_the_bootstrap_over_study_seeds_is_enumerated_so_no_random_seed_moves_a_bound():
+    # exp13's Breakout-MinAtar populations of 8 against 4 x 2 seeds: study seed 1's difference 2.85, the others 0
+    assert budget.unit_interval([0.0, 0.0, 2.85]) == (0.0, 2.85)  # 3 units: the range of their means
+    low, high = budget.unit_interval([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert (round(low, 6), round(high, 6)) == (1.8, 4.2)  # every one of the 5^5 resamples, weighed exactly
+    assert budget.unit_interval([4.0]) == (4.0, 4.0) and all(map(math.isnan, budget.unit_interval([])))
+
+
+def test_identical_picks_are_the_same_configuration_not_a_tie_inside_an_interval():
+    # study seeds 2 and 3: both ways picked configuration 0 (the same fresh seeds: a difference of 0 by construction);
+    # study seed 1: different picks, 3 apart on every fresh seed
+    cells = [picked_cell(1, {"population": 0, "seeds": 1}, [[11.0, 12.0, 13.0], [14.0, 15.0, 16.0]]),
+             picked_cell(2, {"population": 0, "seeds": 0}, [[9.0, 10.0, 11.0]]),
+             picked_cell(3, {"population": 0, "seeds": 0}, [[15.0, 14.0, 16.0]])]
+    text = budget.answer_text("Breakout-MinAtar", cells, LABELS)
+    assert ("random populations of 8 12.3 [10, 15], the same configuration in study seeds 2 and 3; 3 less in study "
+            "seed 1 (one study seed: no interval)") in text
+    assert ": told apart" not in text and "not told apart" not in text and "**" not in text
+    same = [picked_cell(seed, {"population": 0, "seeds": 0}, [[10.0 + seed] * 3]) for seed in (1, 2, 3)]
+    assert "the same configuration in every study seed" in budget.answer_text("Breakout-MinAtar", same, LABELS)
+
+
+def test_the_best_chart_draws_the_reruns_on_axes_of_their_own_with_no_marker_on_another(tmp_path, monkeypatch):
+    # two ways whose picks rerun alike in every study seed (the same configuration): side by side, not on each other
+    cells = [picked_cell(seed, {"population": 0, "seeds": 0}, [[12.0] * 3]) for seed in (1, 2, 3)]
+    figures = []
+    monkeypatch.setattr(report_cells, "time_points", lambda study: [(1.0, 5.0), (2.0, 9.0)])
+    monkeypatch.setattr(report_cells.Figure, "savefig", lambda figure, path, **kwargs: figures.append(figure))
+    report_cells.best_chart({244: cells}, {}, str(tmp_path / "best.png"))
+    above, below = figures[0].axes[:2]
+    assert "best objective so far" in above.get_ylabel() and "rerun on fresh seeds" in below.get_ylabel()
+    marks = [tuple(point) for collection in below.collections for point in collection.get_offsets()]
+    assert len(marks) == 6 and len(set(marks)) == 6 and {y for _, y in marks} == {12.0}
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -165,3 +226,21 @@ def test_exp13_reruns_each_way_s_pick_within_the_minutes_and_a_pbt_agent_by_its_
     assert data["configs"][1] == {"replay": "pbt/trial_0001", "values": [50.0, 50.0]}
     assert {way: pick["equal"]["config"] for way, pick in data["picks"].items()} == {
         "population": 0, "pruned": 0, "seeds": 0, "pbt": 1}
+
+
+def test_the_report_says_how_many_trials_tpe_drew_itself_and_whether_the_pick_was_a_random_start_up_draw(tmp_path):
+    # 12 trials one after another: TPE draws trials 10 and 11 itself (10 had finished), 0-9 at random; picks: trial 3
+    make_study(tmp_path / "long", [trial(COMPLETE, (k, k + 1), float(k), k=k) for k in range(12)])
+    make_study(tmp_path / "short", [trial(COMPLETE, (k, k + 1), float(k), k=k) for k in range(6)])
+    plan = {"cells": [{"studies": [{"way": "pruned", "sampler": "tpe"}]}]}
+    long = report_cells.load_study(str(tmp_path), "long")
+    picks = {"picks": {"pruned": {"equal": {"trial": 3, "config": 0}}}}
+    cells = [report_cells.Cell("CartPole-v1", 50, seed, "c", {"pruned": long}, {}, picks) for seed in (1, 2)]
+    assert budget.startup_lines(plan, cells, {"pruned": "TPE + Hyperband trials"}) == [
+        "*TPE + Hyperband trials:* TPE draws at random until 10 of a study's trials have finished (completed or "
+        "pruned: Optuna's start-up); here TPE drew 2 (2–2) of the 12 (12–12) trials of a study itself, the others "
+        "at random; the pick was one of the random draws in study seeds 1 and 2.", ""]
+    cells = [cell._replace(studies={"pruned": report_cells.load_study(str(tmp_path), "short")}) for cell in cells]
+    assert budget.startup_lines(plan, cells, {"pruned": "TPE + Hyperband trials"})[0].endswith(
+        "here TPE drew 0 (0–0) of the 6 (6–6) trials of a study itself, the others at random: random search with "
+        "Hyperband.")
