@@ -4,9 +4,11 @@ run folder, and a return threshold where the run was timed to one) and the run f
 
 What does a CNN change? Every answer so far is an MLP's. Per case (MinAtar's CNN, small and wide, on Breakout-MinAtar
 in JAX; the Nature CNN on Breakout-v5, ale-py's C++ env) it gives each script's steady iteration (the median of
-iterations 2 onwards, then the median over the repeats, with their range), its ratio to the fastest, the env's share
-of it (its steps alone, timed in the same regime by tools/cnn_env_cost.py), start-up and iteration 0 (compilation),
-and where the case was timed to a return threshold, the seconds of training to reach it.
+iterations 2 onwards, then the median over the repeats, with their range), its ratio to the fastest (the script of
+least median steady iteration) as one statistic with its bracket: the median over the repeats of the ratio repeat by
+repeat, and the range of those ratios; the env's share of it (its steps alone, timed in the same regime by
+tools/cnn_env_cost.py), start-up and iteration 0 (compilation), and where the case was timed to a return threshold,
+the seconds of training to reach it.
 
 In a sweep's report (plot.py), section_cnn gives exp14's runs there (--grid gpu: the same cases on a GPU) each case's
 steady iterations and ratios to the fastest script."""
@@ -27,6 +29,7 @@ from sweep.experiments import EXP14
 from sweep.variants import BY_LABEL
 
 PLAN_FILE = "exp14.json"
+VS_FASTEST = 3  # the column of envshare.env_rows's rows that holds the ratio to the fastest
 
 
 def read_plan(directory: str) -> dict:
@@ -34,24 +37,45 @@ def read_plan(directory: str) -> dict:
     return envshare.read_plan(directory, PLAN_FILE)
 
 
-def framework_ratios(by_label: dict) -> str:
-    """Each framework's best script against the fastest script, in words: 'torch 2.10×, Equinox 1.05×'."""
+def repeat_ratios(by_label: dict) -> tuple:
+    """The baseline of a case's ratios, the script of least median steady iteration over the repeats, and each script's
+    ratio to it as one statistic with its bracket, {label: (median, min, max)}: the median over the repeats of its
+    steady iteration over the baseline's of the same repeat, and the range of those ratios (NaN where no repeat
+    pairs)."""
     medians = {label: steady(runs)[0] for label, runs in by_label.items()}
-    fastest = min(medians.values())
+    first = min(medians, key=medians.get)
+    base = {run["repeat"]: run["steady"] for run in by_label[first]}
+    ratios = {}
+    for label, runs in by_label.items():
+        values = [run["steady"] / base[run["repeat"]] for run in runs if run["repeat"] in base]
+        ratios[label] = (statistics.median(values), min(values), max(values)) if values else (math.nan,) * 3
+    return first, ratios
+
+
+def ratio_text(value: tuple) -> str:
+    """A ratio over the repeats as its median and range: '1.50× [1.25–1.73]'; '–' where there is none."""
+    median, low, high = value
+    return "–" if math.isnan(median) else f"{speedup_text(median)} [{low:.2f}–{high:.2f}]"
+
+
+def framework_ratios(by_label: dict) -> str:
+    """Each framework's best script against the fastest script, by the ratio given (the median of the ratios repeat by
+    repeat), in words: 'torch 2.10× [2.00–2.20], Equinox 1.05× [0.98–1.10]'."""
+    _, ratios = repeat_ratios(by_label)
     best = {}
-    for label, median in sorted(medians.items(), key=lambda item: item[1]):
+    for label, _ in sorted(ratios.items(), key=lambda item: item[1][0]):
         framework = BY_LABEL[label].framework if label in BY_LABEL else label
-        best.setdefault(framework, median)
-    return ", ".join(f"{framework} {speedup_text(median / fastest)}" for framework, median in best.items())
+        best.setdefault(framework, label)
+    return ", ".join(f"{framework} {ratio_text(ratios[label])}" for framework, label in best.items())
 
 
 def answer_line(case: dict, by_label: dict, share: float) -> str:
     """One case's answer: the fastest script (with those level with it), every framework's ratio, the env's share."""
     first = lead(by_label)
     level = f", level with {listed(first.level)} (ranges over repeats overlap)" if first.level else ""
-    return (f"- **{case['case']}**: fastest {first.first}{level}; each framework's best against it: "
-            f"{framework_ratios(by_label)}; the env's steps alone take {percent_text(share, sign='')} of the fastest "
-            "script's steady iteration.")
+    return (f"- **{case['case']}**: fastest {first.first}{level}; each framework's best against it (the median of the "
+            f"ratios repeat by repeat [their range]): {framework_ratios(by_label)}; the env's steps alone take "
+            f"{percent_text(share, sign='')} of the fastest script's steady iteration.")
 
 
 def threshold_line(case: dict, by_label: dict) -> str:
@@ -78,6 +102,9 @@ def write_report(directory: str) -> str:
         if not by_label:
             continue
         rows, _, share = env_rows(plan, case["env"], case["backend"], by_label)
+        _, ratios = repeat_ratios(by_label)
+        for row, label in zip(rows, by_label):  # env_rows's "vs fastest" (a ratio of medians): the one statistic here
+            row[VS_FASTEST] = ratio_text(ratios[label])
         env_time, (low, high), compile_seconds = env_seconds(plan, case["env"], case["backend"])
         answer.append(answer_line(case, by_label, share))
         timed = case.get("threshold") is not None
@@ -88,8 +115,8 @@ def write_report(directory: str) -> str:
         sections += [f"### {case['case']}", "", f"`{case['workload']}` on {case['env']} ({case['backend']}). The "
                      f"env's steps alone: {number_text(env_time)} s an iteration [{number_text(low)}–"
                      f"{number_text(high)} over processes]{compiled}.", ""]
-        header = ["script (mode)", "steady iteration, s [range]", "runs", "vs fastest", "env share",
-                  "iteration 0, s: cold", "warm cache", "start-up, s"]
+        header = ["script (mode)", "steady iteration, s [range]", "runs", "vs fastest [range over repeats]",
+                  "env share", "iteration 0, s: cold", "warm cache", "start-up, s"]
         header += ([f"to return {number_text(case['threshold'])}, s"] if timed else []) + ["last return"]
         sections += markdown_table(header, rows)
     lines = ["# exp14: what a CNN changes", "", "## The answer", ""] + answer + [""]
@@ -97,7 +124,9 @@ def write_report(directory: str) -> str:
               f"{plan.get('date', '–')} to {plan.get('end', '–')}, commit {plan.get('commit', '–')}; "
               f"iterations a run: {plan.get('iterations', '–')}; the steady iteration is the median of iterations "
               f"{STEADY_FROM} onwards, then the median over the repeats (alternated: each repeat runs every case's "
-              "scripts once, in the same order, seed = repeat). The env share is the env's steps alone (the median of "
+              "scripts once, in the same order, seed = repeat). A ratio to the fastest (the script of least median "
+              "steady iteration) is the median over the repeats of the ratio repeat by repeat, its range in brackets. "
+              "The env share is the env's steps alone (the median of "
               "3 processes) over the steady iteration, at most 100 % in the tables. Iteration 0 *cold* is the first "
               "repeat's (the sitting's compilation cache empty at its start); *warm cache* the median of the later "
               "repeats'.", ""]

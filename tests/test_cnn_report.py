@@ -7,6 +7,7 @@ import pytest
 from events import write_run
 from helpers import fake_command_set
 from report import cnn
+from report.envshare import STEADY_FROM
 from test_plot import run_plot
 import exp14
 
@@ -54,12 +55,27 @@ def exp14_folder(tmp_path_factory):
 def test_the_answer_names_each_cases_fastest_script_every_frameworks_ratio_and_the_envs_share(exp14_folder):
     _, report = exp14_folder
     # MinAtar: torch 2 s against Linen's 1 s; the env 0.1 s of Linen's iteration
-    assert ("- **MinAtar CNN, small**: fastest linen (jit); each framework's best against it: linen 1.00×, torch "
-            "2.00×; the env's steps alone take 10.0% of the fastest script's steady iteration.") in report
+    assert ("- **MinAtar CNN, small**: fastest linen (jit); each framework's best against it (the median of the "
+            "ratios repeat by repeat [their range]): linen 1.00× [1.00–1.00], torch 2.00× [2.00–2.00]; the env's "
+            "steps alone take 10.0% of the fastest script's steady iteration.") in report
     # Atari: Equinox's range over repeats (3.78–4.62 s) overlaps Linen's (3.6–4.4 s): level
     assert ("- **Nature CNN**: fastest atari_linen (jit), level with atari_equinox (jit) (ranges over repeats "
-            "overlap); each framework's best against it: linen 1.00×, equinox 1.05×, torch 1.50×; the env's steps "
-            "alone take 50.0% of the fastest script's steady iteration.") in report
+            "overlap); each framework's best against it (the median of the ratios repeat by repeat [their range]): "
+            "linen 1.00× [1.00–1.00], equinox 1.05× [1.05–1.05], torch 1.50× [1.50–1.50]; the env's steps alone take "
+            "50.0% of the fastest script's steady iteration.") in report
+    assert "| vs fastest [range over repeats] |" in report and "| 3 | 1.50× [1.50–1.50] |" in report
+
+
+def test_a_ratio_and_its_bracket_are_one_statistic_the_median_of_the_per_repeat_ratios_and_their_range():
+    """The fastest by median steady iteration is each ratio's baseline, repeat by repeat: a script of 1.5, 1.5 and 1.9 s
+    against 1.0, 1.2 and 1.1 s has the ratios 1.5, 1.25 and 1.73, so 1.50× [1.25–1.73]; the ratio of the medians,
+    1.5 / 1.1 = 1.36, is another statistic and not given."""
+    runs = {"fast": [{"repeat": 1, "steady": 1.0}, {"repeat": 2, "steady": 1.2}, {"repeat": 3, "steady": 1.1}],
+            "slow": [{"repeat": 1, "steady": 1.5}, {"repeat": 2, "steady": 1.5}, {"repeat": 3, "steady": 1.9}]}
+    first, ratios = cnn.repeat_ratios(runs)
+    assert first == "fast" and ratios["fast"] == (1.0, 1.0, 1.0)
+    assert [round(value, 3) for value in ratios["slow"]] == [1.5, 1.25, 1.727]
+    assert cnn.ratio_text(ratios["slow"]) == "1.50× [1.25–1.73]"
 
 
 def test_the_small_minatar_case_gives_the_training_seconds_to_its_return_threshold(exp14_folder):
@@ -100,11 +116,18 @@ def test_a_sweeps_report_gives_exp14s_gpu_runs_each_cases_ratios_under_the_cases
     assert "Nature CNN: fastest atari_linen (jit); the slowest script takes 2.00× its steady iteration" in report
 
 
+def test_exp14s_atari_case_runs_at_least_8_steady_iterations_a_run():
+    """The Nature CNN's verdict rests on its steady iterations (the report's window: iterations 2 on): 8 a run at
+    least, not the first sitting's 4 (6 iterations)."""
+    atari = next(case for case in exp14.CASES if case.backend == "ALE")
+    assert atari.iterations - STEADY_FROM >= 8
+
+
 def test_exp14_estimates_times_each_env_alone_runs_every_cases_scripts_once_per_repeat_and_resumes(tmp_path, monkeypatch,
                                                                                                    capsys):
     commands = fake_command_set(monkeypatch, exp14)
     assert exp14.main([str(tmp_path), "--repeats", "2"]) == 0
-    assert capsys.readouterr().out.startswith("exp14: 34 runs in 2 repeats, about 23 min at the pace of its first")
+    assert capsys.readouterr().out.startswith("exp14: 34 runs in 2 repeats, about 25 min at the pace of its first")
     costs = [command for command in commands if command[1].endswith("cnn_env_cost.py")]
     assert [command[2] for command in costs] == ["Breakout-MinAtar"] * 3 + ["Breakout-v5"] * 3
     assert commands[:6] == costs and commands[-1][1:] == ["-m", "report.cnn", str(tmp_path)]
