@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import answer_table
-from report import standings, stats
+from report import cnn, search as search_report, standings, stats
 
 from helpers import COMPILE_MODE, DQN_COMPILE_MODE, EAGER_FLAG
 from sweep.variants import VARIANTS
@@ -111,6 +111,34 @@ def test_the_cnn_table_gives_each_frameworks_ratio_with_its_range_and_the_report
                    if label != fastest[0])
     assert "| Flax NNX, `cached_partial` (`ppo_nnx_cached.py`) |" in "\n".join(lines)
     assert lines[-1].startswith("| *the machine* | AMD EPYC (Zen 4")
+
+
+def test_the_search_table_names_each_columns_baseline_and_marks_those_level_with_it_by_the_reports_rule():
+    """Each column's ratios share one baseline, named in the caption: the DQN column's is exp10's report's baseline
+    (the fastest at one env and one worker), the designs level with it marked = as the report marks them; the PPO
+    column's is exp11's populations of the size that finished first, one study a way (no range, no marker)."""
+    caption = answer_table.search_caption(REPO / "results")
+    assert caption.startswith("**A search:** its wall time relative to one baseline per column, named here")
+    assert "against Flax NNX, tree mode (`dqn_nnx.py`), the fastest there (= level with it:" in caption
+    assert "against `ppo_linen_scan.py`'s populations of 64 agents a process, the fastest" in caption
+    assert "the design that finished it first" not in caption and caption in TABLE
+    cells, _ = answer_table.search_cells(REPO / "results", answer_table.SEARCH)
+    report = (REPO / "results" / "cpu-2core-exp10-repeats" / "REPORT.md").read_text()
+    assert cells["Flax NNX, tree mode"] == "1" and "every ratio is to **Flax NNX + JAX env**" in report
+    assert cells["Flax Linen"].endswith("×=") and cells["Equinox"].endswith("×=")
+    assert "=" not in cells["PyTorch, NumPy env"] and f"| {cells['PyTorch, NumPy env'][:-1]}× (" in report
+    population, _ = answer_table.population_cells(REPO / "results", answer_table.POPULATION)
+    assert population["Flax Linen, training in one `lax.scan`"] == "1" and "=" not in "".join(population.values())
+    assert answer_table.baseline_of is search_report.baseline_of and answer_table.level_with is search_report.level_with
+
+
+def test_a_cnn_cell_is_one_statistic_the_median_of_its_per_repeat_ratios_with_their_range():
+    """exp14's Atari Equinox: the ratio of medians is 1.58, at the edge of its per-repeat ratios' range [1.58–1.75];
+    the cell gives the median of those ratios, 1.64, with their range, by report/cnn.py's rule."""
+    cells, _, _ = answer_table.cnn_cells(REPO / "results")
+    assert cells["Nature CNN"]["atari_equinox (jit)"] == "1.64× [1.58–1.75]"
+    assert answer_table.repeat_ratios is cnn.repeat_ratios
+    assert "the median over the repeats of the ratio repeat by repeat" in answer_table.CNN_CAPTION
 
 
 def test_the_answer_tables_rule_is_the_reports_own():

@@ -8,11 +8,14 @@ iterations 8 on) relative to the fastest design of the same sweep and selection,
 (env, seed) pairs every design ran, and a design's ratio is the geometric mean of its ratios to the fastest, paired by
 env and seed. A cell marked † comes from a sitting of its own (named under the table), relative to the fastest design
 of that sitting; in the continuous-action columns, one marked = is level with the fastest (their ranges over repeats
-overlap: report/continuous.py's rule). The search table's metric is the wall time of the same random search
-relative to the design that finished it first; DQN on Doors from exp10's repeats (tools/exp10.sh: its part a, one
-env, one worker, the median over the study seeds of the ratio seed by seed), PPO on CartPole-v1 from exp11's
-(tools/exp11.py: trials in processes two at a time, or ppo_linen_scan.py's populations, the size that finished
-first). The last row names each column's machine (a CPU's
+overlap: report/continuous.py's rule). The search table's metric is the wall time of the same random search, each
+column against one baseline that its caption names: DQN on Doors from exp10's repeats (tools/exp10.sh: its part a, one
+env, one worker, the median over the study seeds of the ratio seed by seed, against report/search.py's baseline, the
+fastest at one worker and its script's own flags, = where level with it by that report's rule), PPO on CartPole-v1
+from exp11's (tools/exp11.py: trials in processes two at a time, or ppo_linen_scan.py's populations, against the
+population size that finished first; one study a way, no range). A convolutional agent's cell is report/cnn.py's one
+statistic: the median over the repeats of the ratio repeat by repeat, their range in brackets. The last row names each
+column's machine (a CPU's
 generation where its sitting recorded it): ratios from different CPUs are never set side by side without saying so.
 
     python tools/answer_table.py            # print the tables (markdown)
@@ -26,16 +29,19 @@ import math
 import os
 import statistics
 import sys
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the report's package, when run as tools/answer_table.py
 
 from report import cnn  # noqa: E402 (after the path)
+from report.cnn import repeat_ratios  # noqa: E402
 from report.continuous import read_plan  # noqa: E402
 from report.envshare import cells as exp12_cells, lead, steady  # noqa: E402
 from report.machines import cpu_generation, cpu_name, gpu_model  # noqa: E402
+from report.search import baseline_of, by_label, level_with, seed_ratios, seed_walls  # noqa: E402
 from report.standings import fastest_label, relative_to  # noqa: E402
+from report.studies import load_entry  # noqa: E402
 from report.study import wall_seconds  # noqa: E402
 from report.types import Condition  # noqa: E402
 from report.stats import geometric_mean, metric_values, where  # noqa: E402
@@ -96,27 +102,25 @@ CNN_ROWS = (("Flax Linen", (variants.LINEN, variants.ATARI_LINEN)),
             ("Equinox", (variants.EQUINOX, variants.ATARI_EQUINOX)),
             ("PyTorch", (variants.TORCH, variants.ATARI_TORCH)),
             ("torch.compile", (variants.TORCH_COMPILE, variants.ATARI_TORCH_COMPILE)))
-CNN_CAPTION = ("**Convolutional agents:** steady iteration (the median of iterations 2 on, then over 3 repeats; exp14) "
-               "relative to the fastest script of each column, the range of the ratio over the repeats (each repeat's "
-               "run against the fastest's of the same repeat) in brackets (= level with the fastest: their ranges "
-               "over repeats overlap):")
+CNN_CAPTION = ("**Convolutional agents:** steady iteration (the median of iterations 2 on; exp14) relative to the "
+               "fastest script of each column (its least median over 3 repeats): the median over the repeats of the "
+               "ratio repeat by repeat (each repeat's run against the fastest's of the same repeat), their range in "
+               "brackets (= level with the fastest: their steady iterations' ranges over the repeats overlap):")
 
 
 class Table(NamedTuple):
-    """One metric's table: its caption, its columns, and its row of the fastest's seconds."""
+    """One metric's table: its caption, its columns, and its row of the fastest's seconds; a caption that names its
+    columns' baselines is made from the sittings (caption_of(results))."""
     caption: str
     columns: tuple
     fastest: str
+    caption_of: Callable | None = None
 
 
 TABLES = (
     Table("**Per iteration:** steady iteration (the median of iterations 8 on) relative to the fastest design of each "
           "column (– not measured; † a sitting of its own):", COLUMNS, "*the fastest's steady iteration*"),
-    Table("**A search:** its wall time relative to the design that finished it first (DQN on Doors: exp10's part (a), "
-          "40 configurations of a seeded random sampler, 30,000 env steps a trial, one env and one worker a trial, "
-          "the median over 3 study seeds of the ratio seed by seed; PPO on CartPole-v1: exp11, 64 configurations of 25 "
-          "iterations, the trials two at a time, the `lax.scan` row its populations of the size that finished first):",
-          (SEARCH, POPULATION), "*the fastest's wall time*"),
+    Table("**A search:**", (SEARCH, POPULATION), "*the fastest's wall time*", lambda results: search_caption(results)),
     Table("**Continuous control:** steady iteration (the median of iterations 2–5 of exp12's continuous-action "
           "scripts) relative to the fastest design of each column (= level with the fastest: their ranges over "
           "repeats overlap):", CONTINUOUS, "*the fastest's steady iteration*"),
@@ -219,38 +223,77 @@ def relative_cells(seconds: dict) -> tuple:
     return {name: ratio_text(wall / fastest, False) for name, wall in seconds.items()}, fastest
 
 
-def search_cells(results, column):
-    """{design name: its wall time relative to the fastest design's} for exp10's part (a) studies of one env and one
-    worker: the fastest is the design of least median wall time over the study seeds, and a design's ratio the median
-    of its ratios to the fastest, seed by seed (the report's rule, report/search.py); and the fastest's median
-    seconds."""
+def search_entries(results, column) -> tuple:
+    """exp10's part (a) studies of one env and one worker, loaded ({design name: {study seed: Entry}}), and its plan."""
     folder = os.path.join(results, column.sweep)
     by_script = {f"{design.dqn.script}.py": design.name for design in DESIGNS if design.dqn}
-    walls = {}
-    for study in read_studies(folder, column.exp, "tools/exp10.sh"):
-        if study["part"] == "a" and study["workers"] == 1 and not study["flags"]:
-            name, seed = by_script[study["script"]], study.get("seed", 1)
-            walls.setdefault(name, {})[seed] = wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
-    fastest = min(walls, key=lambda name: statistics.median(walls[name].values()))
-    base = walls[fastest]
-    ratios = {name: statistics.median(seconds[seed] / base[seed] for seed in seconds if seed in base)
-              for name, seconds in walls.items()}
-    return ({name: ratio_text(ratio, False) for name, ratio in ratios.items()},
-            statistics.median(base.values()))
+    studies = read_studies(folder, column.exp, "tools/exp10.sh")
+    chosen = [study for study in studies if study["part"] == "a" and study["workers"] == 1 and not study["flags"]]
+    groups = by_label([load_entry(folder, study) for study in chosen])
+    names = {label: by_script[next(study["script"] for study in chosen if study["label"] == label)] for label in groups}
+    with open(os.path.join(folder, f"{column.exp}.json")) as file:
+        plan = json.load(file)
+    return {names[label]: group for label, group in groups.items()}, plan
+
+
+def search_cells(results, column):
+    """{design name: its wall time relative to the baseline's} for exp10's part (a) studies of one env and one worker,
+    by the report's rule (report/search.py, imported): the baseline is the design of least median wall time over the
+    study seeds, a design's ratio the median of its ratios to the baseline, seed by seed, marked = where its wall
+    times' range over the seeds overlaps the baseline's; and the baseline's median seconds."""
+    groups, _ = search_entries(results, column)
+    base = baseline_of(groups)
+    level = level_with(groups, base)
+    cells = {name: ratio_text(statistics.median(seed_ratios(group, groups[base])), False) + "=" * (name in level)
+             for name, group in groups.items()}
+    return cells, statistics.median(seed_walls(groups[base]))
 
 
 def population_cells(results, column):
-    """{design name: its study's wall time relative to the fastest design's} for exp11's studies on the column's env
-    (the scan design: its populations of the size that finished first), and the fastest's seconds."""
+    """{design name: its study's wall time relative to the baseline's} for exp11's studies on the column's env (the
+    scan design: its populations of the size that finished first, the baseline where it is the fastest), and the
+    baseline's seconds."""
+    cells, fastest, _ = population_baseline(results, column)
+    return cells, fastest
+
+
+def population_baseline(results, column):
+    """population_cells' cells and seconds, and the baseline in words: a design's script, and for the scan design
+    its population's size."""
     folder = os.path.join(results, column.sweep)
     by_script = {f"{design.ppo.script}.py": design.name for design in DESIGNS if design.ppo}
-    seconds = {}
+    seconds, sizes, scripts = {}, {}, {}
     for study in read_studies(folder, column.exp, "tools/exp11.py"):
         if study["part"] in column.envs:
             wall = wall_seconds(load(os.path.join(folder, study["folder"]))[1].trials)
             name = by_script[study["script"]]
-            seconds[name] = min(wall, seconds.get(name, math.inf))
-    return relative_cells(seconds)
+            if wall < seconds.get(name, math.inf):
+                seconds[name], sizes[name], scripts[name] = wall, study.get("population", 0), study["script"]
+    cells, fastest = relative_cells(seconds)
+    first = min(seconds, key=seconds.get)
+    named = (f"`{scripts[first]}`'s populations of {sizes[first]} agents a process" if sizes[first] else
+             f"`{scripts[first]}`'s trials")
+    return cells, fastest, named
+
+
+def search_caption(results) -> str:
+    """The search table's caption: each column's workload and its one baseline, named from the sittings."""
+    groups, plan = search_entries(results, SEARCH)
+    base = baseline_of(groups)
+    script = f"`{next(iter(groups[base].values())).settings.script}`"
+    seeds = len({seed for group in groups.values() for seed in group})
+    folder = os.path.join(results, POPULATION.sweep)
+    with open(os.path.join(folder, f"{POPULATION.exp}.json")) as file:
+        population = json.load(file)
+    iterations = population.get("workload", "").split("--num-iterations ")[-1].split()[0]
+    _, _, named = population_baseline(results, POPULATION)
+    return (f"**A search:** its wall time relative to one baseline per column, named here. DQN on Doors (exp10's part "
+            f"(a): {plan['trials']} configurations of a seeded random sampler, {plan['total_timesteps']:,} env steps a "
+            f"trial, one env and one worker a trial; the median over {seeds} study seeds of the ratio seed by seed) "
+            f"against {base} ({script}), the fastest there (= level with it: their wall times' ranges over the seeds "
+            f"overlap). PPO on {', '.join(POPULATION.envs)} (exp11: {population['trials']} configurations of "
+            f"{iterations} iterations, the trials two at a time) against {named}, the fastest; one study a way, so no "
+            "range and no level marker:")
 
 
 def continuous_cells(results, column):
@@ -309,9 +352,9 @@ def table_lines(results, table: Table = TABLES[0]):
 
 
 def cnn_cells(results) -> tuple:
-    """exp14's cells: {case: {variant label: 'ratio [low–high]'}} against each case's fastest script (the median over
-    repeats; the range of the ratio repeat by repeat), '=' where level with it by report/cnn.py's rule; each case's
-    fastest seconds; and the sitting's plan."""
+    """exp14's cells: {case: {variant label: 'ratio [low–high]'}} against each case's fastest script (its least median
+    over the repeats), by report/cnn.py's rule (imported): the median over the repeats of the ratio repeat by repeat,
+    and the range of those ratios; '=' where level with it; each case's fastest seconds; and the sitting's plan."""
     folder = os.path.join(results, CNN_SWEEP)
     try:
         plan = cnn.read_plan(folder)
@@ -319,15 +362,13 @@ def cnn_cells(results) -> tuple:
         fail(f"{error}: run tools/exp14.py into {folder} first")
     table = exp12_cells(folder, plan, key=lambda item: item["case"])
     cells, fastest = {}, {}
-    for case, by_label in table.items():
-        medians = {label: steady(runs)[0] for label, runs in by_label.items()}
-        first, level = min(medians, key=medians.get), set(lead(by_label).level)
-        base = {run["repeat"]: run["steady"] for run in by_label[first]}
-        cells[case], fastest[case] = {}, medians[first]
-        for label, runs in by_label.items():
-            ratios = [run["steady"] / base[run["repeat"]] for run in runs if run["repeat"] in base]
-            text = ratio_text(medians[label] / medians[first], False) + "=" * (label in level)
-            cells[case][label] = text if label == first else f"{text} [{min(ratios):.2f}–{max(ratios):.2f}]"
+    for case, runs_of in table.items():
+        first, ratios = repeat_ratios(runs_of)
+        level = set(lead(runs_of).level)
+        cells[case], fastest[case] = {}, steady(runs_of[first])[0]
+        for label, (median, low, high) in ratios.items():
+            text = ratio_text(median, False) + "=" * (label in level)
+            cells[case][label] = text if label == first else f"{text} [{low:.2f}–{high:.2f}]"
     return cells, fastest, plan
 
 
@@ -354,7 +395,8 @@ def answer_lines(results):
     """The tables, each under its caption: what the README's answer holds."""
     lines = []
     for table in TABLES:
-        lines += [table.caption, "", *table_lines(results, table), ""]
+        caption = table.caption_of(results) if table.caption_of else table.caption
+        lines += [caption, "", *table_lines(results, table), ""]
     return lines + [CNN_CAPTION, "", *cnn_lines(results)]
 
 
