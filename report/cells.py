@@ -42,6 +42,8 @@ class TellClock:
         return [trial for trial in self.trials if states is None or trial.state in states]
 
     def __getattr__(self, name):
+        if name == "study":  # not yet set (a copy being made): no recursion through __getattr__
+            raise AttributeError(name)
         return getattr(self.study, name)
 
 
