@@ -3,6 +3,7 @@ import importlib.util
 import math
 import os
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -20,7 +21,8 @@ USAGE = "python tune.py [options] SCRIPT [script flags]"
 DESCRIPTION = f"""{USAGE}
 
 Searches the hyperparameters of SCRIPT (any ppo_*.py, ppo_continuous_*.py or dqn_*.py; the default space is its
-algorithm's; or a script written as CleanRL's are, run in its trial's folder: docs/tuning.md) with Optuna. Each trial is a fresh process of SCRIPT with the script flags, the trial's values, its own
+algorithm's; or a script written as CleanRL's are, run in its trial's folder, with --python under its own interpreter:
+docs/tuning.md) with Optuna. Each trial is a fresh process of SCRIPT with the script flags, the trial's values, its own
 --seed (the study's + the trial's number) and its own run folder (OUT/runs/trial_NNNN). The objective, maximised:
 the mean episodic return over the last 10 % of the trial's env steps. Each iteration's mean return goes to the pruner
 as the trial runs; a pruned trial gets SIGTERM. A rerun of the same command resumes the study up to --trials; a trial
@@ -62,6 +64,10 @@ class TuneArgs:
     """the sampler's seed; trial n runs the script with --seed seed + n"""
     workers: int = 1
     """trials at once on this machine"""
+    python: str = ""
+    """the interpreter that starts each trial's process, for a script that needs its own environment (CleanRL's
+    venv/bin/python, with its gymnasium 0.29); a name alone is looked up on the PATH; the study, the pruner and the
+    report stay in tune.py's (default: tune.py's own)"""
     storage: str = ""
     """an Optuna storage URL (sqlite:///..., postgresql://...); default: a journal file in the study folder"""
     eval_seeds: int = 5
@@ -136,6 +142,23 @@ def check_options(options: TuneArgs):
         raise Refused("--slurm runs one trial per array task: drop --workers")
     if options.mlflow and importlib.util.find_spec("mlflow") is None:
         raise Refused("--mlflow needs MLflow: pip install -r requirements-mlflow.txt")
+
+
+def interpreter(path: str) -> str:
+    """--python's interpreter as an absolute path (a trial may run in its own folder), not resolved (a venv's link to
+    its base interpreter is what makes it the venv's); "" for tune.py's own."""
+    if not path:
+        return ""
+    found = path if os.sep in path else shutil.which(path)
+    if found is None:
+        raise Refused(f"--python {path}: not found on the PATH")
+    if os.path.isdir(found):
+        raise Refused(f"--python {path} is a folder: give its interpreter, e.g. {os.path.join(path, 'bin', 'python')}")
+    if not os.path.isfile(found):
+        raise Refused(f"--python {path}: no such file")
+    if not os.access(found, os.X_OK):
+        raise Refused(f"--python {path}: not executable")
+    return os.path.abspath(found)
 
 
 def check_script(script: str, script_flags: list, population: int, space_path: str, pbt: bool = False
@@ -267,6 +290,7 @@ def main(argv: list) -> int:
 
     options, script, script_flags = parse(argv)
     check_options(options)
+    python = interpreter(options.python)
     population = options.population or options.pbt
     algorithm, fields, ours = check_script(script, script_flags, population, options.space, bool(options.pbt))
     space = load_space(options.space, algorithm)
@@ -281,7 +305,7 @@ def main(argv: list) -> int:
                         study_name=os.path.basename(os.path.abspath(study_dir)), trials=options.trials,
                         eval_seeds=options.eval_seeds, workers=options.workers, population=population,
                         seeds_per_trial=options.seeds_per_trial, aggregate=aggregate_of(options),
-                        contract="benchmark" if ours else "cleanrl", pbt=bool(options.pbt))
+                        contract="benchmark" if ours else "cleanrl", pbt=bool(options.pbt), python=python)
     if options.storage:
         open_storage(study_dir, options.storage)  # before anything is written: an unreachable one is refused
     save_settings(study_dir, settings)

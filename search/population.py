@@ -73,7 +73,7 @@ class PopulationSearch(Search):
         static = {key: value for key, value in trials[0].params.items() if key not in self.agent_fields}
         population_flags = [*flags(static), "--num-seeds", str(len(agents)), "--hparams", hparams_path]
         argv = trial_process.command(self.settings.script, self.settings.script_flags, population_flags,
-                                     agents[0]["seed"], self.runs_dir, name)
+                                     agents[0]["seed"], self.runs_dir, name, self.python)
         log_path = os.path.join(self.logs_dir, f"{name}.log")
         print(f"population of trials {trials[0].number}-{trials[-1].number}: {len(agents)} agent(s) in one process",
               flush=True)

@@ -18,7 +18,7 @@ SETTINGS_FILE, JOURNAL_FILE = "study.json", "journal.log"
 STORAGE_ATTEMPTS = 3
 # what makes a study: a rerun that changes any of it is refused (the trial count, workers and the rest may change)
 IDENTITY = ("script", "script_flags", "space", "sampler", "pruner", "seed", "storage", "population", "seeds_per_trial",
-            "aggregate", "pbt")
+            "aggregate", "pbt", "python")
 
 
 @dataclass
@@ -41,6 +41,7 @@ class Settings:
     aggregate: str = "mean"  # of a trial's seeds' objectives: "mean" or "iqm"
     contract: str = "benchmark"  # "cleanrl": a script not ours, run in its run folder (docs/tuning.md)
     pbt: bool = False  # the populations train with PBT (--pbt N): a trial's values are its agent's start
+    python: str = ""  # the interpreter of the trials' processes (--python), absolute; "": tune.py's own
     extra: dict = field(default_factory=dict)
 
 

@@ -28,6 +28,10 @@ HEARTBEAT_SECONDS = float(os.environ.get("BENCHBACK_TUNE_HEARTBEAT", 10))
 LOST_AFTER = 6  # heartbeats missed before a trial of a worker on another machine counts as lost
 EVAL_SEED = 100_000  # the re-evaluation's seeds start here: no trial's seed (the study's --seed + its number) is one
 REFUSALS = 3  # trials in a row that the script refuses with one error line (exit 2) stop the study: no trial can run
+# how a CleanRL-style script fails under tune.py's interpreter where it wants its own packages' versions
+FOREIGN_FAILURES = ("no episode ended", "exit 1: ModuleNotFoundError", "exit 1: ImportError")
+OWN_INTERPRETER = ("; a script written for other versions of its packages (CleanRL's: gymnasium 0.29) runs under its "
+                   "own interpreter with tune.py --python PATH")
 
 
 def trial_seeds(settings: Settings, number: int) -> list:
@@ -134,6 +138,7 @@ class Search:
     def __init__(self, study_dir: str, settings: Settings, study: optuna.Study, trials: int):
         self.study_dir, self.settings, self.study, self.trials = study_dir, settings, study, trials
         self.runs_dir, self.logs_dir = os.path.join(study_dir, "runs"), os.path.join(study_dir, "logs")
+        self.python = settings.python or sys.executable  # the trials' interpreter
         self.lock = threading.Lock()  # the sampler and the count, in this process
         self.stopping = threading.Event()
         self.running = {}  # trial id -> its process
@@ -151,14 +156,14 @@ class Search:
             trial_process.write_experiment(self.runs_dir, settings.space, settings.seeds_per_trial)
 
     def command(self, params_flags: list, seed: int, log_dir: str, run_name: str) -> tuple[list, str | None]:
-        """A run's argv and working folder: ours get their run folder as --log-dir and --run-name; a CleanRL-style
-        script runs in that folder (created), where it writes runs/<its run name>/."""
+        """A run's argv (under the study's interpreter) and working folder: ours get their run folder as --log-dir and
+        --run-name; a CleanRL-style script runs in that folder (created), where it writes runs/<its run name>/."""
         if self.settings.contract != "cleanrl":
             return trial_process.command(self.settings.script, self.settings.script_flags, params_flags, seed,
-                                         log_dir, run_name), None
+                                         log_dir, run_name, self.python), None
         folder = os.path.join(log_dir, run_name)
         os.makedirs(folder, exist_ok=True)
-        return [sys.executable, os.path.abspath(self.settings.script), *self.settings.script_flags, *params_flags,
+        return [self.python, os.path.abspath(self.settings.script), *self.settings.script_flags, *params_flags,
                 "--seed", str(seed)], folder
 
     def ask(self, count: int = 1) -> list:
@@ -220,6 +225,8 @@ class Search:
             state = TrialState.FAIL if reason else TrialState.COMPLETE
         if self.settings.contract == "cleanrl" and not reports.values and reports.last == 0:
             trial.set_user_attr("no_iteration_line", True)  # nothing for the pruner: the report says so
+        if self.settings.contract == "cleanrl" and not self.settings.python and reason.startswith(FOREIGN_FAILURES):
+            reason += OWN_INTERPRETER
         self.finish(trial, state, values, reason, os.path.join(self.runs_dir, run_name), start, time.time() - start)
 
     def finish(self, trial: optuna.Trial, state: TrialState, values: list, reason: str, run_dir: str, start: float,

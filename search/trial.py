@@ -20,7 +20,8 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 ITERATION_LINE = re.compile(r"^iteration (\d+)/\d+ global_step=\d+ return=(\S+)")
 OBJECTIVE_TAG = "tune/objective"
 LAST_FRACTION = 0.1  # the objective: the mean episodic return over this last fraction of the env steps
-# the child sets its parent-death signal, then becomes the script: a worker killed with SIGKILL leaves no trial behind
+# the child (tune.py's interpreter) sets its parent-death signal, then becomes argv (the script under its interpreter,
+# --python's or ours): a worker killed with SIGKILL leaves no trial behind
 DIE_WITH_PARENT = ("import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGTERM); "
                    "os.getppid() == int(sys.argv[1]) or sys.exit(143); os.execv(sys.argv[2], sys.argv[2:])")
 
@@ -32,9 +33,11 @@ class Ended(NamedTuple):
     last_line: str
 
 
-def command(script: str, script_flags: list, params_flags: list, seed: int, log_dir: str, run_name: str) -> list:
-    """The trial's argv: the script with the user's flags, the suggested values, its seed and run folder."""
-    return [sys.executable, script, *script_flags, *params_flags, "--seed", str(seed), "--log-dir", log_dir,
+def command(script: str, script_flags: list, params_flags: list, seed: int, log_dir: str, run_name: str,
+            python: str = sys.executable) -> list:
+    """The trial's argv: the script under `python` (tune.py's own by default) with the user's flags, the suggested
+    values, its seed and run folder."""
+    return [python, script, *script_flags, *params_flags, "--seed", str(seed), "--log-dir", log_dir,
             "--run-name", run_name]
 
 

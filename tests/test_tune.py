@@ -12,6 +12,7 @@ import math
 import os
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import time
@@ -60,6 +61,10 @@ def trials_csv(study_dir) -> list:
     (["--population", "4", "ppo_linen_scan.py", "--num-seeds", "2"], "--num-seeds: --population sets each"),
     (["--population", "-1", "ppo_linen_scan.py"], "--population at least 0"),
     (["--minutes", "-1", "dqn_linen.py"], "--minutes wants a finite number of minutes, at least 0"),
+    (["--python", "/no/such/venv/bin/python", "dqn_linen.py"], "--python /no/such/venv/bin/python: no such file"),
+    (["--python", "./README.md", "dqn_linen.py"], "--python ./README.md: not executable"),
+    (["--python", "./tests", "dqn_linen.py"], "--python ./tests is a folder: give its interpreter, e.g. ./tests/bin/"),
+    (["--python", "no-such-python3.0", "dqn_linen.py"], "--python no-such-python3.0: not found on the PATH"),
 ])
 def test_bad_arguments_are_refused_in_one_line(args, expected, tmp_path):
     with pytest.raises(Refused, match=expected.replace("(", r"\(")):
@@ -441,6 +446,43 @@ def test_a_cleanrl_style_script_is_tuned_in_its_trial_folder_and_the_report_says
     report = open(study_dir / "REPORT.md").read()
     assert "| pruner | hyperband, in effect none: the script printed no iteration line in 3 trials" in report
     assert "| contract | a CleanRL-style script, run in its trial's folder" in report
+
+
+def second_venv(folder) -> str:
+    """A venv of its own (no pip: made in a fraction of a second) holding a module that tune.py's environment lacks,
+    `only_in_second_venv`; it sees our packages (tensorboard, for the stand-in's events) through a .pth file. Its
+    interpreter, relative to `folder`."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder / "venv")], check=True)
+    python = os.path.join("venv", "bin", "python")
+    site_packages = subprocess.run([folder / python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(site_packages, "ours.pth"), "w") as f:
+        f.write("\n".join(site.getsitepackages()) + "\n")
+    with open(os.path.join(site_packages, "only_in_second_venv.py"), "w") as f:
+        f.write("VERSION = '0.29.1'\n")
+    return python
+
+
+@pytest.mark.slow  # two studies of fresh processes: the full suite runs them
+def test_python_runs_each_trial_under_the_scripts_own_interpreter_and_without_it_the_trials_say_to(tmp_path):
+    """A stand-in of a CleanRL script that needs its own environment (CleanRL's pins gymnasium 0.29): it imports a
+    module only a second venv holds. Under that venv's interpreter (--python, a path relative to where tune.py runs,
+    though the trials run in their own folders) every trial completes; under ours each fails, and its reason names
+    the module and --python."""
+    python = second_venv(tmp_path)
+    script = tmp_path / "ppo_own_venv.py"
+    script.write_text("import only_in_second_venv  # noqa: F401\n" + open(CLEANRL_STANDINS[0]).read())
+    common = ["--trials", "2", "--sampler", "random", "--trials-only"]
+    own, ours = (subprocess.Popen([*TUNE, *common, *words, "--out", name, str(script), "--total-timesteps", "1024"],
+                                  cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for name, words in (("own", ["--python", python]), ("ours", [])))
+    for process in (own, ours):
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
+    assert json.load(open(tmp_path / "own" / "study.json"))["python"] == str(tmp_path / python)
+    assert [row["state"] for row in trials_csv(tmp_path / "own")] == ["complete"] * 2
+    assert [(row["state"], row["reason"]) for row in trials_csv(tmp_path / "ours")] == [("fail", (
+        "exit 1: ModuleNotFoundError: No module named 'only_in_second_venv'" + study.OWN_INTERPRETER))] * 2
 
 
 # SEEDS PER TRIAL: a trial's objective is the aggregate of K seeds' values
