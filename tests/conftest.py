@@ -11,6 +11,10 @@ the fusion emitters off, in turn from clean clones (0.78x pair by pair, 0.78-0.7
 2026-11-29, before the Atari family: the fast subset 2:47, median of 3 (2:44-2:57), the full suite 13:07 (one run).
 Both cores stay busy to the end (the ledger): only less work shortens the suite. On the Zen 4 the fast subset is at
 its 3 minutes, not under them: one run in three took 3:01.
+Numbers computed two ways (frameworks' parity, a batched against an unbatched program, a replay) are compared by one
+rule, tests/tolerance.py's: RTOL of the value, and a value that is a mean or sum of terms of both signs (a policy loss,
+a KL estimate, a gradient) also RTOL of its terms' magnitude, since near 0 its rounding is the terms', which another
+CPU generation rounds otherwise; never an absolute floor of a test's own.
 `python -m pytest -m learning` (the learning tier: one learning run per script, about 4 minutes) is not in the README's
 command: run it before a reference sitting (the sitting tools say so when they start; docs/running.md).
 

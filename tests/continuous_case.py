@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import ppo_continuous_linen as linen
+from tolerance import assert_array_close, assert_close
 
 TOLERANCE = dict(rtol=1e-4, atol=1e-6)
 OBS_DIM, ACTION_DIM, BATCH = 5, 3, 16
@@ -65,17 +66,16 @@ def assert_loss_parity(loss, info: dict, gradients: dict, reference):
     """A framework's loss, terms ({name: value}) and gradients (as loss_case gives them) equal the reference's."""
     reference_loss, reference_info, reference_gradients = reference
     assert reference_info["clipfrac"] > 0
-    np.testing.assert_allclose(float(loss), reference_loss, **TOLERANCE)
+    assert_close(float(loss), reference_loss, "loss")
     assert set(info) == set(reference_info)
     for name, value in info.items():
-        np.testing.assert_allclose(float(value), reference_info[name], **TOLERANCE, err_msg=name)
-    np.testing.assert_allclose(np.asarray(gradients["actor_logstd"]).reshape(LOGSTD.shape),
-                               reference_gradients["actor_logstd"], **TOLERANCE)
+        assert_close(float(value), reference_info[name], name)
+    assert_array_close(gradients["actor_logstd"], reference_gradients["actor_logstd"], "actor_logstd")
     for head in ("actor_mean", "critic"):
         pairs = zip(gradients[head], reference_gradients[head], strict=True)
         for (kernel, bias), (expected_kernel, expected_bias) in pairs:
-            np.testing.assert_allclose(np.asarray(kernel), expected_kernel, **TOLERANCE, err_msg=head)
-            np.testing.assert_allclose(np.asarray(bias), expected_bias, **TOLERANCE, err_msg=head)
+            assert_array_close(kernel, expected_kernel, head)
+            assert_array_close(bias, expected_bias, head)
 
 
 def normalizer_stream(num_envs: int = 4, steps: int = 6, seed: int = 1) -> list:

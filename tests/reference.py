@@ -1,6 +1,8 @@
 """Plain numpy references for GAE and the PPO loss, written from the formulas, loop by loop."""
 import numpy as np
 
+from tolerance import assert_array_close, assert_close
+
 
 def gae(rewards, values, terminated, truncated, final_values, last_value, gamma, gae_lambda, bootstrap_truncated):
     """Per env, backwards in time; a truncated (not terminated) step bootstraps from V(final obs)."""
@@ -102,17 +104,16 @@ def assert_ppo_init(heads: dict, num_hidden: int):
             assert not np.asarray(bias).any()
 
 
-def assert_matches_reference(reference: dict, outputs, loss, info, grad_layers: dict, tolerance: dict):
+def assert_matches_reference(reference: dict, outputs, loss, info, grad_layers: dict):
     """A framework's logits and values, loss, every loss term (the LossInfo's fields) and every layer's gradients
     (kernel, bias) equal the reference's, as the CNN parity tests take them: reference["logits"], ["value"],
     ["loss"], ["info"] and ["grads"] ({layer: (kernel, bias)} in the reference's layout)."""
     for got, want in zip(outputs, (reference["logits"], reference["value"]), strict=True):
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), **tolerance)
-    np.testing.assert_allclose(float(loss), float(reference["loss"]), **tolerance)
+        assert_array_close(got, want, "outputs")
+    assert_close(float(loss), float(reference["loss"]), "loss")
     for name in type(reference["info"])._fields:
-        np.testing.assert_allclose(float(getattr(info, name)), float(getattr(reference["info"], name)), **tolerance,
-                                   err_msg=name)
+        assert_close(float(getattr(info, name)), float(getattr(reference["info"], name)), name)
     assert grad_layers.keys() == reference["grads"].keys()
     for name, expected in reference["grads"].items():
         for got, want in zip(grad_layers[name], expected, strict=True):
-            np.testing.assert_allclose(got, want, **tolerance, err_msg=name)
+            assert_array_close(got, want, name)

@@ -16,6 +16,7 @@ import continuous_case
 import ppo_continuous_linen as linen
 import ppo_continuous_torch
 import reference
+from tolerance import assert_close
 
 jax.config.update("jax_default_matmul_precision", "highest")
 torch.set_float32_matmul_precision("highest")
@@ -116,7 +117,7 @@ def test_two_minibatch_updates_clip_and_adam_as_the_reference(update_name, optim
                          loss_fn=torch_loss_fn, max_grad_norm=torch_args.max_grad_norm)
         state, linen_info = linen.update_minibatch(state, jnp.asarray(mb_inds), linen_mb, loss_fn)
         for name, value in info._asdict().items():
-            np.testing.assert_allclose(float(value), float(getattr(linen_info, name)), **continuous_case.TOLERANCE)
+            assert_close(float(value), float(getattr(linen_info, name)), name)
     # the steps themselves (new - old), ~3e-4 each on weights ~0.5, not only the parameters, agree
     for head in HEADS:
         layers = zip(kernels(torch_agent, head), continuous_case.linen_layers(state.params, head),

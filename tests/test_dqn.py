@@ -27,6 +27,7 @@ from helpers import (
     DQN_TAGS, DQN_TINY, DQN_TORCH_GYMNAX_SCRIPTS, ROOT, auto_device, final_return, import_keeping_flax_config,
     learning_params, read_run, table, top_level_sources,
 )
+from tolerance import assert_array_close, assert_close, assert_curves_close
 
 dqn_nnx, NNX_PINS = import_keeping_flax_config("dqn_nnx")  # tree mode, pinned at import: set per test (tree_mode)
 
@@ -164,9 +165,10 @@ def test_td_loss_and_every_gradient_agree_across_the_seven_scripts_and_with_the_
     assert len(results) == 7
     reference = results["dqn_torch"][2]
     for name, (loss, q_mean, grads) in results.items():
-        assert loss == pytest.approx(expected_loss, rel=1e-4) and q_mean == pytest.approx(expected_q, rel=1e-4), name
+        assert_close(loss, expected_loss, f"{name}: td_loss")
+        assert_close(q_mean, expected_q, f"{name}: q_values")
         for grad, expected in zip(grads, reference):
-            np.testing.assert_allclose(grad, expected, rtol=1e-4, atol=1e-6 * np.abs(expected).max(), err_msg=name)
+            assert_array_close(grad, expected, name)
 
 
 def test_the_compiled_scripts_functional_gradient_step_is_torchs_adam_step():
@@ -196,7 +198,7 @@ def test_the_compiled_scripts_functional_gradient_step_is_torchs_adam_step():
         torch.manual_seed(5)
         functional = dqn_torch_compile.gradient_step(buffer.sample(32), functional_network, adam_state, functools.partial(
             dqn_torch_compile.td_loss, target_network=functional_target, gamma=0.99))
-        np.testing.assert_allclose(torch.stack(functional), torch.stack(eager), rtol=1e-5, atol=1e-6)
+        assert_close(torch.stack(functional), torch.stack(eager), "td_loss and q_values")
     for eager_param, param, before in zip(eager_network.parameters(), functional_network.parameters(), initial):
         np.testing.assert_allclose(param.detach(), eager_param.detach(), rtol=1e-5, atol=1e-7)
         assert (param - before).abs().max() > 1e-4  # three steps of 1e-3 moved every tensor
@@ -241,10 +243,7 @@ def test_linen_nnx_and_equinox_train_alike_from_the_same_weights(tmp_path, tree_
     for module in (dqn_nnx, dqn_equinox):
         for tag in ("charts/episodic_return", "charts/episodic_length"):
             assert scalars[module][tag] == reference[tag], (module.__name__, tag)
-        for tag in ("losses/td_loss", "losses/q_values"):
-            steps, values = zip(*scalars[module][tag])
-            assert list(steps) == [step for step, _ in reference[tag]]
-            np.testing.assert_allclose(values, [value for _, value in reference[tag]], rtol=1e-4, err_msg=tag)
+        assert_curves_close(scalars[module], reference, ("losses/td_loss", "losses/q_values"))
 
 
 def test_linen_initialises_the_q_network_as_torch_does_uniform_in_one_over_root_fan_in():
@@ -388,10 +387,7 @@ def test_torch_compile_trains_as_eager_torch_from_the_same_seed(shared_runs):
     eager, compiled = (shared_runs.dqn_smoke(script).scalars for script in DQN_TORCH_GYMNAX_SCRIPTS)
     for tag in ("charts/episodic_return", "charts/episodic_length"):
         assert compiled[tag] == eager[tag]
-    for tag in ("losses/td_loss", "losses/q_values"):
-        assert [step for step, _ in compiled[tag]] == [step for step, _ in eager[tag]]
-        np.testing.assert_allclose([value for _, value in compiled[tag]], [value for _, value in eager[tag]],
-                                   rtol=1e-4, err_msg=tag)
+    assert_curves_close(compiled, eager, ("losses/td_loss", "losses/q_values"))
 
 
 @pytest.mark.background("dqn_smoke")

@@ -15,6 +15,7 @@ import pytest
 
 import dqn_linen_vmap
 from helpers import DQN_TINY, read_run, table
+from tolerance import assert_curves_close
 
 VMAP, LINEN = "dqn_linen_vmap.py", "dqn_linen.py"
 VALUES = {"learning_rate": 0.001, "gamma": 0.95, "tau": 0.5, "start_e": 0.8, "end_e": 0.1, "exploration_fraction": 0.3}
@@ -76,9 +77,7 @@ def test_each_agent_of_an_hparams_file_computes_what_dqn_linen_computes_with_its
         scalars, texts = read_run(f"{population.run_dir}__seed{seed}")
         for tag in ("charts/episodic_return", "charts/episodic_length", "charts/epsilon", "losses/td_loss",
                     "losses/q_values"):
-            assert [step for step, _ in scalars[tag]] == [step for step, _ in single.scalars[tag]], tag
-            np.testing.assert_allclose([v for _, v in scalars[tag]], [v for _, v in single.scalars[tag]], rtol=1e-4,
-                                       err_msg=f"seed {seed}: {tag}")
+            assert_curves_close(scalars, single.scalars, [tag])
         hyperparameters = table(texts["hyperparameters"])
         assert hyperparameters["seed"] == str(seed) and hyperparameters["gamma"] == str(VALUES["gamma"] if seed == 5
                                                                                         else 0.99)

@@ -18,6 +18,7 @@ import torch
 
 import ppo_torch
 from helpers import ROOT, TINY, read_run, run_script
+from tolerance import assert_close
 
 pytestmark = pytest.mark.skipif(
     not (torch.cuda.is_available() and jax.default_backend() == "gpu"), reason="needs a CUDA GPU for JAX and torch"
@@ -155,4 +156,4 @@ def test_torch_scripts_wait_on_the_gpu_once_per_iteration(script, flags, tmp_pat
         assert plain.returncode == 0, plain.stderr[-3000:]
         (scalars, _), (graphed, _) = read_run(str(tmp_path / "plain")), read_run(str(tmp_path / "run"))
         for tag in ("losses/value_loss", "losses/policy_loss", "losses/entropy"):
-            np.testing.assert_allclose(graphed[tag][0][1], scalars[tag][0][1], rtol=1e-4, err_msg=tag)
+            assert_close(graphed[tag][0][1], scalars[tag][0][1], tag)

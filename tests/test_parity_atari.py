@@ -22,6 +22,7 @@ import ppo_atari_torch
 import ppo_atari_torch_compile
 import reference
 from helpers import import_keeping_flax_config
+from tolerance import assert_array_close
 
 ppo_atari_nnx, _ = import_keeping_flax_config("ppo_atari_nnx")
 
@@ -31,7 +32,6 @@ LAYERS = (*CONVS, "dense", "actor", "critic")
 GAINS = {**dict.fromkeys(CONVS, np.sqrt(2)), "dense": np.sqrt(2), "actor": 0.01, "critic": 1.0}
 LAST = (7, 7, 64)  # the last convolution's output, (H, W, C)
 COEFS = dict(clip_coef=0.1, clip_vloss=True, norm_adv=True, ent_coef=0.01, vf_coef=0.5)
-TOLERANCE = dict(rtol=1e-4, atol=1e-6)
 
 
 # LAYOUTS: every layer as Linen holds it, {name: (kernel, bias)}: conv (kh, kw, in, out), dense rows in (H, W, C) order
@@ -115,7 +115,7 @@ def linen():
 
 
 def assert_matches_linen(linen, outputs, loss, info, grad_layers):
-    reference.assert_matches_reference(linen, outputs, loss, info, grad_layers, TOLERANCE)
+    reference.assert_matches_reference(linen, outputs, loss, info, grad_layers)
 
 
 def nnx_agent_like(layers: dict):
@@ -176,7 +176,7 @@ def test_torch_atari_logits_loss_terms_and_gradients_equal_linens_from_identical
     loss.backward()
     with torch.no_grad():
         outputs = [tensor.numpy() for tensor in agent(batch.obs)]
-        np.testing.assert_allclose(agent.value(batch.obs).numpy(), outputs[1], **TOLERANCE)
+        assert_array_close(agent.value(batch.obs).numpy(), outputs[1], "value")
     assert_matches_linen(linen, outputs, loss.detach(), info, torch_layers(agent, grad=True))
 
 

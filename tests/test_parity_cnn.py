@@ -20,6 +20,7 @@ import ppo_torch
 import ppo_torch_compile
 import reference
 from helpers import import_keeping_flax_config
+from tolerance import assert_array_close
 
 ppo_nnx_tree, _ = import_keeping_flax_config("ppo_nnx_tree")
 
@@ -28,7 +29,6 @@ OBS_DIM, ACTION_DIM = int(np.prod(FRAME)), 3
 LAYERS = ("conv", "dense", "actor", "critic")
 GAINS = {"conv": np.sqrt(2), "dense": np.sqrt(2), "actor": 0.01, "critic": 1.0}
 COEFS = dict(clip_coef=0.2, clip_vloss=True, norm_adv=True, ent_coef=0.01, vf_coef=0.5)
-TOLERANCE = dict(rtol=1e-4, atol=1e-6)
 
 
 # LAYOUTS: every layer as Linen holds it, {name: (kernel, bias)}: conv (kh, kw, in, out), dense rows in (H, W, C) order
@@ -83,7 +83,7 @@ def linen():
 
 
 def assert_matches_linen(linen, outputs, loss, info, grad_layers):
-    reference.assert_matches_reference(linen, outputs, loss, info, grad_layers, TOLERANCE)
+    reference.assert_matches_reference(linen, outputs, loss, info, grad_layers)
 
 
 def nnx_agent_like(module, layers: dict):
@@ -149,8 +149,8 @@ def test_torch_cnn_logits_loss_terms_and_gradients_equal_linens_from_identical_w
     # the rollout's per-step network and the batched values over (steps, envs, ...) are the same network
     with torch.no_grad():
         for output, expected in zip(agent.act(batch.obs), outputs):
-            np.testing.assert_allclose(output.numpy(), expected, **TOLERANCE)
-        np.testing.assert_allclose(agent.value(batch.obs.reshape(4, 4, -1)).reshape(-1).numpy(), outputs[1], **TOLERANCE)
+            assert_array_close(output.numpy(), expected, "act")
+        assert_array_close(agent.value(batch.obs.reshape(4, 4, -1)).reshape(-1).numpy(), outputs[1], "value")
 
 
 def assert_cnn_init(layers: dict):

@@ -15,6 +15,7 @@ import ppo_nnx
 import ppo_nnx_cached
 import reference
 from test_linen import linen_layers
+from tolerance import assert_array_close, assert_close
 
 TINY_ARGS = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2)
 TOLERANCE = dict(rtol=1e-4, atol=1e-6)
@@ -45,6 +46,14 @@ def assert_layers_close(actual, expected):
             np.testing.assert_allclose(bias, expected_bias, **TOLERANCE)
 
 
+def assert_gradients_close(actual, expected):
+    """Each head's gradients ({head: [(kernel, bias), ...]}) as tests/tolerance.py compares sums of terms."""
+    for head in ("actor", "critic"):
+        for layer, expected_layer in zip(actual[head], expected[head], strict=True):
+            for array, expected_array in zip(layer, expected_layer, strict=True):
+                assert_array_close(array, expected_array, head)
+
+
 def assert_trees_equal(actual, expected):
     """Leaf by leaf, exactly (the classes of the containers may differ: each script defines its own)."""
     for x, y in zip(jax.tree.leaves(actual), jax.tree.leaves(expected), strict=True):
@@ -71,10 +80,10 @@ def assert_loss_parity(loss, info, grad_layers, linen):
     """Loss, every loss term and every gradient ({head: layers}) equal Linen's (from linen_loss_case)."""
     linen_loss, linen_info, linen_grads = linen
     assert float(info.clipfrac) > 0
-    np.testing.assert_allclose(loss, linen_loss, **TOLERANCE)
+    assert_close(loss, linen_loss, "loss")
     for name, value in info._asdict().items():
-        np.testing.assert_allclose(value, getattr(linen_info, name), **TOLERANCE, err_msg=name)
-    assert_layers_close(grad_layers, {head: linen_layers(linen_grads, head) for head in ("actor", "critic")})
+        assert_close(value, getattr(linen_info, name), name)
+    assert_gradients_close(grad_layers, {head: linen_layers(linen_grads, head) for head in ("actor", "critic")})
 
 
 @pytest.mark.parametrize("clip_vloss,norm_adv", [(True, True), (False, False)])
@@ -175,7 +184,7 @@ def assert_iteration_parity(linen, storage, last_value, stats, losses, new_layer
     for name, value in stats._asdict().items():
         np.testing.assert_allclose(value, getattr(linen.stats, name), **TOLERANCE, err_msg=name)
     for name, value in losses._asdict().items():
-        np.testing.assert_allclose(value, getattr(linen.losses, name), **TOLERANCE, err_msg=name)
+        assert_close(value, getattr(linen.losses, name), name)
     assert_layers_close(new_layers, {head: linen_layers(linen.params, head) for head in ("actor", "critic")})
 
 

@@ -10,7 +10,6 @@ import functools
 import flax
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 from flax import nnx
 
@@ -19,9 +18,10 @@ import reference
 from helpers import import_keeping_flax_config
 from test_linen import linen_layers
 from test_parity_nnx import (
-    ROLLOUT_KEY, TINY_ARGS, TOLERANCE, agent_layers, assert_iteration_parity, assert_layers_close, linen_iterations, new_stats,
+    ROLLOUT_KEY, TINY_ARGS, agent_layers, assert_gradients_close, assert_iteration_parity, linen_iterations, new_stats,
     nnx_agent_like, nnx_layers, update_key,
 )
+from tolerance import assert_close
 
 ppo_nnx_tree, TREE_PINS = import_keeping_flax_config("ppo_nnx_tree")
 
@@ -54,12 +54,12 @@ def test_tree_mode_loss_terms_and_gradients_parity_with_linen_on_identical_weigh
     loss_and_grad = nnx.jit(nnx.value_and_grad(loss_fn, has_aux=True), graph=False)
     (loss, info), grads = loss_and_grad(agent, ppo_nnx_tree.Batch(**{k: jnp.asarray(v) for k, v in mb.items()}))
     assert float(info.clipfrac) > 0
-    np.testing.assert_allclose(loss, linen_loss, **TOLERANCE)
+    assert_close(loss, linen_loss, "loss")
     for name, value in info._asdict().items():
-        np.testing.assert_allclose(value, getattr(linen_info, name), **TOLERANCE, err_msg=name)
+        assert_close(value, getattr(linen_info, name), name)
     # in tree mode the gradients come back as an Agent pytree holding them, not as a State
     assert isinstance(grads, ppo_nnx_tree.Agent)
-    assert_layers_close(
+    assert_gradients_close(
         {head: nnx_layers(grads, head) for head in ("actor", "critic")},
         {head: linen_layers(linen_grads, head) for head in ("actor", "critic")},
     )

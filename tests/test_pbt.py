@@ -24,6 +24,7 @@ import pytest
 import ppo_linen_pbt as pbt
 from helpers import ALWAYS_TAGS, ROOT, assert_clean_error, read_run, run_script
 from search.space import DEFAULT_SPACES
+from tolerance import assert_close
 
 TINY = dict(num_envs=4, num_steps=16, num_minibatches=2, update_epochs=2, num_iterations=6, pbt_interval=2,
             pbt_burn_in=2, device="cpu")
@@ -205,9 +206,7 @@ def test_the_replay_of_the_best_agents_lineage_as_one_agent_reproduces_its_curve
     for tag in CURVE_TAGS:
         assert [value is None for value in got[tag]] == [value is None for value in expected[tag]], tag
         present = [(a, b) for a, b in zip(got[tag], expected[tag]) if a is not None]
-        # the policy loss, near 0 (down to 1e-6), keeps the batched and unbatched programs' rounding apart in absolute
-        # terms: up to ~1.4e-7 after six iterations under the tests' cheap compile (helpers.FAST_COMPILE)
-        np.testing.assert_allclose(*zip(*present), rtol=1e-4, atol=1e-6, err_msg=tag)
+        assert_close(*zip(*present), tag)
 
 
 @pytest.mark.slow  # two compiled runs: the full suite runs it
