@@ -65,6 +65,25 @@ def test_variants_text_rewrites_method_mds_table_of_variants_from_a_stale_copy()
         derive.variants_text("# no table\n")
 
 
+def test_suite_text_writes_the_readmes_line_from_the_newest_figure_of_each_cpu_and_suite():
+    readme, running = (ROOT / "README.md").read_text(), (ROOT / "docs" / "running.md").read_text()
+    rows = derive.suite_rows(running)
+    line = next(line for line in readme.splitlines() if line.startswith(derive.SUITE_START))
+    for cpu in {row["CPU"] for row in rows}:
+        for what in ("the fast subset", "the full suite"):
+            row = next(row for row in rows if row["CPU"] == cpu and row["what"] == what)  # the newest
+            assert f"{what} {row['time']} ({row['runs']}, at {row['commit']}, {row['date']})" in line
+    assert "1.4×" not in readme  # a ratio between CPUs that no commit measured
+    older = [{**rows[0], "time": "99:99", "commit": "0000000"}]
+    assert "99:99" not in derive.suite_sentence(rows + older) and "99:99" in derive.suite_sentence(older + rows)
+    stale = readme.replace(line, derive.SUITE_START + " 2 min 47 s (2026-11-29)")
+    assert stale != readme and derive.suite_text(stale) == readme
+    with pytest.raises(derive.InputError, match="holds no line of the suite's figures"):
+        derive.suite_text("# no line\n")
+    with pytest.raises(derive.InputError, match="holds no table of the suite's figures"):
+        derive.suite_rows("# no table\n")
+
+
 def test_answer_table_write_replaces_a_stale_table_in_place_and_refuses_a_file_without_one(tmp_path, capsys,
                                                                                            monkeypatch):
     monkeypatch.setattr(answer_table, "answer_lines", lambda results: TABLE.split("\n"))  # the committed sittings'

@@ -12,6 +12,7 @@ their lines, the reports before the tables read from their summary.csv):
     windows   docs/running.md's windows' plan (--grid gpu)    here, from the planner
     spaces    docs/tuning.md's default search spaces          here, from search/space.py
     variants  docs/method.md's table of variants and modes    here, from the registry (sweep/variants.py)
+    suite     README.md's sentence of the suite's figures      here, from docs/running.md's table of them
     golden    tests/golden/dry_runs.json.gz                   tests/test_golden_dry_runs.py (on 2 cores)
     reports   every committed sitting's report                tools/regenerate_reports.py
     answer    README.md's answer tables                       tools/answer_table.py
@@ -205,6 +206,47 @@ def variants_text(text: str) -> str:
     return text[:start] + "\n".join(variants_rows()) + text[end:]
 
 
+# SUITE: README's sentence of the test suite's figures, from docs/running.md's table of them (newest first)
+SUITE_HEADER = "| CPU | what | time | runs | commit | date |\n| --- | --- | --- | --- | --- | --- |\n"
+SUITE_START = "Measured on an idle 2-core AMD EPYC"  # the README's line of the figures begins so
+SUITE_LINK = "docs/running.md#the-tests-the-fast-subset-the-full-suite-and-the-learning-tier"
+
+
+def suite_rows(running: str) -> list:
+    """docs/running.md's figures of the suite, as {column: cell} in the table's order (newest first)."""
+    if SUITE_HEADER not in running:
+        raise InputError(f"{RUNNING} holds no table of the suite's figures (its header: {SUITE_HEADER.splitlines()[0]})")
+    names = [name.strip() for name in SUITE_HEADER.splitlines()[0].strip("|").split("|")]
+    block = running.split(SUITE_HEADER, 1)[1].split("\n\n", 1)[0]
+    return [dict(zip(names, (cell.strip() for cell in row.strip().strip("|").split("|")), strict=True))
+            for row in block.splitlines()]
+
+
+def suite_sentence(rows: list) -> str:
+    """One line: per CPU (in the order the table first names it), the newest figure of each suite, its runs, commit
+    and date."""
+    newest = {}
+    for row in rows:
+        newest.setdefault(row["CPU"], {}).setdefault(row["what"], row)
+    parts = []
+    for cpu, figures in newest.items():
+        items = [f"{what} {row['time']} ({row['runs']}, at {row['commit']}, {row['date']})"
+                 for what, row in sorted(figures.items())]
+        parts.append(f"on a {cpu}, " + ", ".join(items))
+    return f"{SUITE_START} (minutes:seconds, pytest's count): {'; '.join(parts)} ([every sitting]({SUITE_LINK}))."
+
+
+def suite_text(readme: str) -> str:
+    """README.md with its line of the suite's figures written from docs/running.md's table."""
+    if SUITE_START not in readme:
+        raise InputError(f"README.md holds no line of the suite's figures (it begins: {SUITE_START})")
+    with open(os.path.join(ROOT, RUNNING)) as f:
+        sentence = suite_sentence(suite_rows(f.read()))
+    start = readme.index(SUITE_START)
+    end = readme.index("\n", start)
+    return readme[:start] + sentence + readme[end:]
+
+
 # THE DERIVED FILES
 def rewrite(path: str, derive: Callable) -> Callable:
     """A target written here: path's text made by derive from the current one."""
@@ -249,6 +291,7 @@ TARGETS = (
     Target("windows", rewrite(RUNNING, windows_text)),
     Target("spaces", rewrite(TUNING, spaces_text)),
     Target("variants", rewrite(METHOD, variants_text)),
+    Target("suite", rewrite("README.md", suite_text)),
     Target("golden", tool(os.path.join("tests", "test_golden_dry_runs.py"))),
     Target("reports", tool(os.path.join("tools", "regenerate_reports.py"))),
     Target("answer", tool(os.path.join("tools", "answer_table.py"), write=("--write", "README.md"),
