@@ -5,10 +5,11 @@ four studies) and the study folders and reruns it lists.
 Per env: the same minutes spent four ways (random populations, TPE + Hyperband trials, populations of K seeds per
 trial, PBT); each way's best trial among those ended within the minutes, chosen by its objective and scored by its
 rerun on fresh seeds (a PBT agent: the replay of its lineage). The answer: which way gives the best agent for the
-minutes, and by how much, with 95 % bootstrap intervals over the study seeds (the independent unit, not the reruns of
-one pick) and, against the first way, the difference paired by study seed and fresh seed: identical picks said as the
-same configuration, the interval over the study seeds whose picks differ. No winner in bold inside overlapping
-intervals."""
+minutes, and by how much, over the study seeds (the independent unit, not the reruns of one pick) and, against the first
+way, the difference paired by study seed and fresh seed: identical picks said as the same configuration. A difference
+is told apart only over enough study seeds to tell one at 95 % (report/cells.py's can_tell: 6 or more), by a bootstrap
+interval over them; over fewer, its direction is given study seed by study seed. No winner in bold inside overlapping
+intervals, nor over too few study seeds."""
 import itertools
 import math
 import os
@@ -18,11 +19,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from report.cells import Cell, best_by, best_chart, grouped, read_cells, tpe_drawn
+from report.cells import (TELL_RULE, Cell, best_by, best_chart, can_tell, direction_text, grouped, read_cells,
+                          seeds_text, tpe_drawn, untold_text)
 from report.folder import CHARTS, run_command, write_markdown
 from report.machines import plan_machine
 from report.study import OBJECTIVE, WALL_TIME, busy_seconds, completed, interval, merged, quiet
-from report.text import listed, markdown_table, number_text, spread_text
+from report.text import markdown_table, number_text, spread_text
 from search.storage import TPE_STARTUP
 
 PLAN_FILE = "exp13.json"
@@ -86,14 +88,22 @@ def unit_interval(values: list, level: float = LEVEL) -> tuple:
     return low, high
 
 
+def bounds_text(values: list) -> str:
+    """'[95 % interval low, high]': the bootstrap interval of the mean over enough study seeds to tell a difference
+    (can_tell), else '[range low, high]': their range, which is no 95 % interval."""
+    if can_tell(len(values)):
+        low, high = unit_interval(values)
+        return f"[{LEVEL * 100:g} % interval {number_text(low)}, {number_text(high)}]"
+    return f"[range {number_text(min(values))}, {number_text(max(values))}]"
+
+
 def mean_text(cells: list, way: str) -> str:
-    """'mean [low, high]': the mean of the study seeds' rerun means and its 95 % bootstrap interval over them; '–'
-    for no rerun."""
+    """'mean [range low, high]' or 'mean [95 % interval low, high]' (bounds_text) of the study seeds' rerun means;
+    '–' for no rerun."""
     values = list(seed_means(cells, way).values())
     if not values:
         return "–"
-    low, high = unit_interval(values)
-    return f"{number_text(statistics.fmean(values))} [{number_text(low)}, {number_text(high)}]"
+    return f"{number_text(statistics.fmean(values))} {bounds_text(values)}"
 
 
 class Difference(NamedTuple):
@@ -106,8 +116,9 @@ class Difference(NamedTuple):
 
     @property
     def told_apart(self) -> bool:
-        """Whether the interval over 2 or more study seeds whose picks differ excludes 0."""
-        return len(self.apart) > 1 and (self.low > 0 or self.high < 0)
+        """Whether the interval over the study seeds whose picks differ excludes 0, and they are enough to tell a
+        difference at 95 % (can_tell: 6 or more; fewer all on one side happen by chance 2 / 2^n of the time)."""
+        return can_tell(len(self.apart)) and (self.low > 0 or self.high < 0)
 
 
 def difference(cells: list, best: str, way: str) -> Difference:
@@ -130,24 +141,28 @@ def difference(cells: list, best: str, way: str) -> Difference:
     return Difference(same, apart, mean, *unit_interval(list(apart.values())))
 
 
-def seeds_text(seeds: list) -> str:
-    return f"study seed{'s' * (len(seeds) > 1)} {listed([str(seed) for seed in seeds])}"
+def less_text(mean: float) -> str:
+    return f"{number_text(mean)} less" if mean >= 0 else f"{number_text(-mean)} more"
 
 
 def difference_text(found: Difference, cells: list) -> str:
-    """'the same configuration in study seeds 2 and 3; 2.85 less in study seed 1 (one study seed: no interval)', or
-    '3.1 less [0.5, 6] over study seeds 1, 2 and 3: told apart'; 'no rerun' where no study seed pairs them."""
+    """Over too few study seeds to tell a difference (can_tell), its direction seed by seed: 'the same configuration
+    in study seed 2; 68.5 less on average: below the first in each of the 2 study seeds, by 49.3 to 91; 2 study seeds
+    cannot tell a difference at 95 %'; over enough, '3.1 less [95 % interval 0.5, 6] over study seeds 1, ... and 6:
+    told apart'; 'no rerun' where no study seed pairs them."""
     parts = []
     if found.same:
         every = len(found.same) == len(cells)
         parts.append("the same configuration in every study seed" if every else
                      f"the same configuration in {seeds_text(found.same)}")
     seeds = list(found.apart)
-    if len(seeds) == 1:
-        parts.append(f"{number_text(found.mean)} less in {seeds_text(seeds)} (one study seed: no interval)")
+    if seeds and not can_tell(len(seeds)):
+        average = f"{less_text(found.mean)} on average: " if len(seeds) > 1 else ""
+        parts += [average + direction_text(found.apart), untold_text(len(seeds))]
     elif seeds:
-        parts.append(f"{number_text(found.mean)} less [{number_text(found.low)}, {number_text(found.high)}] over "
-                     f"{seeds_text(seeds)}: {'told apart' if found.told_apart else 'not told apart'}")
+        parts.append(f"{less_text(found.mean)} [{LEVEL * 100:g} % interval {number_text(found.low)}, "
+                     f"{number_text(found.high)}] over {seeds_text(seeds)}: "
+                     f"{'told apart' if found.told_apart else 'not told apart'}")
     return "; ".join(parts) or "no rerun"
 
 
@@ -188,7 +203,8 @@ def way_rows(cells: list, labels: dict) -> list:
 
 def answer_text(env: str, cells: list, labels: dict) -> str:
     """The way whose pick reruns highest, in bold only where every other way's difference is told apart over its
-    study seeds (none of them the same configuration): no winner inside overlapping intervals."""
+    study seeds (none of them the same configuration, enough of them to tell a difference at 95 %): no winner inside
+    overlapping intervals, nor over too few study seeds."""
     order = ranked(cells)
     minutes, length = cells[0].score["equal_time_s"] / 60 if cells[0].score else math.nan, cells[0].length
     compared = [way for way in order if seed_means(cells, way)]
@@ -205,7 +221,9 @@ def answer_text(env: str, cells: list, labels: dict) -> str:
     elif all(item.told_apart and not item.same for item in found.values()):
         lead = f"**{labels[best]}** gave the best agent, its rerun {mean_text(cells, best)}"
     else:
-        lead = f"no way's pick is told apart as the best; the highest mean: {labels[best]} {mean_text(cells, best)}"
+        why = "" if can_tell(len(cells)) else f" ({untold_text(len(cells))})"
+        lead = (f"no way's pick is told apart as the best{why}; the highest mean: {labels[best]} "
+                f"{mean_text(cells, best)}")
     return head + "; ".join([lead, *others])
 
 
@@ -252,23 +270,26 @@ def numbers_lines(plan: dict) -> list:
             "agent at the end, after its copies). A way's pick: its best trial among those ended within the minutes. "
             f"The rerun: the pick trained again on the cell's fresh seeds, by {scripts.get('population', '–')} (a "
             f"configuration) or as the replay of its lineage by {scripts.get('pbt', '–')} (a PBT agent: its values "
-            "iteration by iteration, no copies). Intervals: 95 % bootstrap (percentile) over the study seeds, the "
-            "independent unit (a way's pick varies by study seed; the reruns of one pick on the fresh seeds are not "
-            "independent samples of the way): a resample draws study seeds, each with its fresh seeds' mean; with 3 "
-            "study seeds or fewer the bootstrap's interval is the range of their means. A difference is paired by "
-            "study seed and fresh seed; where both ways picked the same configuration in a study seed it is 0 by "
-            "construction, said as *the same configuration* and left out of the interval, which is over the study "
-            "seeds whose picks differ: told apart where it excludes 0 over 2 of them or more. A way is in bold only "
-            "where it is told apart from every other way. Spread: median (min–max) over the study seeds.", "",
+            "iteration by iteration, no copies). The independent unit is the study seed (a way's pick varies by study "
+            "seed; the reruns of one pick on the fresh seeds are not independent samples of the way). A difference "
+            "is paired by study seed and fresh seed; where both ways picked the same configuration in a study seed "
+            "it is 0 by construction, said as *the same configuration* and left out. The rule: " + TELL_RULE + ". "
+            "Over enough study seeds, the intervals are 95 % bootstrap (percentile) over them (a resample draws "
+            "study seeds, each with its fresh seeds' mean), a difference's over the study seeds whose picks differ: "
+            "told apart where it excludes 0; over fewer, the brackets give the range of the study seeds' means, no "
+            "95 % interval. A way is in bold only where it is told apart from every other way. Spread: median "
+            "(min–max) over the study seeds.", "",
             WALL_TIME, "", *invocation_lines(plan)]
 
 
 def env_lines(env: str, cells: list, labels: dict, directory: str, plan: dict) -> list:
     slug = env.lower().replace("-", "_")
     best_chart({cells[0].length: cells}, labels, os.path.join(directory, CHARTS, f"{slug}_best.png"))
+    kind = "95 % interval" if can_tell(len(cells)) else "range"
     header = ["way", "trials completed within the minutes", "best objective within them (its own seed)",
-              "its pick's rerun (mean per study seed)", "rerun: mean over the study seeds [95 % interval]",
-              "the first's rerun minus this one's, per study seed (paired by fresh seed) [95 % interval]"]
+              "its pick's rerun (mean per study seed)", f"rerun: mean over the study seeds [{kind}]",
+              "the first's rerun minus this one's, per study seed (paired by fresh seed)"
+              + (" [95 % interval]" if can_tell(len(cells)) else "")]
     return [f"## {env}", "", f"Study seeds {', '.join(str(cell.seed) for cell in cells)}.", "",
             f"![best against wall time]({CHARTS}/{slug}_best.png)", "",
             "*Above:* the best objective so far (each trial's own seed) against wall time, per way and study seed. "

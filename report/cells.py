@@ -21,6 +21,7 @@ from optuna.trial import TrialState
 
 from report.folder import CHARTS, DPI, read_json_file
 from report.study import best_so_far, busy_seconds, completed, interval, merged, time_points, wall_seconds
+from report.text import listed, number_text
 from search import Refused, storage
 from search.storage import TPE_STARTUP
 
@@ -78,6 +79,63 @@ def sampled_label(label: str, sampler: str, studies: list) -> str:
     if "TPE + " in label:
         return label.replace("TPE + ", "random search (TPE's start-up) + ")
     return f"{label} (random search: TPE's start-up)"
+
+
+# TELLING WAYS APART: the study seed is the independent unit, and a few of them can tell no difference at 95 %
+TELL_LEVEL = 0.95
+
+
+def sign_test_floor(n: int) -> float:
+    """The smallest two-sided p a sign test over n independent units can give (every unit on one side): 2 / 2^n."""
+    return min(1.0, 2 / 2 ** n)
+
+
+def can_tell(n: int, level: float = TELL_LEVEL) -> bool:
+    """Whether n study seeds can tell a difference at the level: the rule of both reports. Where a sign test over them
+    cannot reach p below 1 - level (2 / 2^n: from 6 study seeds at 95 %), no interval over them is read as telling two
+    ways apart, however it lies: all of them on one side happens by chance 2 / 2^n of the time."""
+    return n >= 1 and sign_test_floor(n) < 1 - level
+
+
+MIN_TOLD = next(n for n in range(1, 64) if can_tell(n))  # 6 at 95 %
+TELL_RULE = (f"a difference is told apart at {TELL_LEVEL * 100:g} % only over {MIN_TOLD} study seeds or more: a "
+             "two-sided sign test over n study seeds cannot give p below 2/2^n (every seed on one side), which is "
+             f"below {1 - TELL_LEVEL:.2f} only from n = {MIN_TOLD}; over fewer, the direction is given study seed by "
+             "study seed, nothing is told apart and no way is in bold")
+
+
+def seeds_text(seeds: list) -> str:
+    """'study seed 1', 'study seeds 1, 2 and 3'."""
+    return f"study seed{'s' * (len(seeds) > 1)} {listed([str(seed) for seed in seeds])}"
+
+
+def untold_text(n: int) -> str:
+    """'3 study seeds cannot tell a difference at 95 %' ('one study seed ...')."""
+    return f"{'one study seed' if n == 1 else f'{n} study seeds'} cannot tell a difference at {TELL_LEVEL * 100:g} %"
+
+
+def direction_text(differences: dict) -> str:
+    """The first's value minus another's, study seed by study seed ({seed: difference}), as a direction per seed:
+    'below the first in each of the 3 study seeds, by 49.3 to 91', 'below the first in study seeds 1 and 2, by 1, and
+    above it in study seed 3, by 0.3'."""
+    def by(values):
+        low, high = min(map(abs, values)), max(map(abs, values))
+        return number_text(low) if number_text(low) == number_text(high) else \
+            f"{number_text(low)} to {number_text(high)}"
+
+    sides = [("below the first", [s for s, d in differences.items() if d > 0]),
+             ("above it" if any(d > 0 for d in differences.values()) else "above the first",
+              [s for s, d in differences.items() if d < 0]),
+             ("level with it" if any(differences.values()) else "level with the first",
+              [s for s, d in differences.items() if d == 0])]
+    parts = []
+    for side, seeds in sides:
+        if not seeds:
+            continue
+        where = (f"each of the {len(seeds)} study seeds" if len(seeds) == len(differences) > 1 else seeds_text(seeds))
+        values = [differences[seed] for seed in seeds]
+        parts.append(f"{side} in {where}" + (f", by {by(values)}" if any(values) else ""))
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
 def cell_name(env: str, length: int, seed: int) -> str:

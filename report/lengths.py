@@ -4,7 +4,9 @@ studies) and the study folders and reruns it lists.
 
 Per env and trial length, over the study seeds: each way's wall time (trials in processes against populations: the
 crossover, measured where it lies among the lengths run, never extrapolated); and at equal wall time (the fastest
-way's), each way's best configuration so far, chosen by its objective and scored by its rerun on fresh seeds."""
+way's), each way's best configuration so far, chosen by its objective and scored by its rerun on fresh seeds; the ways
+told apart only over enough study seeds to tell a difference at 95 % (report/cells.py's can_tell: 6 or more), else
+their direction given study seed by study seed."""
 import math
 import os
 import statistics
@@ -13,8 +15,8 @@ import sys
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from report.cells import (Cell, best_by, best_chart, equal_time, grouped, read_cells, rerun_value, wall, way_keys,
-                          ways_best)
+from report.cells import (TELL_RULE, Cell, best_by, best_chart, can_tell, direction_text, equal_time, grouped,
+                          read_cells, rerun_value, seeds_text, untold_text, wall, way_keys, ways_best)
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
 from report.stats import level_with_first, ranges_apart
@@ -110,10 +112,6 @@ def best_value(cell: Cell, way: str) -> float:
     return math.nan if best is None else best.value
 
 
-def seeds_text(seeds: list) -> str:
-    return f"study seed{'s' * (len(seeds) > 1)} {listed([str(seed) for seed in seeds])}"
-
-
 def fastest_text(cells: list, labels: dict) -> str:
     """Whose end the equal time is: the fastest way's, named where it is the same way in every study seed."""
     fastest = {min(cell.studies, key=lambda way: wall(cell, way)) for cell in cells}
@@ -133,11 +131,24 @@ def same_text(cells: list, ways: list, labels: dict) -> str:
     return "; ".join(parts)
 
 
+def seed_differences(cells: list, first: str, way: str) -> dict:
+    """{study seed: the first's rerun by the equal time minus the way's} where both rerun and their picks differ (the
+    same configuration differs by 0 by construction, no evidence)."""
+    found = {}
+    for cell in cells:
+        a, b = equal_pick(cell, first), equal_pick(cell, way)
+        mine, theirs = rerun_value(cell, first, "equal"), rerun_value(cell, way, "equal")
+        if a and b and a["config"] != b["config"] and not math.isnan(mine) and not math.isnan(theirs):
+            found[cell.seed] = mine - theirs
+    return found
+
+
 def equal_text(length: int, cells: list, labels: dict) -> str:
     """At the equal time: nothing compared where a way had finished nothing by then (said, with the study seeds), nor
     where every pick reruns at the env's ceiling (level by construction); else the ways by the median of their
-    reruns, whether their ranges over the study seeds overlap the first's, and the picks that were the same
-    configuration."""
+    reruns; over too few study seeds to tell a difference (can_tell), each way's direction from the first, study seed
+    by study seed; over enough, whether their ranges over the study seeds overlap the first's; and the picks that
+    were the same configuration."""
     ways = way_keys(cells)
     times = spread_text([cell.score["equal_time_s"] for cell in cells if cell.score], duration_text)
     head = f"{length:,} iterations, equal time {times} ({fastest_text(cells, labels)}): "
@@ -160,10 +171,16 @@ def equal_text(length: int, cells: list, labels: dict) -> str:
     medians = {way: statistics.median(v for v in found if not math.isnan(v)) if any(not math.isnan(v) for v in found)
                else math.nan for way, found in values.items()}
     order = sorted(ways, key=lambda way: -math.inf if math.isnan(medians[way]) else medians[way], reverse=True)
-    lead = level_with_first(order, lambda a, b: ranges_apart([v for v in values[a] if not math.isnan(v)],
-                                                             [v for v in values[b] if not math.isnan(v)]))
     listed_values = "; ".join(f"{labels[way]} {number_text(medians[way]) if not math.isnan(medians[way]) else '–'}"
                               for way in order)
+    same = same_text(cells, order, labels)
+    if not can_tell(len(cells)):
+        directions = [f"{labels[way]} {direction_text(found)}" for way in order[1:]
+                      if (found := seed_differences(cells, order[0], way))]
+        return head + listed_values + f" (medians; {'; '.join([*directions, untold_text(len(cells))])}" + (
+            f"; {same}" if same else "") + ")"
+    lead = level_with_first(order, lambda a, b: ranges_apart([v for v in values[a] if not math.isnan(v)],
+                                                             [v for v in values[b] if not math.isnan(v)]))
     if lead.crowned:
         verdict = f"{labels[lead.first]}'s range over the study seeds lies apart from every other's"
     else:
@@ -172,7 +189,6 @@ def equal_text(length: int, cells: list, labels: dict) -> str:
             "not told apart" if lead.level else "",
             f"{listed([labels[way] for way in lead.unknown])}: one study seed, no range" if lead.unknown else "",
             f"{listed([labels[way] for way in lead.apart])}: apart from the first" if lead.apart else ""]))
-    same = same_text(cells, order, labels)
     return head + listed_values + f" (medians; {verdict}" + (f"; {same}" if same else "") + ")"
 
 
@@ -222,13 +238,15 @@ def numbers_lines(plan: dict) -> list:
             f"{same}. TPE draws at random until "
             f"{TPE_STARTUP} trials have finished (completed or pruned: Optuna's start-up), so a study of {TPE_STARTUP} "
             "trials or fewer is random search with Hyperband (reduction factor 3, resources in iterations), and is "
-            "named so. One clock for every way: a trial ends at its tell, whether in a process of its own or an "
-            "agent of a population (told after its process ends), and the equal time and each way's best by it are "
-            "taken on that clock. The space is the PPO space's float fields (docs/tuning.md; "
-            "the others at the scripts' defaults). The objective: " + OBJECTIVE + ". The reruns: every way's best "
-            "configuration, by the equal time and at its end, trained again by the populations' script (one process of "
-            "its fresh seeds' agents, two processes side by side) on the same fresh seeds; the value is the mean of "
-            "their objectives. Spread: median (min–max) over the study seeds.", "", WALL_TIME, "",
+            "named so. The study seed is the independent unit, and the rule: " + TELL_RULE + " (over enough, two "
+            "ways are told apart where their ranges over the study seeds do not overlap). One clock for every way: a "
+            "trial ends at its tell, whether in a process of its own or an agent of a population (told after its "
+            "process ends), and the equal time and each way's best by it are taken on that clock. The space is the "
+            "PPO space's float fields (docs/tuning.md; the others at the scripts' defaults). The objective: "
+            + OBJECTIVE + ". The reruns: every way's best configuration, by the equal time and at its end, trained "
+            "again by the populations' script (one process of its fresh seeds' agents, two processes side by side) "
+            "on the same fresh seeds; the value is the mean of their objectives. Spread: median (min–max) over the "
+            "study seeds.", "", WALL_TIME, "",
             *invocation_lines(plan)]
 
 

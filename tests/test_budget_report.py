@@ -54,14 +54,17 @@ def exp13_folder(tmp_path_factory):
     return str(folder), open(budget.write_report(str(folder))).read()
 
 
-def test_the_answer_names_the_way_whose_pick_reruns_best_and_by_how_much_with_paired_intervals(exp13_folder):
+def test_the_answer_names_the_way_whose_pick_reruns_best_and_by_how_much_seed_by_seed(exp13_folder):
     text = exp13_folder[1]
     answer = text.split("## The answer", 1)[1].split("*The numbers:*", 1)[0]
-    # PBT: 120, 125, 110, 112 -> 116.75; the populations 100, 110, 90, 100 -> 100: 16.75 less, every pair 10 or more
-    assert ("Breakout-MinAtar, 3 min a way on 2 cores, 100 iterations a trial, 2 study seeds: **the pbt way** gave the "
-            "best agent, its rerun 117 [") in answer
-    assert "the population way 100 [" in answer and "16.8 less [" in answer
-    assert answer.count("told apart") == 2 and "not told apart" not in answer  # every pair differs by 10 or more
+    # PBT: 120, 125, 110, 112 -> 116.75; the populations 100, 110, 90, 100 -> 100: 17.5 and 16 less by study seed;
+    # both study seeds on one side happen 1 time in 2 with no difference: 2 study seeds tell nothing apart
+    assert ("Breakout-MinAtar, 3 min a way on 2 cores, 100 iterations a trial, 2 study seeds: no way's pick is told "
+            "apart as the best (2 study seeds cannot tell a difference at 95 %); the highest mean: the pbt way 117 "
+            "[range 111, 122]") in answer
+    assert ("the population way 100 [range 95, 105], 16.8 less on average: below the first in each of the 2 study "
+            "seeds, by 16 to 17.5; 2 study seeds cannot tell a difference at 95 %") in answer
+    assert "told apart" not in answer.replace("no way's pick is told apart", "") and "**" not in answer
     assert "the pruned way –, no rerun" in answer  # no pick within the minutes: no rerun
 
 
@@ -103,10 +106,35 @@ def test_a_paired_bootstrap_resamples_the_study_seeds_not_the_reruns_of_one_pick
              picked_cell(2, {"population": 0, "seeds": 1}, [[11.0] * 3, [10.0] * 3]),
              picked_cell(3, {"population": 0, "seeds": 1}, [[10.0] * 3, [10.3] * 3])]
     text = budget.answer_text("Breakout-MinAtar", cells, LABELS)
-    assert ("random populations of 4 trials x 2 seeds 10.1 [10, 10.3], 0.567 less [-0.3, 1] over study seeds 1, 2 and "
-            "3: not told apart") in text
+    assert ("random populations of 4 trials x 2 seeds 10.1 [range 10, 10.3], 0.567 less on average: below the first "
+            "in study seeds 1 and 2, by 1, and above it in study seed 3, by 0.3; 3 study seeds cannot tell a "
+            "difference at 95 %") in text
     assert "**" not in text  # no winner in bold inside overlapping intervals
-    assert "no way's pick is told apart as the best; the highest mean: random populations of 8 10.7 [10, 11]" in text
+    assert ("no way's pick is told apart as the best (3 study seeds cannot tell a difference at 95 %); the highest "
+            "mean: random populations of 8 10.7 [range 10, 11]") in text
+
+
+def test_three_study_seeds_on_one_side_are_given_seed_by_seed_never_told_apart():
+    # exp13's CartPole-v1 TPE + Hyperband: below the first in each of the 3 study seeds, by 49.3 to 91; all 3 on one
+    # side happen 1 time in 4 with no difference (a sign test's smallest two-sided p over n units is 2 / 2^n)
+    cells = [picked_cell(seed, {"population": 0, "seeds": 1}, [[500.0] * 3, [500.0 - gap] * 3])
+             for seed, gap in ((1, 49.3), (2, 65.3), (3, 91.0))]
+    found = budget.difference(cells, "population", "seeds")
+    assert (found.low, found.high, found.told_apart) == (pytest.approx(49.3), pytest.approx(91.0), False)
+    text = budget.answer_text("CartPole-v1", cells, LABELS)
+    assert ("random populations of 4 trials x 2 seeds 431 [range 409, 451], 68.5 less on average: below the first in "
+            "each of the 3 study seeds, by 49.3 to 91; 3 study seeds cannot tell a difference at 95 %") in text
+    assert ": told apart" not in text and "**" not in text
+    assert budget.can_tell(5) is False and budget.can_tell(6) is True  # 2/2^5 = 0.0625, 2/2^6 = 0.031
+
+
+def test_six_study_seeds_on_one_side_are_told_apart_and_the_best_way_is_bold():
+    cells = [picked_cell(seed, {"population": 0, "seeds": 1}, [[12.0] * 3, [12.0 - 1 - seed % 2] * 3])
+             for seed in range(1, 7)]
+    text = budget.answer_text("Breakout-MinAtar", cells, LABELS)
+    assert "**random populations of 8** gave the best agent, its rerun 12 [95 % interval 12, 12]" in text
+    assert ("random populations of 4 trials x 2 seeds 10.5 [95 % interval 10.2, 10.8], 1.5 less [95 % interval 1.17, "
+            "1.83] over study seeds 1, 2, 3, 4, 5 and 6: told apart") in text
 
 
 def test_the_bootstrap_over_study_seeds_is_enumerated_so_no_random_seed_moves_a_bound():
@@ -124,8 +152,8 @@ def test_identical_picks_are_the_same_configuration_not_a_tie_inside_an_interval
              picked_cell(2, {"population": 0, "seeds": 0}, [[9.0, 10.0, 11.0]]),
              picked_cell(3, {"population": 0, "seeds": 0}, [[15.0, 14.0, 16.0]])]
     text = budget.answer_text("Breakout-MinAtar", cells, LABELS)
-    assert ("random populations of 8 12.3 [10, 15], the same configuration in study seeds 2 and 3; 3 less in study "
-            "seed 1 (one study seed: no interval)") in text
+    assert ("random populations of 8 12.3 [range 10, 15], the same configuration in study seeds 2 and 3; below the "
+            "first in study seed 1, by 3; one study seed cannot tell a difference at 95 %") in text
     assert ": told apart" not in text and "not told apart" not in text and "**" not in text
     same = [picked_cell(seed, {"population": 0, "seeds": 0}, [[10.0 + seed] * 3]) for seed in (1, 2, 3)]
     assert "the same configuration in every study seed" in budget.answer_text("Breakout-MinAtar", same, LABELS)

@@ -80,12 +80,14 @@ def test_without_a_crossover_the_report_says_none_up_to_the_longest_length_and_n
 def test_at_equal_time_each_way_is_scored_by_the_rerun_of_its_best_by_then(exp15_folder):
     text = open(exp15_folder[1]).read()
     # by 2 min the population's pick (configuration 3) reruns at 42, the others' (configuration 1, one seed's run
-    # failed) at 20; the ranges over the study seeds lie apart; the trials and the pruned study picked the same one
+    # failed) at 20: below it in both study seeds, which 2 study seeds cannot tell apart at 95 %; the trials and the
+    # pruned study picked the same one
     assert ("- CartPole-v1, at equal wall time, the best found, rerun on fresh seeds (median over study seeds): 10 "
             "iterations, equal time 2.1 min (2 min–2.2 min) (the end of the population way): the population way 42; "
-            "the trials way 20; the pruned way 20 (medians; the population way's range over the study seeds lies apart "
-            "from every other's; the trials way and the pruned way picked the same configuration in every study "
-            "seed).") in text
+            "the trials way 20; the pruned way 20 (medians; the trials way below the first in each of the 2 study "
+            "seeds, by 22; the pruned way below the first in each of the 2 study seeds, by 22; 2 study seeds cannot "
+            "tell a difference at 95 %; the trials way and the pruned way picked the same configuration in every "
+            "study seed).") in text
     assert "| 100 | the trials way | 6.25 min (6 min–6.5 min) | 20 (20–20) | 42 (42–42) | 30 (30–30) |" in text
     assert "| 100 | the population way | 6.25 min (6 min–6.5 min) | nothing finished by then | 42 (42–42) |" in text
 
@@ -111,6 +113,36 @@ def test_picks_at_a_ceiling_are_level_by_construction_and_not_compared(monkeypat
     text = lengths.equal_text(244, cells, {"population": "populations", "trials": "trials"})
     assert text == ("244 iterations, equal time 30 s (30 s–30 s) (the end of populations): every way's pick reruns "
                     "at 499–500, at CartPole-v1's ceiling of 500: level by construction, nothing compared")
+
+
+def equal_cells(values: dict) -> list:
+    """Cells without studies, one per study seed: {way: its pick's rerun mean per study seed}, each pick its own
+    configuration."""
+    ways = list(values)
+    seeds = range(1, len(values[ways[0]]) + 1)
+    return [report_cells.Cell("Breakout-MinAtar", 25, seed, "c", dict.fromkeys(ways), {}, {
+        "equal_time_s": 20.0, "seeds": [1, 2], "configs": [{"params": {}, "values": [values[way][seed - 1]] * 2}
+                                                           for way in ways],
+        "picks": {way: {"equal": {"trial": 0, "config": k}} for k, way in enumerate(ways)}}) for seed in seeds]
+
+
+def test_three_study_seeds_apart_are_given_seed_by_seed_never_told_apart(monkeypatch):
+    # the populations' reruns above the trials' in each of the 3 study seeds, their ranges apart: that happens 1 time
+    # in 4 with no difference, so 3 study seeds cannot tell it at 95 %
+    monkeypatch.setattr(lengths, "wall", lambda cell, way: {"population": 20.0, "trials": 30.0}[way])
+    cells = equal_cells({"population": [10.0, 12.0, 11.0], "trials": [6.0, 9.0, 4.0]})
+    text = lengths.equal_text(25, cells, {"population": "populations", "trials": "trials"})
+    assert text.endswith("populations 11; trials 6 (medians; trials below the first in each of the 3 study seeds, by "
+                         "3 to 7; 3 study seeds cannot tell a difference at 95 %)")
+    assert "lies apart" not in text and "told apart" not in text
+
+
+def test_six_study_seeds_whose_ranges_lie_apart_are_told_apart(monkeypatch):
+    monkeypatch.setattr(lengths, "wall", lambda cell, way: {"population": 20.0, "trials": 30.0}[way])
+    cells = equal_cells({"population": [10.0, 12.0, 11.0, 13.0, 10.0, 12.0], "trials": [6.0, 9.0, 4.0, 5.0, 7.0, 8.0]})
+    text = lengths.equal_text(25, cells, {"population": "the population way", "trials": "the trials way"})
+    assert text.endswith("the population way 11.5; the trials way 6.5 (medians; the population way's range over the "
+                         "study seeds lies apart from every other's)")
 
 
 def test_one_clock_ends_a_population_s_agents_at_their_tell_as_it_ends_a_trial(tmp_path):
