@@ -1,10 +1,12 @@
-"""tools/host_time_jax.py and tools/torch_step_parts.py end to end on the smallest configs, and their bad input."""
+"""tools/host_time_jax.py and tools/torch_step_parts.py end to end on the smallest configs, and their bad input;
+tools/atari_update_cost.py's bad input."""
 import os
 import subprocess
 import sys
 
 import pytest
 
+import atari_update_cost
 import torch_step_parts
 from helpers import FAST_COMPILE, ROOT
 
@@ -83,3 +85,13 @@ def test_step_parts_tool_times_the_parts_of_ppo_torch_native_and_its_compiled_st
 def test_step_parts_tool_refuses_bad_input_with_one_line(argv, error, capsys):
     assert torch_step_parts.main(argv) == 2
     assert capsys.readouterr().err == error + "\n"
+
+
+@pytest.mark.parametrize("argv, error", [
+    (["conv"], "argument way: invalid choice: 'conv' (choose from patches, xla, torch)"),
+    (["patches", "--calls", "0"], "--calls must be at least 1"),
+])
+def test_atari_update_cost_refuses_bad_input_with_one_line(argv, error, capsys):
+    with pytest.raises(SystemExit) as exited:
+        atari_update_cost.main(argv)
+    assert exited.value.code == 2 and capsys.readouterr().err == f"atari_update_cost.py: error: {error}\n"
