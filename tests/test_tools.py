@@ -88,7 +88,7 @@ def test_step_parts_tool_refuses_bad_input_with_one_line(argv, error, capsys):
 
 
 @pytest.mark.parametrize("argv, error", [
-    (["conv"], "argument way: invalid choice: 'conv' (choose from patches, xla, torch)"),
+    (["conv"], "argument way: invalid choice: 'conv' (choose from 'patches', 'xla', 'torch')"),
     (["patches", "--calls", "0"], "--calls must be at least 1"),
 ])
 def test_atari_update_cost_refuses_bad_input_with_one_line(argv, error, capsys):
