@@ -5,8 +5,9 @@ import math
 from dataclasses import dataclass
 
 from sweep.experiments import EXP6
-from report.charts import colors_for, count_axis, log_axis, new_figure, save_figure
+from report.charts import count_axis, log_axis, new_figure, save_figure
 from report.cost_model import cost_text, scalings
+from report.palette import colors_for, marker_of
 from report.settings import LABEL_COLORS
 from report.stats import median, metric_values, named_cells, per_env_workload, ranges_apart, rows_of
 from report.summary import num_envs, ordered
@@ -91,9 +92,11 @@ def agents_chart(cells, out):
         for times in variants:
             every = sorted({**times.measured, **times.extrapolated}.items())
             ax.plot(*zip(*every), color=colors[times.label], linestyle="--", linewidth=1)
-            ax.plot(*zip(*sorted(times.measured.items())), color=colors[times.label], marker="o", label=times.label)
+            ax.plot(*zip(*sorted(times.measured.items())), color=colors[times.label], marker=marker_of(times.label),
+                    label=times.label)
             if times.extrapolated:
-                ax.scatter(*zip(*times.extrapolated.items()), facecolors="none", edgecolors=colors[times.label], s=36)
+                ax.scatter(*zip(*times.extrapolated.items()), marker=marker_of(times.label), facecolors="none",
+                           edgecolors=colors[times.label], s=36)
         ax.plot([], [], color="black", linestyle="--", marker="o", markerfacecolor="none", label="extrapolated")
         count_axis(ax, sorted({n for times in variants for n in (*times.measured, *times.extrapolated)}),
                    "number of agents N")

@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from optuna.trial import TrialState
 
 from report.folder import CHARTS, DPI, read_json_file
+from report.palette import other_colors
 from report.study import best_so_far, busy_seconds, completed, interval, merged, time_points, wall_seconds
 from report.text import listed, number_text
 from search import Refused, storage
@@ -268,16 +269,17 @@ def best_chart(lengths: dict, labels: dict, path: str):
     figure = Figure(figsize=(max(4.5 * len(lengths), 11), 8.2), layout="constrained")
     panels = figure.subplots(2, len(lengths), squeeze=False, sharey="col")
     seeds = sorted({cell.seed for cells in lengths.values() for cell in cells})
+    colors = other_colors(way_keys([cell for cells in lengths.values() for cell in cells]))
     for column, (length, cells) in enumerate(sorted(lengths.items())):
         above, below = panels[0][column], panels[1][column]
         ways = way_keys(cells)
-        for k, way in enumerate(ways):
+        for way in ways:
             for cell in cells:
                 curve = best_so_far(time_points(cell.studies[way]))
-                above.step([x for x, _ in curve], [y for _, y in curve], where="post", color=f"C{k}", alpha=0.6)
+                above.step([x for x, _ in curve], [y for _, y in curve], where="post", color=colors[way], alpha=0.6)
         for x, value, k, n, at in rerun_marks(cells, ways):
-            below.scatter([x], [value], marker=SEED_MARKERS[n % len(SEED_MARKERS)], s=36, color=f"C{k}",
-                          facecolors=f"C{k}" if at == "equal" else "none", linewidths=1.2)
+            below.scatter([x], [value], marker=SEED_MARKERS[n % len(SEED_MARKERS)], s=36, color=colors[ways[k]],
+                          facecolors=colors[ways[k]] if at == "equal" else "none", linewidths=1.2)
         below.set_xticks(range(len(ways)), [textwrap.fill(short_label(way, labels), 16) for way in ways],
                          fontsize="small")
         below.set_xlim(-0.5, len(ways) - 0.5)
@@ -287,7 +289,7 @@ def best_chart(lengths: dict, labels: dict, path: str):
     panels[0][0].set_ylabel("best objective so far (its own seed)")
     panels[1][0].set_ylabel("the pick's rerun on fresh seeds (mean return)")
     ways = way_keys([cell for cells in lengths.values() for cell in cells])
-    handles = [Line2D([], [], color=f"C{k}", label=short_label(way, labels)) for k, way in enumerate(ways)]
+    handles = [Line2D([], [], color=colors[way], label=short_label(way, labels)) for way in ways]
     handles += [Line2D([], [], marker=SEED_MARKERS[n % len(SEED_MARKERS)], linestyle="", color="0.3",
                        label=f"study seed {seed}") for n, seed in enumerate(seeds)]
     kinds = {at for cells in lengths.values() for *_, at in rerun_marks(cells, way_keys(cells))}

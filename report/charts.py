@@ -1,7 +1,7 @@
 """The drawing the sections share: figures, axes, points and strips, colours."""
 
-import itertools
 import math
+import re
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -12,19 +12,9 @@ from matplotlib.transforms import Bbox
 from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from report.messages import warn
-from report.settings import DPI, LABEL_COLORS, OTHER_COLORS
+from report.palette import colors_for, edge_color, marker_of
+from report.settings import DPI
 from report.stats import geometric_mean
-
-
-def colors_for(names):
-    """A fixed colour per variant label ('A over B': A's colour); any other series (sweeps) from OTHER_COLORS."""
-    others = itertools.cycle(OTHER_COLORS)
-    return {name: LABEL_COLORS.get(name.split(" over ")[0]) or next(others) for name in names}
-
-
-def edge_color(name):
-    """B's colour for a comparison 'A over B' (the points' outline), else None."""
-    return LABEL_COLORS.get(name.split(" over ")[1]) if " over " in name else None
 
 
 def new_figure(title, panels, ncols=None, panel_size=(4.8, 3.8), fixed_margins=False):
@@ -74,6 +64,8 @@ def save_figure(figure, out, name):
             room_for_legend(figure, legend)
     for ax in figure.axes:
         enclose_in_ticks(ax)
+        for axis in (ax.xaxis, ax.yaxis):
+            say_log_scale(axis)
     figure.savefig(out.path / name, dpi=DPI, pil_kwargs={"compress_level": 3})  # faster than zlib's default 6
     for problem in chart_problems(figure):
         warn(f"chart problem: {name}: {problem}")
@@ -258,16 +250,50 @@ def legend_problems(figure, renderer):
     return problems
 
 
+def say_log_scale(axis):
+    """Makes a log axis' label say so: 'time (s)' becomes 'time (s, log scale)', 'time' 'time (log scale)'."""
+    label = axis.get_label_text()
+    if axis.get_scale() != "log" or not label or "log" in label:
+        return
+    axis.set_label_text(f"{label[:-1]}, log scale)" if label.endswith(")") else f"{label} (log scale)")
+
+
+# a tick label that carries its unit ('2×', '0.5 s', '40%'), not a bare number in mathtext ('$\\mathdefault{10^{0}}$')
+UNIT_TICK = re.compile(r"\d\s*[^\d\s.,−${}^-]+$")
+
+
+def axis_problems(ax, panel):
+    """A value axis (not categories) with points but no label naming its metric, with neither a unit in its label
+    (in parentheses: 'time (s)', 'number of envs (log₂ scale)') nor one on its tick labels ('2×', '0.5 s'), or on a
+    log scale without its label saying so."""
+    problems = []
+    plotted = {which for _, values in data_points(ax) for which in values}
+    for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        if which not in plotted or is_category_axis(axis):
+            continue
+        label = axis.get_label_text()
+        ticks = axis.get_major_formatter().format_ticks(axis.get_majorticklocs())
+        if not label.strip():
+            problems.append(f"{panel}: the {which} axis names no metric")
+        elif "(" not in label and not any(UNIT_TICK.search(tick) for tick in ticks):
+            problems.append(f"{panel}: the {which} axis '{label}' names no unit")
+        if axis.get_scale() == "log" and "log" not in label:
+            problems.append(f"{panel}: the {which} axis is on a log scale and its label does not say so")
+    return problems
+
+
 def chart_problems(figure):
     """What makes a drawn figure misleading or unreadable, one line each: a data point (line, errorbar point or
     whisker end, scatter point) outside its axes' limits; on a value axis (log or numeric, not categories) a point
-    beyond the outermost labelled major tick, whose value cannot be read; a legend over a tick label, an axis label,
-    a panel title or the figure's title (their bounding boxes). Call it after the layout is drawn (savefig)."""
+    beyond the outermost labelled major tick, whose value cannot be read; a value axis that names no metric, no unit,
+    or is on a log scale without saying so (axis_problems); a legend over a tick label, an axis label, a panel title
+    or the figure's title (their bounding boxes). Call it after the layout is drawn (savefig)."""
     problems = []
     for number, ax in enumerate(figure.axes, 1):
         if ax.get_visible():
             title = ax.get_title().splitlines()[0] if ax.get_title() else ""
-            problems += point_problems(ax, f"panel '{title}'" if title else f"panel {number}")
+            panel = f"panel '{title}'" if title else f"panel {number}"
+            problems += point_problems(ax, panel) + axis_problems(ax, panel)
     return problems + legend_problems(figure, renderer_of(figure))
 
 
@@ -329,7 +355,7 @@ def draw_points(ax, categories, series, values, colors=None):
         medians = np.array([np.median(cell) for _, cell in cells])
         whiskers = min_max_whiskers(medians, [cell for _, cell in cells])
         ax.errorbar([x + offset for x, _ in cells], medians, yerr=whiskers, color=colors[name], label=name,
-                    marker="o", markersize=5, linestyle="none", elinewidth=1, capsize=2)
+                    marker=marker_of(name), markersize=5, linestyle="none", elinewidth=1, capsize=2)
     if drawn:
         log_axis(ax, "y", " s")
     else:
@@ -356,7 +382,8 @@ def draw_speedup_strips(ax, categories, series, speedups, colors=None, category_
             centre = x + offset
             ax.hlines(geometric_mean(values), centre - width / 2, centre + width / 2, color="black", linewidth=1.5)
             edge = edge_color(name)
-            ax.scatter(centre + jitter.uniform(-width / 4, width / 4, len(values)), values, s=40, alpha=0.9,
+            ax.scatter(centre + jitter.uniform(-width / 4, width / 4, len(values)), values, marker=marker_of(name),
+                       s=40, alpha=0.9,
                        color=(category_colors or {}).get(category, colors[name]), edgecolors=edge or "none", linewidths=1.5 if edge else 0, zorder=3,
                        label=None if labelled else name)
             labelled = True
@@ -369,8 +396,8 @@ def draw_speedup_strips(ax, categories, series, speedups, colors=None, category_
 
 
 def count_axis(ax, counts, name):
-    """A log₂ x axis ticked at the counts (numbers of envs or agents) and labelled with name."""
+    """A log₂ x axis ticked at the counts (numbers of envs or agents), labelled with name and its scale."""
     ax.set_xscale("log", base=2)
     ax.set_xticks(counts, [f"{count:,}" for count in counts])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(name)
+    ax.set_xlabel(f"{name} (log₂ scale)")

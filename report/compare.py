@@ -3,9 +3,10 @@
 import itertools
 
 from sweep.experiments import SIZES
-from report.charts import colors_for, draw_points, draw_speedup_strips, new_figure, save_figure
+from report.charts import draw_points, draw_speedup_strips, new_figure, save_figure
 from report.machines import cpu_difference, cpu_name, gpu_text, machine_lines, shard_differences
 from report.messages import warn
+from report.palette import colors_for, marker_of
 from report.settings import LABEL_COLORS
 from report.stats import geometric_mean, interval, inverted, median, paired, where
 from report.summary import ordered

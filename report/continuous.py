@@ -22,6 +22,7 @@ from report import envshare
 from report.envshare import STEADY_FROM, cells, env_rows, env_seconds, lead
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
+from report.palette import other_colors
 from report.stats import rows_of, where
 from report.summary import ordered
 from report.text import Answer, heading, listed, markdown_table, number_text, percent_text, speedup_text
@@ -53,8 +54,9 @@ def spread_chart(points: list, path: str):
     """Each env's framework spread against its share of the fastest script's iteration."""
     figure = Figure(figsize=(6, 4), layout="constrained")
     axes = figure.subplots()
-    for k, (name, share, spread) in enumerate(points):
-        axes.scatter([100 * share], [spread], s=40, color=f"C{k}", label=name)
+    colors = other_colors([name for name, _, _ in points])
+    for name, share, spread in points:
+        axes.scatter([100 * share], [spread], s=40, color=colors[name], label=name)
     axes.axhline(1.0, color="grey", linewidth=1)
     axes.set_xlabel("the env's share of the fastest script's steady iteration (%)")
     axes.set_ylabel("slowest / fastest script (steady iteration)")

@@ -3,7 +3,8 @@ episodic return with a min–max band across seeds, against env steps or time.""
 
 import numpy as np
 
-from report.charts import colors_for, empty_panel, new_figure, save_figure
+from report.charts import empty_panel, new_figure, save_figure
+from report.palette import colors_for, marker_of
 from report.settings import LABEL_COLORS
 from report.stats import mean_curve, where
 from report.summary import ordered, ordered_configs
@@ -52,7 +53,7 @@ def draw_panel_curves(ax, panel_rows, labels, colors, x_axis):
             ax.fill_between(grid, low, high, color=colors[label], alpha=0.2, linewidth=0)
         elif curves:  # too few returns for a line: each logged return as a point
             x, y = np.concatenate([x for x, _ in curves]), np.concatenate([y for _, y in curves])
-            ax.scatter(x, y, color=colors[label], marker="o" if not same_as else "x", s=30, label=label, zorder=3)
+            ax.scatter(x, y, color=colors[label], marker=marker_of(label) if not same_as else "x", s=30, label=label, zorder=3)
             notes.append(f"{label}: too few returns for a line, drawn as points")
         else:
             notes.append(f"{label}: no episode finished")
@@ -97,8 +98,8 @@ def learning_curve_figure(rows, env_order, title, x_axis, out, name, time_label=
         notes += [f"{panel}: {note}" for note in panel_notes]
         if any("identical" in note for note in panel_notes):
             ax.text(0.02, 0.98, "dashed: identical to a solid curve", transform=ax.transAxes, fontsize=7, va="top")
-        ax.set(title=panel, ylabel="episodic return",
-               xlabel="env steps" if x_axis == "steps" else f"{time_label} (s)")
+        ax.set(title=panel, ylabel="episodic return (sum of rewards)",
+               xlabel="env steps (all envs together)" if x_axis == "steps" else f"{time_label} (s)")
         if x_axis != "steps":
             spread_time_axis(ax)
         ax.grid(alpha=0.3)

@@ -9,11 +9,10 @@ import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from sweep.experiments import ALL, SIZES
-from report.charts import (
-    colors_for, draw_points, draw_speedup_strips, log_axis, min_max_whiskers, new_figure, save_figure,
-)
+from report.charts import draw_points, draw_speedup_strips, log_axis, min_max_whiskers, new_figure, save_figure
 from report.load import shares_windows
 from report.messages import warn
+from report.palette import colors_for, marker_of
 from report.settings import FULLY_COMPILED, LABEL_COLORS, OVERHEAD_METRICS, SYNC_METRICS
 from report.stats import (
     compiled_comparisons, median, metric_values, most_common_length, paired_labels, rows_of, scope,
@@ -58,7 +57,7 @@ def section_duration_vs_complexity(sweep, out):
             x = [relative for relative, _ in cells]
             means = np.array([values.mean() for _, values in cells])
             whiskers = min_max_whiskers(means, [values for _, values in cells])
-            ax.errorbar(x, means, yerr=whiskers, marker="o", markersize=4, capsize=2, color=colors[label], label=label)
+            ax.errorbar(x, means, yerr=whiskers, marker=marker_of(label), markersize=4, capsize=2, color=colors[label], label=label)
         log_axis(ax, "x", "×")
         log_axis(ax, "y", " s")
         ax.set(title=f"model size: {size}", xlabel="env step time relative to the fastest env",

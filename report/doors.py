@@ -10,8 +10,9 @@ import numpy as np
 
 from sweep import variants
 from sweep.experiments import EXP9
-from report.charts import colors_for, log_axis, new_figure, save_figure
+from report.charts import log_axis, new_figure, save_figure
 from report.curves import WALL_CLOCK_CAPTION, learning_curve_figure
+from report.palette import colors_for, marker_of
 from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS
 from report.stats import algorithm_of, level_with_first, metric_values, ranges_apart, rows_of
 from report.summary import num_envs, ordered, rank
@@ -250,7 +251,7 @@ def reach_chart(parts, stats, out):
             if reached:
                 middle = float(np.median(reached))
                 ax.errorbar([middle], [y], xerr=[[middle - min(reached)], [max(reached) - middle]], color=colors[name],
-                            marker="s" if env_backend(cells[name][0]).startswith("NumPy") else "o", markersize=7,
+                            marker=marker_of(name), markersize=7,
                             linestyle="none", elinewidth=1.5, capsize=3)
             some = f" ({len(reached)} of {seeds} seeds)" if 0 < len(reached) < seeds else ""
             tick_labels.append(f"{name}{some}" if reached else

@@ -12,6 +12,7 @@ from sweep.experiments import EXP8
 from sweep.variants import BY_LABEL, DQN, GYMNASIUM, VARIANTS
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import window_names
+from report.palette import colors_for, marker_of
 from report.settings import FINAL_RETURN_EPISODES, LABEL_COLORS, MIN_ENVS_FOR_CI
 from report.stats import (
     distinguishable, geometric_interval, geometric_mean, level_with_first, metric_values, rows_of, where,
@@ -246,7 +247,7 @@ def dqn_chart(cells, out, steady):
         means = [mean for mean, _ in values]
         errors = np.array([[0, 0] if math.isnan(low) else [mean - low, high - mean] for mean, (low, high, _) in values])
         # clipped: the geometric mean of equal seeds can lie a rounding error outside their range
-        ax.errorbar(xs, means, yerr=errors.T.clip(min=0), color=colors[name], marker="o", markersize=5,
+        ax.errorbar(xs, means, yerr=errors.T.clip(min=0), color=colors[name], marker=marker_of(name), markersize=5,
                     linestyle="none", capsize=3, label=name)
     log_axis(ax, "y", " s")
     category_axis(ax, list(cells))

@@ -6,6 +6,7 @@ from collections import defaultdict
 from sweep.experiments import EXP4
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.messages import warn
+from report.palette import colors_for, marker_of
 from report.settings import LENGTH_METRICS
 from report.standings import tie_reason
 from report.stats import (
@@ -195,12 +196,12 @@ def env_backend_chart(rows, cells, out, steady_name):
             color = colors[BACKEND_CELLS[framework, present[0][1]]]
             seconds = [metric_values(where(rows, env=env, size=size, label=BACKEND_CELLS[framework, backend]),
                                      "iter8_99_median_s") for _, backend in present]
-            measured = [(x + offset, values) for (x, _), values in zip(present, seconds) if values]
-            for x, values in measured:
-                ax.scatter([x] * len(values), values, color=color, s=18, alpha=0.6, zorder=3)
-            if measured:
-                ax.scatter([x for x, _ in measured], [geometric_mean(values) for _, values in measured], color=color,
-                           marker="o", s=70, edgecolors="white", linewidths=1, zorder=4, label=framework)
+            measured = [(x + offset, values, BACKEND_CELLS[framework, backend])
+                        for (x, backend), values in zip(present, seconds) if values]
+            for k, (x, values, label) in enumerate(measured):
+                ax.scatter([x] * len(values), values, color=color, marker=marker_of(label), s=18, alpha=0.6, zorder=3)
+                ax.scatter([x], [geometric_mean(values)], color=color, marker=marker_of(label), s=70,
+                           edgecolors="white", linewidths=1, zorder=4, label=None if k else framework)
         log_axis(ax, "y", " s")
         category_axis(ax, backends)
         ax.set(title=f"{env} · {size}", xlabel="env backend", ylabel="s per steady iteration")

@@ -19,6 +19,7 @@ from report.cells import (TELL_RULE, Cell, best_by, best_chart, can_tell, direct
                           read_cells, rerun_value, seeds_text, untold_text, wall, way_keys, ways_best)
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
+from report.palette import other_colors
 from report.stats import level_with_first, ranges_apart
 from report.study import OBJECTIVE, WALL_TIME, duration_text, figures, quiet
 from report.text import listed, markdown_table, number_text, speedup_text, spread_text
@@ -199,21 +200,22 @@ def wall_chart(lengths: dict, labels: dict, path: str):
     figure = Figure(figsize=(7, 5.2), layout="constrained")
     axes = figure.subplots()
     cells = [cell for group in lengths.values() for cell in group]
-    for k, way in enumerate(way_keys(cells)):
+    colors = other_colors(way_keys(cells))
+    for way in colors:
         points = sorted((cell.length, wall(cell, way)) for cell in cells)
-        axes.scatter([x for x, _ in points], [y for _, y in points], s=14, color=f"C{k}", alpha=0.6)
+        axes.scatter([x for x, _ in points], [y for _, y in points], s=14, color=colors[way], alpha=0.6)
         medians = [(length, statistics.median(wall(cell, way) for cell in group))
                    for length, group in sorted(lengths.items())]
         axes.scatter([x for x, _ in medians], [y for _, y in medians], marker="_", s=400, linewidths=2,
-                     color=f"C{k}", label=f"{labels[way]} (bar: median)")
+                     color=colors[way], label=f"{labels[way]} (bar: median)")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xticks(sorted(lengths), [f"{length:,}" for length in sorted(lengths)])
     axes.xaxis.set_minor_formatter(NullFormatter())
     axes.yaxis.set_major_formatter(ScalarFormatter())
     axes.yaxis.set_minor_formatter(ScalarFormatter())
-    axes.set_xlabel("trial length (PPO iterations of 2,048 env steps)")
-    axes.set_ylabel("wall time of the study (s)")
+    axes.set_xlabel("trial length (PPO iterations of 2,048 env steps, log scale)")
+    axes.set_ylabel("wall time of the study (s, log scale)")
     figure.legend(*axes.get_legend_handles_labels(), loc="outside lower center", fontsize="small")
     figure.savefig(path, dpi=DPI)
 

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
+from report.palette import other_colors
 from report.studies import Entry, load_entry, rank_correlation, read_plan, shared_values, spread, study_link
 from report.study import WALL_TIME, duration_text, evaluation_text, params_text, quiet, rate_text
 from report.text import markdown_table, number_text, percent_text, speedup_text
@@ -106,16 +107,17 @@ def rate_chart(envs: dict, path: str):
     as dashed lines."""
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     axes = figure.subplots()
-    for k, (env, entries) in enumerate(envs.items()):
+    colors = other_colors(envs)
+    for env, entries in envs.items():
         populations = [entry for entry in entries if entry.population and entry.figures]
         if populations:
             axes.plot([e.population for e in populations], [e.figures.per_hour for e in populations], "o-",
-                      color=f"C{k}", label=f"{env}: populations")
+                      color=colors[env], label=f"{env}: populations")
         for style, entry in zip(("--", ":"), [entry for entry in entries if not entry.population and entry.figures]):
-            axes.axhline(entry.figures.per_hour, color=f"C{k}", linestyle=style, linewidth=1,
+            axes.axhline(entry.figures.per_hour, color=colors[env], linestyle=style, linewidth=1,
                          label=f"{env}: {entry.label}")
     axes.set_xscale("log", base=2)
-    axes.set_xlabel("population size N (agents in one process)")
+    axes.set_xlabel("population size N (agents in one process, log₂ scale)")
     axes.set_ylabel("trials per hour")
     axes.legend(fontsize="small")
     figure.savefig(path, dpi=DPI)

@@ -3,8 +3,9 @@ conclusions (the ranking machinery it shares with the ranking per model size is 
 
 import math
 
-from report.charts import colors_for, log_axis, new_figure, save_figure
+from report.charts import log_axis, new_figure, save_figure
 from report.messages import warn
+from report.palette import colors_for, marker_of
 from report.settings import FULLY_COMPILED, LABEL_COLORS
 from report.standings import ranking_bullets, ranking_lines, size_rankings
 from report.stats import rows_of
@@ -20,16 +21,17 @@ def ranking_chart(rankings, out, exp, name):
                               panel_size=(6, 0.5 * max(len(ranking.table) for ranking in rankings) + 1.8))
     colors = colors_for(LABEL_COLORS)
     for ax, ranking in zip(axes, rankings):
-        markers = (("o", "total"), ("s", ranking.steady_name))
+        fills = ((True, "total (filled)"), (False, f"{ranking.steady_name} (hollow)"))
         for y, standing in enumerate(ranking.table):
-            for offset, value, (marker, _) in zip((-0.12, 0.12), (standing.total, standing.steady), markers):
+            color = colors[standing.label]
+            for offset, value, (filled, _) in zip((-0.12, 0.12), (standing.total, standing.steady), fills):
                 mean, (low, high, _) = value
                 xerr = None if math.isnan(low) else [[mean - low], [high - mean]]
-                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker, markersize=6, capsize=3, linestyle="none",
-                            color=colors[standing.label], markerfacecolor=colors[standing.label] if marker == "o" else "white")
-        for marker, what in markers:
-            ax.plot([], [], marker=marker, linestyle="none", color="black",
-                    markerfacecolor="black" if marker == "o" else "white", label=what)
+                ax.errorbar([mean], [y + offset], xerr=xerr, marker=marker_of(standing.label), markersize=6, capsize=3,
+                            linestyle="none", color=color, markerfacecolor=color if filled else "white")
+        for filled, what in fills:
+            ax.plot([], [], marker="o", linestyle="none", color="black",
+                    markerfacecolor="black" if filled else "white", label=what)
         ax.set_yticks(range(len(ranking.table)), [standing.label for standing in ranking.table])
         ax.set_ylim(len(ranking.table) - 0.5, -0.5)
         ax.axvline(1.0, color="grey", linestyle="--", linewidth=0.8)

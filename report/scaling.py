@@ -5,9 +5,10 @@ import math
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
-from report.charts import colors_for, count_axis, log_axis, new_figure, save_figure
+from report.charts import count_axis, log_axis, new_figure, save_figure
 from report.cost_model import cost_text, max_residual, scalings, time_at
 from report.load import window_names
+from report.palette import colors_for, marker_of
 from report.settings import FIT_LEVEL, LABEL_COLORS, SYNC_METRICS, WITHIN_FASTEST
 from report.stats import level_with_first, named_cells, per_env_workload, ranges_apart, rows_of, where
 from report.summary import num_envs, num_steps, rank
@@ -63,7 +64,8 @@ def scaling_sps_chart(tables, steps, out, steady_name):
         residuals = []
         for scaling in table:
             ns, seconds = np.array(scaling.points, dtype=float).T
-            ax.scatter(ns, ns * steps[name] / seconds, color=colors[scaling.label], s=25, zorder=3, label=scaling.label)
+            ax.scatter(ns, ns * steps[name] / seconds, color=colors[scaling.label], marker=marker_of(scaling.label), s=25,
+                       zorder=3, label=scaling.label)
             grid = np.geomspace(scaling.ns[0], scaling.ns[-1], 100)
             if scaling.fit and (scaling.fit.at(grid) > 0).all():
                 ax.plot(grid, grid * steps[name] / scaling.fit.at(grid), color=colors[scaling.label], linewidth=1.5)
@@ -90,7 +92,7 @@ def scaling_relative_chart(tables, out, steady_name):
     colors = colors_for([scaling.label for table in tables.values() for scaling in table])
     for ax, (name, table) in zip(axes, tables.items()):
         for scaling in table:
-            ax.plot(scaling.ns, scaling.relative, marker="o", markersize=4, color=colors[scaling.label],
+            ax.plot(scaling.ns, scaling.relative, marker=marker_of(scaling.label), markersize=4, color=colors[scaling.label],
                     label=scaling.label)
         ax.axhline(WITHIN_FASTEST, color="grey", linestyle="--", linewidth=0.8)
         ax.axhline(1.0, color="grey", linewidth=0.8)

@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 
 from report.folder import CHARTS, DPI, ratio, run_command, write_markdown
 from report.machines import plan_machine
+from report.palette import script_colors
 from report.stats import level_with_first, ranges_apart
 from report.studies import (Entry, configuration_values, load_entry, rank_correlation, read_plan, shared_values,
                             spread, study_link)
@@ -110,8 +111,10 @@ def configuration_chart(entries: list, shared: dict, path: str):
     means = [statistics.fmean(values) for values in shared.values()]
     figure = Figure(figsize=(6, 5), layout="constrained")
     axes = figure.subplots()
+    colors = script_colors({entry.label: entry.script for entry in entries})
     for k, entry in enumerate(entries):
-        axes.scatter(means, [values[k] for values in shared.values()], s=18, color=f"C{k}", label=entry.label)
+        axes.scatter(means, [values[k] for values in shared.values()], s=18, color=colors[entry.label],
+                     label=entry.label)
     axes.plot([min(means), max(means)], [min(means), max(means)], color="grey", linewidth=1, label="the mean")
     axes.set_xlabel("mean value over the designs (per configuration)")
     axes.set_ylabel("the design's value")
@@ -190,8 +193,9 @@ def progress_chart(entries: list, path: str):
     scale, unit = clock_unit(longest)
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     axes = figure.subplots()
-    for k, entry in enumerate(entries):
-        draw_best(axes, [(x / scale, value) for x, value in time_points(entry.study)], entry.label, f"C{k}")
+    colors = script_colors({entry.label: entry.script for entry in entries})
+    for entry in entries:
+        draw_best(axes, [(x / scale, value) for x, value in time_points(entry.study)], entry.label, colors[entry.label])
     axes.set_xlabel(f"wall time ({unit}): time at least one trial ran")
     axes.set_ylabel("objective: best so far (completed trials: dots)")
     axes.legend(fontsize="small", loc="lower right")
@@ -366,8 +370,9 @@ def startup_chart(entries: list, path: str):
     labels, seeds = list(dict.fromkeys(e.label for e in entries)), sorted({e.seed for e in entries})
     figure = Figure(figsize=(7.5, 4.5), layout="constrained")
     axes = figure.subplots()
+    colors = script_colors({entry.label: entry.script for entry in entries})
     for entry in entries:
-        color, style = f"C{labels.index(entry.label)}", ("-", "--", ":", "-.")[seeds.index(entry.seed) % 4]
+        color, style = colors[entry.label], ("-", "--", ":", "-.")[seeds.index(entry.seed) % 4]
         points = [(x / scale, value, trial.number < TPE_STARTUP) for (x, value), trial in
                   zip(time_points(entry.study), completed(entry.study.get_trials(deepcopy=False)))]
         curve = best_so_far([(x, value) for x, value, _ in points])

@@ -1,16 +1,10 @@
 """What is compared and how: the report's constants (the types its stages pass on are in types.py). The variants'
-labels, colours and baselines are the registry's (sweep/variants.py)."""
+labels and baselines are the registry's (sweep/variants.py); their display order and colours are the palette's."""
 
 import numpy as np
 
+from report.palette import LABEL_COLORS, OTHER_COLORS  # noqa: F401 (the labels' display order, read from here)
 from sweep import variants
-
-
-# Variant/compile-mode labels in display order, with colours: one hue per framework, darker = more compiled.
-LABEL_COLORS = {row.label: row.color for row in variants.VARIANTS}
-
-
-OTHER_COLORS = ("#6a3d9a", "#e7298a", "#bcbd22", "#7f7f7f", "#cab2d6", "#b15928")  # hues no variant label uses
 
 
 # The variants whose whole iteration is compiled, in the ranking's order.

@@ -9,6 +9,7 @@ import numpy as np
 from sweep.experiments import EXP7, GRID_ENVS, SIZES
 from report.charts import category_axis, colors_for, log_axis, new_figure, save_figure, series_offsets
 from report.load import window_names
+from report.palette import colors_for, marker_of
 from report.settings import KEEPS_UP, SYNC_METRICS
 from report.standings import ranking_bullets, ranking_lines, size_rankings
 from report.stats import by_env, geometric_mean, median, metric_values, paired_labels, rows_of, where
@@ -40,7 +41,7 @@ def size_trend_chart(rankings, out):
         xs, values = zip(*points)
         means = [mean for mean, _ in values]
         errors = np.array([[0, 0] if math.isnan(low) else [mean - low, high - mean] for mean, (low, high, _) in values])
-        ax.errorbar(xs, means, yerr=errors.T, color=colors[label], marker="o", markersize=5, linewidth=1.5, capsize=3,
+        ax.errorbar(xs, means, yerr=errors.T, color=colors[label], marker=marker_of(label), markersize=5, linewidth=1.5, capsize=3,
                     label=label)
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
     log_axis(ax, "y", "×")

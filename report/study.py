@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from optuna.trial import TrialState
 
 from report.folder import CHARTS, DPI, run_command, write_markdown
+from report.palette import OTHER_COLORS
 from report.text import markdown_table, mean_and_spread, number_text
 from search import evaluation, records
 from search.storage import load
@@ -180,7 +181,7 @@ def importances(study: optuna.Study) -> tuple:
 
 
 # CHARTS
-def draw_best(axes, points: list, label: str = "best so far", color: str = "C0"):
+def draw_best(axes, points: list, label: str = "best so far", color: str = OTHER_COLORS[0]):
     """The completed trials' values as dots and their best so far as a step line, on axes."""
     axes.scatter([x for x, _ in points], [value for _, value in points], s=14, color=color, alpha=0.5)
     curve = best_so_far(points)

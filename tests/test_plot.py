@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 
 import plot
 import report.main
-from report import charts, compile_modes, curves, env_backend, header, load, settings, standings, stats, text, types
+from report import (charts, compile_modes, curves, env_backend, header, load, palette, ranking, settings, standings, stats,
+                    text, types)
 from events import ALL_PAIRS, SIZES, write_json, write_run, write_sweep
 from helpers import DRAWING, draw_charts
 
@@ -440,7 +441,7 @@ def test_compare_puts_two_sweeps_side_by_side_with_their_ratio(tmp_path, known_s
     assert (tmp_path / "compare" / "compare.png").stat().st_size > 10_000
     # the chart: each side's steady iteration (whatever the runs' lengths) and B's speedup over A, 0.5× here
     side_a, side_b, speedup = figures["compare.png"].axes
-    assert side_a.get_ylim() == side_b.get_ylim() and speedup.get_ylabel() == "B's speedup over A"
+    assert side_a.get_ylim() == side_b.get_ylim() and speedup.get_ylabel() == "B's speedup over A (log scale)"
     points = [float(y) for drawn in speedup.collections if type(drawn).__name__ == "PathCollection"
               for y in np.asarray(drawn.get_offsets())[:, 1]]
     assert points and points == pytest.approx([0.5] * len(points))
@@ -666,8 +667,12 @@ def test_the_env_backend_chart_draws_each_frameworks_cells_against_the_backend(t
     assert run_plot(tmp_path).returncode == 0
     (ax,) = figures["env_backend.png"].axes
     assert [label.get_text() for label in ax.get_xticklabels()] == ["gymnax", "Gymnasium"]
-    means = {points.get_label(): np.asarray(points.get_offsets()).ravel().tolist() for points in ax.collections
-             if not points.get_label().startswith("_")}
+    large = [points for points in ax.collections if points.get_sizes()[0] > 50]  # a geometric mean: a large point
+    names = {tuple(points.get_facecolor()[0]): points.get_label() for points in large
+             if not points.get_label().startswith("_")}  # a framework's colour, labelled once
+    means = {}
+    for points in large:  # one point per backend, in the backend's marker
+        means.setdefault(names[tuple(points.get_facecolor()[0])], []).extend(np.ravel(points.get_offsets()).tolist())
     assert sorted(means) == ["linen", "torch"] and ax.get_yscale() == "log" and not ax.get_lines()
     # (x, y) per backend: x the backend's place + 0.2, y √(0.1 · 0.4) and √(0.3 · 1.2)
     assert means["linen"] == pytest.approx([0.2, 0.2, 1.2, 0.6])
@@ -759,6 +764,59 @@ def test_every_variant_has_its_own_colour_and_comparisons_carry_both_variants_co
     name = "linen (jit) over torch_compile (compile)"
     assert charts.colors_for([name])[name] == settings.LABEL_COLORS["linen (jit)"]
     assert charts.edge_color(name) == settings.LABEL_COLORS["torch_compile (compile)"]
+
+
+def drawn_ranking(tmp_path, monkeypatch, labels):
+    """The ranking section's figure of one size, drawn in-process for labels (two envs, one seed) and saved."""
+    figures = []
+    monkeypatch.setattr(ranking, "save_figure", lambda figure, *args: figures.append(figure) or
+                        charts.save_figure(figure, *args))
+    cells = [(label, 2.0, 1.0 + k) for k, label in enumerate(labels)]
+    rows = ranking_rows(cells, ("CartPole-v1", "Acrobot-v1"), (1,))
+    ranking.ranking_chart(standings.size_rankings(rows, settings.LABEL_COLORS, "iterations 8–99"),
+                          types.ChartFolder(tmp_path), "exp1", "ranking.png")
+    return figures[0]
+
+
+def test_a_section_draws_each_variant_in_the_palettes_colour_and_marker(tmp_path, monkeypatch):
+    labels = ("linen (jit)", "torch_gymnasium (eager)", "torch_native (eager)")  # a JAX, a NumPy, a torch env
+    figure = drawn_ranking(tmp_path, monkeypatch, labels)
+    drawn = {(line.get_color(), line.get_marker()) for ax in figure.axes for line in ax.get_lines()
+             if line.get_color() != "black" and line.get_marker() not in ("None", "|", "")}
+    assert drawn == {(palette.color_of(label), palette.marker_of(label)) for label in labels}
+    assert len({palette.marker_of(label) for label in labels}) == 3  # the env's language tells them apart
+
+
+def test_a_sections_axes_name_their_metric_and_unit_and_a_log_axis_says_so(tmp_path, monkeypatch):
+    figure = drawn_ranking(tmp_path, monkeypatch, ("linen (jit)", "equinox (jit)"))
+    [ax] = figure.axes
+    assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
+    assert charts.chart_problems(figure) == []
+
+
+def test_chart_problems_name_an_axis_without_its_metric_its_unit_or_its_log_scale():
+    figure = Figure()
+    ax = figure.subplots()
+    ax.plot([1, 10, 100], [1, 2, 3])
+    ax.set_xscale("log")
+    ax.set_ylabel("time")
+    assert charts.axis_problems(ax, "p") == ["p: the x axis names no metric",
+                                             "p: the x axis is on a log scale and its label does not say so",
+                                             "p: the y axis 'time' names no unit"]
+    ax.set_xlabel("env steps (count)")
+    ax.set_ylabel("time (s)")
+    charts.say_log_scale(ax.xaxis)
+    assert ax.get_xlabel() == "env steps (count, log scale)" and charts.axis_problems(ax, "p") == []
+
+
+def test_a_series_that_is_no_variant_keeps_clear_of_every_variants_colour():
+    colors = palette.other_colors(["populations", "trials in processes"])
+    assert list(colors.values()) == list(settings.OTHER_COLORS[:2])
+    assert palette.script_colors({"Flax + JAX env": "dqn_linen.py", "PyTorch + NumPy": "dqn_torch_gymnasium.py"}) == {
+        "Flax + JAX env": palette.color_of("dqn_linen (jit)"),
+        "PyTorch + NumPy": palette.color_of("dqn_torch_gymnasium (eager)")}
+    # one script drawing two series: the variant's colour would not tell them apart
+    assert set(palette.script_colors({"a": "dqn_linen.py", "b": "dqn_linen.py"}).values()) <= set(settings.OTHER_COLORS)
 
 
 def pairs_over_envs(count):
