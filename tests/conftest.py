@@ -100,8 +100,8 @@ BACKGROUND = [
     "learning", "dqn_learning", "continuous_learning", "cnn_learning", "readme_commands_job", "regenerated_reports", "real_studies",
     "brax_hopper_run", "compiled_torch_run", "native_compile_run", "family_env_run", "eager", "dqn_eager_run",
     "scan_runs", "reference_sweep_job",
-    "interrupted", "profiled", "other_seed", "doors_run", "mujoco_hopper_run", "dqn_explore", "diverged", "smoke",
-    "dqn_smoke", "continuous_smoke", "atari_smoke", "cli", "unknown_env",
+    "interrupted", "profiled", "other_seed", "doors_run", "mujoco_hopper_run", "dqn_explore", "diverged", "cli", "smoke",
+    "dqn_smoke", "continuous_smoke", "atari_smoke", "unknown_env",
 ]
 LEARNING = {"learning", "dqn_learning", "continuous_learning", "cnn_learning"}
 
