@@ -778,7 +778,7 @@ def drawn_ranking(tmp_path, monkeypatch, labels):
     return figures[0]
 
 
-def test_a_section_draws_each_variant_in_the_palettes_colour_and_marker(tmp_path, monkeypatch):
+def test_a_section_draws_each_variant_in_the_palettes_colour_and_marker(tmp_path, monkeypatch, drawn_charts):
     labels = ("linen (jit)", "torch_gymnasium (eager)", "torch_native (eager)")  # a JAX, a NumPy, a torch env
     figure = drawn_ranking(tmp_path, monkeypatch, labels)
     drawn = {(line.get_color(), line.get_marker()) for ax in figure.axes for line in ax.get_lines()
@@ -787,7 +787,7 @@ def test_a_section_draws_each_variant_in_the_palettes_colour_and_marker(tmp_path
     assert len({palette.marker_of(label) for label in labels}) == 3  # the env's language tells them apart
 
 
-def test_a_sections_axes_name_their_metric_and_unit_and_a_log_axis_says_so(tmp_path, monkeypatch):
+def test_a_sections_axes_name_their_metric_and_unit_and_a_log_axis_says_so(tmp_path, monkeypatch, drawn_charts):
     figure = drawn_ranking(tmp_path, monkeypatch, ("linen (jit)", "equinox (jit)"))
     [ax] = figure.axes
     assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
