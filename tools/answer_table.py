@@ -44,7 +44,7 @@ from report.standings import fastest_label, relative_to  # noqa: E402
 from report.studies import load_entry  # noqa: E402
 from report.study import wall_seconds  # noqa: E402
 from report.types import Condition  # noqa: E402
-from report.stats import geometric_mean, metric_values, where  # noqa: E402
+from report.stats import geometric_mean, metric_values, paired_labels, where  # noqa: E402
 from sweep import variants  # noqa: E402
 from sweep.variants import Variant  # noqa: E402
 from search import Refused  # noqa: E402
@@ -106,6 +106,21 @@ CNN_CAPTION = ("**Convolutional agents:** steady iteration (the median of iterat
                "fastest script of each column (its least median over 3 repeats): the median over the repeats of the "
                "ratio repeat by repeat (each repeat's run against the fastest's of the same repeat), their range in "
                "brackets (= level with the fastest: their steady iterations' ranges over the repeats overlap):")
+
+
+class Ratio(NamedTuple):
+    """A design's ratio to the fastest of one column, with the range it spans over the seeds or repeats that pair it
+    with the fastest (NaN where the column has none), and whether it comes from a sitting of its own (†) or is level
+    with the fastest (=)."""
+    value: float
+    low: float = math.nan
+    high: float = math.nan
+    own_sitting: bool = False
+    level: bool = False
+
+    def text(self) -> str:
+        """The table's cell: '1', '2.57×', with † or = where marked."""
+        return ratio_text(self.value, self.own_sitting) + "=" * self.level
 
 
 class Table(NamedTuple):
@@ -177,11 +192,16 @@ def selection(rows, column):
     return selected
 
 
-def relatives(rows):
-    """({(variant, mode): ratio to the fastest}, the fastest's geometric-mean seconds), by report/standings.py's rule."""
+def relatives(rows, own_sitting=False):
+    """({(variant, mode): Ratio to the fastest}, the fastest's geometric-mean seconds), by report/standings.py's rule;
+    a Ratio's range is the least and greatest of its paired (env, seed) ratios."""
     labels = list(dict.fromkeys(row["label"] for row in rows))
     fastest = fastest_label(rows, labels, STEADY)
-    ratios = {label: relative_to(rows, fastest, label, STEADY)[0] for label in labels}
+    ratios = {}
+    for label in labels:
+        pairs = [pair.speedup for pair in paired_labels(rows, fastest, label, STEADY)]
+        ratios[label] = Ratio(relative_to(rows, fastest, label, STEADY)[0], min(pairs, default=math.nan),
+                              max(pairs, default=math.nan), own_sitting)
     return ratios, geometric_mean(metric_values(where(rows, label=fastest), STEADY))
 
 
@@ -191,8 +211,8 @@ def ratio_text(ratio, marked):
     return text + ("†" if marked else "")
 
 
-def column_cells(results, column):
-    """{design name: cell text} and the fastest's seconds, for one column."""
+def column_ratios(results, column):
+    """{design name: Ratio} and the fastest's seconds, for one column."""
     chosen = {design.name: design.ppo if column.family == variants.PPO else design.dqn for design in DESIGNS}
     keys = {name: (row.script, row.mode) for name, row in chosen.items() if row}
     wanted = set(keys.values())
@@ -200,12 +220,11 @@ def column_cells(results, column):
     if not main:
         fail(f"results/{column.sweep} holds no run of the column '{column.title}'")
     ratios, fastest_s = relatives(main)
-    cells = {name: ratio_text(ratios[key], False) for name, key in keys.items() if key in ratios}
+    found = {name: ratios[key] for name, key in keys.items() if key in ratios}
     if column.extra_sweep:
-        extra_ratios, _ = relatives(selection(read_rows(results, column.extra_sweep), column))
-        cells.update({name: ratio_text(extra_ratios[key], True) for name, key in keys.items()
-                      if name not in cells and key in extra_ratios})
-    return cells, fastest_s
+        extra_ratios, _ = relatives(selection(read_rows(results, column.extra_sweep), column), own_sitting=True)
+        found.update({name: extra_ratios[key] for name, key in keys.items() if name not in found and key in extra_ratios})
+    return found, fastest_s
 
 
 def read_studies(folder: str, exp: str, tool: str) -> list:
@@ -218,9 +237,10 @@ def read_studies(folder: str, exp: str, tool: str) -> list:
         fail(f"{plan} is missing or unreadable: run {tool} into {folder} first")
 
 
-def relative_cells(seconds: dict) -> tuple:
+def relative_ratios(seconds: dict) -> tuple:
+    """{name: Ratio} of each name's seconds to the least (no range), and the least."""
     fastest = min(seconds.values())
-    return {name: ratio_text(wall / fastest, False) for name, wall in seconds.items()}, fastest
+    return {name: Ratio(wall / fastest) for name, wall in seconds.items()}, fastest
 
 
 def search_entries(results, column) -> tuple:
@@ -236,29 +256,31 @@ def search_entries(results, column) -> tuple:
     return {names[label]: group for label, group in groups.items()}, plan
 
 
-def search_cells(results, column):
-    """{design name: its wall time relative to the baseline's} for exp10's part (a) studies of one env and one worker,
+def search_ratios(results, column):
+    """{design name: Ratio of its wall time to the baseline's} for exp10's part (a) studies of one env and one worker,
     by the report's rule (report/search.py, imported): the baseline is the design of least median wall time over the
-    study seeds, a design's ratio the median of its ratios to the baseline, seed by seed, marked = where its wall
-    times' range over the seeds overlaps the baseline's; and the baseline's median seconds."""
+    study seeds, a design's ratio the median of its ratios to the baseline, seed by seed (their range its range),
+    marked = where its wall times' range over the seeds overlaps the baseline's; and the baseline's median seconds."""
     groups, _ = search_entries(results, column)
     base = baseline_of(groups)
     level = level_with(groups, base)
-    cells = {name: ratio_text(statistics.median(seed_ratios(group, groups[base])), False) + "=" * (name in level)
-             for name, group in groups.items()}
-    return cells, statistics.median(seed_walls(groups[base]))
+    ratios = {}
+    for name, group in groups.items():
+        values = seed_ratios(group, groups[base])
+        ratios[name] = Ratio(statistics.median(values), min(values), max(values), level=name in level)
+    return ratios, statistics.median(seed_walls(groups[base]))
 
 
-def population_cells(results, column):
-    """{design name: its study's wall time relative to the baseline's} for exp11's studies on the column's env (the
+def population_ratios(results, column):
+    """{design name: Ratio of its study's wall time to the baseline's} for exp11's studies on the column's env (the
     scan design: its populations of the size that finished first, the baseline where it is the fastest), and the
     baseline's seconds."""
-    cells, fastest, _ = population_baseline(results, column)
-    return cells, fastest
+    ratios, fastest, _ = population_baseline(results, column)
+    return ratios, fastest
 
 
 def population_baseline(results, column):
-    """population_cells' cells and seconds, and the baseline in words: a design's script, and for the scan design
+    """population_ratios' ratios and seconds, and the baseline in words: a design's script, and for the scan design
     its population's size."""
     folder = os.path.join(results, column.sweep)
     by_script = {f"{design.ppo.script}.py": design.name for design in DESIGNS if design.ppo}
@@ -269,11 +291,11 @@ def population_baseline(results, column):
             name = by_script[study["script"]]
             if wall < seconds.get(name, math.inf):
                 seconds[name], sizes[name], scripts[name] = wall, study.get("population", 0), study["script"]
-    cells, fastest = relative_cells(seconds)
+    ratios, fastest = relative_ratios(seconds)
     first = min(seconds, key=seconds.get)
     named = (f"`{scripts[first]}`'s populations of {sizes[first]} agents a process" if sizes[first] else
              f"`{scripts[first]}`'s trials")
-    return cells, fastest, named
+    return ratios, fastest, named
 
 
 def search_caption(results) -> str:
@@ -296,9 +318,9 @@ def search_caption(results) -> str:
             "range and no level marker:")
 
 
-def continuous_cells(results, column):
-    """{design name: its steady iteration relative to the fastest script's} on the column's env in exp12's sitting
-    (report/continuous.py's medians over repeats), and the fastest's seconds. By the report's rule, a design whose
+def continuous_ratios(results, column):
+    """{design name: Ratio of its steady iteration to the fastest script's} on the column's env in exp12's sitting
+    (report/continuous.py's medians over repeats, no range), and the fastest's seconds. By the report's rule, a design whose
     range over repeats overlaps the fastest's is marked level with it ('='): no design is crowned within noise."""
     folder = os.path.join(results, column.sweep)
     try:
@@ -306,24 +328,30 @@ def continuous_cells(results, column):
     except Refused as error:
         fail(f"{error}: run tools/exp12.py into {folder} first")
     by_label = {design.continuous.label: design.name for design in DESIGNS if design.continuous}
-    cells, fastest = {}, math.nan
+    ratios, fastest = {}, math.nan
     for (env, _), labels in exp12_cells(folder, plan).items():
         if env in column.envs:
             level = {by_label[label] for label in lead(labels).level}
-            cells, fastest = relative_cells({by_label[label]: steady(runs)[0] for label, runs in labels.items()})
-            cells = {name: text + "=" * (name in level) for name, text in cells.items()}
-    return cells, fastest
+            ratios, fastest = relative_ratios({by_label[label]: steady(runs)[0] for label, runs in labels.items()})
+            ratios = {name: ratio._replace(level=name in level) for name, ratio in ratios.items()}
+    return ratios, fastest
+
+
+def ratios_of(results, column):
+    """{design name: Ratio} and the fastest's seconds of one column, read as its metric is."""
+    if column is SEARCH:
+        return search_ratios(results, column)
+    if column is POPULATION:
+        return population_ratios(results, column)
+    if column.family == variants.PPO_CONTINUOUS:
+        return continuous_ratios(results, column)
+    return column_ratios(results, column)
 
 
 def cells_of(results, column):
-    """{design name: cell text} and the fastest's seconds of one column, read as its metric is."""
-    if column is SEARCH:
-        return search_cells(results, column)
-    if column is POPULATION:
-        return population_cells(results, column)
-    if column.family == variants.PPO_CONTINUOUS:
-        return continuous_cells(results, column)
-    return column_cells(results, column)
+    """{design name: cell text} and the fastest's seconds of one column."""
+    ratios, fastest = ratios_of(results, column)
+    return {name: ratio.text() for name, ratio in ratios.items()}, fastest
 
 
 def variant_of(design: Design, column: Column) -> Variant | None:
@@ -351,25 +379,34 @@ def table_lines(results, table: Table = TABLES[0]):
     return lines
 
 
-def cnn_cells(results) -> tuple:
-    """exp14's cells: {case: {variant label: 'ratio [low–high]'}} against each case's fastest script (its least median
-    over the repeats), by report/cnn.py's rule (imported): the median over the repeats of the ratio repeat by repeat,
-    and the range of those ratios; '=' where level with it; each case's fastest seconds; and the sitting's plan."""
+def cnn_ratios(results) -> tuple:
+    """exp14's ratios: {case: {variant label: Ratio}} against each case's fastest script (its least median over the
+    repeats), by report/cnn.py's rule (imported): the median over the repeats of the ratio repeat by repeat, and the
+    range of those ratios, level where level with it; each case's fastest label and seconds; and the sitting's plan."""
     folder = os.path.join(results, CNN_SWEEP)
     try:
         plan = cnn.read_plan(folder)
     except Refused as error:
         fail(f"{error}: run tools/exp14.py into {folder} first")
     table = exp12_cells(folder, plan, key=lambda item: item["case"])
-    cells, fastest = {}, {}
+    found, fastest = {}, {}
     for case, runs_of in table.items():
         first, ratios = repeat_ratios(runs_of)
         level = set(lead(runs_of).level)
-        cells[case], fastest[case] = {}, steady(runs_of[first])[0]
-        for label, (median, low, high) in ratios.items():
-            text = ratio_text(median, False) + "=" * (label in level)
-            cells[case][label] = text if label == first else f"{text} [{low:.2f}–{high:.2f}]"
-    return cells, fastest, plan
+        found[case] = {label: Ratio(median, low, high, level=label in level)
+                       for label, (median, low, high) in ratios.items()}
+        fastest[case] = first, steady(runs_of[first])[0]
+    return found, fastest, plan
+
+
+def cnn_cells(results) -> tuple:
+    """exp14's cells: {case: {variant label: 'ratio [low–high]'}} (cnn_ratios', the fastest's without a range), each
+    case's fastest seconds, and the sitting's plan."""
+    ratios, fastest, plan = cnn_ratios(results)
+    cells = {case: {label: ratio.text() if label == fastest[case][0] else
+                    f"{ratio.text()} [{ratio.low:.2f}–{ratio.high:.2f}]" for label, ratio in by_label.items()}
+             for case, by_label in ratios.items()}
+    return cells, {case: seconds for case, (_, seconds) in fastest.items()}, plan
 
 
 def cnn_lines(results) -> list:
