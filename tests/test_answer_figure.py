@@ -22,3 +22,7 @@ def test_check_passes_on_the_written_figure_and_fails_once_a_number_changes(tmp_
     monkeypatch.setattr(answer_figure, "table_rows", lambda results: moved)
     assert answer_figure.main(["--check"]) == 1
     assert "docs/img/answer.png is not the figure" in capsys.readouterr().err
+
+
+def test_the_committed_figure_is_what_the_committed_sittings_give(drawn_charts, capsys):
+    assert answer_figure.main(["--check"]) == 0, capsys.readouterr().err

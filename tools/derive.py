@@ -16,6 +16,7 @@ their lines, the reports before the tables read from their summary.csv):
     golden    tests/golden/dry_runs.json.gz                   tests/test_golden_dry_runs.py (on 2 cores)
     reports   every committed sitting's report                tools/regenerate_reports.py
     answer    README.md's answer tables                       tools/answer_table.py
+    figure    docs/img/answer.png, the README's figure        tools/answer_figure.py
     ease      docs/ease-of-use.md                             tools/ease_of_use.py
 
 The Dockerfile copies the whole tree (less .dockerignore's), so it lists no file to derive. Each has its own test
@@ -296,6 +297,7 @@ TARGETS = (
     Target("reports", tool(os.path.join("tools", "regenerate_reports.py"))),
     Target("answer", tool(os.path.join("tools", "answer_table.py"), write=("--write", "README.md"),
                           check=("--check", "README.md"))),
+    Target("figure", tool(os.path.join("tools", "answer_figure.py"), write=())),
     Target("ease", tool(os.path.join("tools", "ease_of_use.py"))),
 )
 
