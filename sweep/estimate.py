@@ -22,6 +22,14 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "gymnasium-vector": (4, 50, (150, 2000, 40000)),
     "torch-native": (4, 80, (180, 1900, 40000)),
     "torch-native-compile": (20, 20, (90, 1600, 40000)),
+    # the continuous-action scripts at exp12's CPU workload (8 envs x 256 steps, 10 epochs of 32 minibatches) on its
+    # expensive envs, from its CPU sitting (results/cpu-2core-exp12): the env sets an iteration's cost (LOOP, the same
+    # figure at every size, so the batch term is nil); FIXED the start-up and a cold iteration 0. The JAX-env scripts
+    # on Brax's hopper (0.53-0.64 s; the env's compilation about 20 s), torch on it eager and compiled (2.08, 1.67 s),
+    # the Gymnasium pair on MuJoCo's Hopper-v5 (0.73, 1.31 s)
+    "continuous-jax": (21, 570, (570, 570, 570)),
+    "continuous-torch": (28, 1900, (1900, 1900, 1900)),
+    "continuous-gymnasium": (5, 1000, (1000, 1000, 1000)),
 }
 # --grid gpu's prior, the same model for one GPU (an H100), from the one look at an H100; CUDA graphs and torch on
 # envs in torch guesses. On a GPU an iteration is bound by launches and Python (LOOP) until the batch is large.

@@ -2,7 +2,7 @@
 carry, the seeds it needs, what the report's generic sections read of it and its report section (docs/method.md says
 why each is built so). The variants are the registry's rows (sweep/variants.py). To add an experiment: a class here
 (its runs, and what the report reads of it: sweep/view.py's fields), its object in ALL, its GPU runs in
-sweep/grids.py's gpu_grid if any, and its section in the report (docs/extending.md)."""
+sweep/grids.py's GPU_PARTS if any, and its section in the report (docs/extending.md)."""
 import itertools
 from dataclasses import dataclass
 
@@ -29,8 +29,8 @@ GRID_ENVS = tuple(OBS_SIZES)
 CLASSIC_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")  # the envs of the classic-only variants
 # envs that a module of the project ships (module:EnvId), beyond the grid's: Doors, its 15 x 15 grid
 MODULE_OBS_SIZES = {"doors:Doors-v0": 225}
-# the continuous-action envs of exp12's GPU runs (Brax's)
-CONTINUOUS_OBS_SIZES = {"hopper": 11, "ant": 27}
+# the continuous-action envs of exp12's runs in the grids: Brax's, and MuJoCo's Hopper-v5 (the Gymnasium pair's)
+CONTINUOUS_OBS_SIZES = {"hopper": 11, "ant": 27, "Hopper-v5": 11}
 # the Atari games of exp14's GPU runs: 4 stacked 84 x 84 grey frames
 ATARI_OBS_SIZES = {"Breakout-v5": 4 * 84 * 84, "Pong-v5": 4 * 84 * 84}
 
@@ -190,6 +190,12 @@ class Exp1(Experiment):
         sizes = ("small",) if choices.quick else SIZES
         return product(self.name, envs, sizes, compiled_variants(choices), choices.num_envs)
 
+    def reference_runs(self, choices):
+        """--grid reference: the published study's comparison, its fully compiled variants (Linen, NNX, torch) on its
+        12 envs at small, each run as long as the study's (time to a total, as it reported); at large the same
+        variants are exp7's reference runs."""
+        return product(self.name, GRID_ENVS, ("small",), STUDY_COMPILED, choices.num_envs)
+
 
 class Exp2(Experiment):
     """Every variant/compile pair on every env, small, synchronised (--quick: CartPole-v1)."""
@@ -303,6 +309,12 @@ class Exp5(Experiment):
                 grid.append(Config(self.name, variant.script, variant.mode, env, "small",
                                    has[0] if end == "smallest" else has[-1], "sync"))
         return grid
+
+    def reference_runs(self, choices):
+        """--grid reference: every variant at the smallest and the largest N it has on each env, async."""
+        return [Config(self.name, variant.script, variant.mode, env, "small", n, "async")
+                for env, n, variant in itertools.product(self.ENVS, (self.NUM_ENVS[0], self.NUM_ENVS[-1]),
+                                                         self.VARIANTS) if self.has(variant, env, n)]
 
     def gpu_runs(self, choices):
         counts = self.QUICK_NUM_ENVS[:2] if choices.quick else self.GPU_NUM_ENVS
@@ -418,6 +430,10 @@ class Exp7(Experiment):
                        for size, env, variant in itertools.product(SIZES, self.SYNC_ENVS, variants)
                        if variant is not v.LINEN_SCAN and (size != "large" or variant in self.SYNC_AT_LARGE)]
 
+    def reference_runs(self, choices, size):
+        """--grid reference: every variant at one size on ENVS, async."""
+        return product(self.name, self.ENVS, (size,), self.VARIANTS, choices.num_envs)
+
     def gpu_graph_runs(self, choices):
         """(a) the CUDA-graph designs beside Linen, on GPU_GRAPH_BLOCKS (--quick: the first)."""
         blocks = self.GPU_GRAPH_BLOCKS[:1] if choices.quick else self.GPU_GRAPH_BLOCKS
@@ -491,6 +507,11 @@ class Exp8(Experiment):
         return [Config(self.name, variant.script, variant.mode, env, "small", num_envs, "async")
                 for env, variant, num_envs in runs]
 
+    def reference_runs(self, choices):
+        """--grid reference: the seven designs at 1 env on the first of ENVS, CleanRL's CartPole-v1."""
+        return [Config(self.name, variant.script, variant.mode, self.ENVS[0], "small", 1, "async")
+                for variant in self.VARIANTS]
+
     def gpu_runs(self, choices):
         return [Config(self.name, variant.script, variant.mode, env, "small", 1, "async") for env in self.GPU_ENVS
                 for variant in self.GPU_VARIANTS]
@@ -544,20 +565,31 @@ class Exp9(Experiment):
 
 class Exp12(Experiment):
     """Continuous control on expensive envs: does the framework matter less when the env is expensive? On a CPU its
-    sitting is tools/exp12.py (its report report/continuous.py), not the sweep's grids. --grid gpu runs the
-    continuous-action scripts on Brax's envs, where those are meant to run: GPU_NUM_ENVS envs x GPU_NUM_STEPS steps,
-    the workload's epochs and minibatches, the small model."""
+    sitting is tools/exp12.py (its report report/continuous.py), which runs JAX_ENV_VARIANTS and GYMNASIUM_VARIANTS at
+    CPU_WORKLOAD. --grid gpu runs the continuous-action scripts on Brax's envs, where those are meant to run:
+    GPU_NUM_ENVS envs x GPU_NUM_STEPS steps, the workload's epochs and minibatches, the small model. --grid reference
+    runs the CPU sitting's designs at its workload on hopper (Brax) and Hopper-v5 (MuJoCo's C engine, the Gymnasium
+    pair's): a run's number of envs, which its name carries, tells the two workloads apart."""
 
     name, topic = "exp12", "continuous control on expensive envs: does the framework matter less"
     command_set = "tools/exp12.py"
     report_module = "continuous"
     answer_rank, headline_rank = 8, 8
     carries, shared_windows, learning, curves, section = ("num_envs",), False, "own", "", "continuous"
-    GPU_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
-                    v.CONTINUOUS_TORCH_COMPILE)
+    JAX_ENV_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
+                        v.CONTINUOUS_TORCH_COMPILE)
+    GYMNASIUM_VARIANTS = (v.CONTINUOUS_TORCH_GYMNASIUM, v.CONTINUOUS_LINEN_GYMNASIUM)
+    CPU_WORKLOAD = (8, 256, 10, 32)  # CleanRL's: num_envs num_steps update_epochs num_minibatches
+    REFERENCE_ENVS = (("hopper", JAX_ENV_VARIANTS), ("Hopper-v5", GYMNASIUM_VARIANTS))
+    GPU_VARIANTS = JAX_ENV_VARIANTS
     GPU_ENVS = ("hopper", "ant")
     GPU_NUM_ENVS, GPU_NUM_STEPS = 2048, 64  # a batch of 131,072 steps, Brax's own PPO's order
     QUICK_VARIANTS, QUICK_NUM_ENVS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_TORCH), 128
+
+    def reference_runs(self, choices):
+        """--grid reference: the CPU sitting's designs on REFERENCE_ENVS at CPU_WORKLOAD."""
+        return [Config(self.name, variant.script, variant.mode, env, "small", self.CPU_WORKLOAD[0], "async")
+                for env, variants in self.REFERENCE_ENVS for variant in variants]
 
     def gpu_runs(self, choices):
         envs, variants = (self.GPU_ENVS[:1], self.QUICK_VARIANTS) if choices.quick else (self.GPU_ENVS,
@@ -566,8 +598,17 @@ class Exp12(Experiment):
         return [Config(self.name, variant.script, variant.mode, env, "small", num_envs, "async")
                 for env in envs for variant in variants]
 
+    def cpu_workload(self, config: Config) -> bool:
+        return config.num_envs == self.CPU_WORKLOAD[0]
+
+    def iterations(self, config, workload):
+        return workload.exp12_iterations
+
     def num_steps(self, config, workload):
-        return self.GPU_NUM_STEPS
+        return self.CPU_WORKLOAD[1] if self.cpu_workload(config) else self.GPU_NUM_STEPS
+
+    def update_of(self, config, workload):
+        return self.CPU_WORKLOAD[2:] if self.cpu_workload(config) else super().update_of(config, workload)
 
 
 class Exp14(Experiment):

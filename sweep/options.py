@@ -81,13 +81,13 @@ def set_option(options, option, value):
         options.out = value
     elif option == "--grid":
         if value not in grids.GRIDS:
-            raise Refused(f"--grid needs study, default or gpu, not '{value}'")
+            raise Refused(f"--grid needs study, default, gpu or reference, not '{value}'")
         options.grid = value
     elif option == "--repeats":
         options.repeats = count(option, value)
     elif option == "--only":
-        if value not in experiments.ONLY:
-            raise Refused(f"--only needs one of {' '.join(experiments.ONLY)}, not '{value}'")
+        if value not in experiments.ONLY + tuple(grids.SELECTIONS):
+            raise Refused(f"--only needs one of {' '.join(experiments.ONLY + tuple(grids.SELECTIONS))}, not '{value}'")
         options.only = value
     elif option == "--filter":
         try:
@@ -133,10 +133,21 @@ def parse(argv, command_line="benchmark.sh", cwd=None) -> Options:
             set_option(options, word, args.pop(0))
         else:
             raise Refused(f"unknown option '{word}' (see --help)")
+    check_grid(options)
     options.out_given = bool(options.out)
     out = options.out or f"{ROOT}/results/{datetime.date.today().isoformat()}-{socket.gethostname()}"
     options.out = out if out.startswith("/") else f"{cwd or os.getcwd()}/{out}"
     return options
+
+
+def check_grid(options: Options):
+    """Refuses what the chosen grid cannot take: --quick of the reference grid, a selection of another grid's parts."""
+    if options.quick and options.grid == "reference":
+        raise Refused("--grid reference has no --quick: its runs are the README's columns (--quick is the default "
+                      "grid's smoke test)")
+    grid = grids.SELECTIONS.get(options.only, (options.grid,))[0]
+    if grid != options.grid:
+        raise Refused(f"--only {options.only} selects parts of --grid {grid}, not of --grid {options.grid}")
 
 
 def help_text() -> str:

@@ -56,7 +56,7 @@ class Plan:
 
     def select(self, shard=None):
         options = self.options
-        runs = select(self.grid, options.repeats, self.min_seeds, options.only,
+        runs = select(self.grid, options.repeats, self.min_seeds, grids.kept(options.only, options.choices),
                       options.pattern, shard or options.shard)
         return [run for run in runs if run.name not in self.refused]
 
@@ -81,7 +81,7 @@ class Plan:
         options, exps = self.options, {run.config.exp for run in self.selected}
         if not self.selected:
             raise cli_options.Refused("no run of the grid matches the selection (--only, --filter, --shard)")
-        if options.only and options.only not in exps:
+        if options.only and options.only not in grids.SELECTIONS and options.only not in exps:
             raise cli_options.Refused(f"--only {options.only}: no run of {options.only} in this grid and selection "
                                       "(see --help for what each grid holds)")
         if options.shard != (1, 1) and all(run.config.experiment.prepares for run in self.selected):

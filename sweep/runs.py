@@ -102,12 +102,12 @@ def describe(run: Run, workload: Workload, parallel: int) -> str:
     return f"{what} seed {seed}, {workload.iterations_of(c)} iterations"
 
 
-def select(grid, repeats, min_seeds, only=None, pattern=None, shard=(1, 1)):
+def select(grid, repeats, min_seeds, kept=None, pattern=None, shard=(1, 1)):
     """The runs of the grid that the options select, in order: --repeats times the grid with seeds 1.. (a configuration
     at least min_seeds(config) times; a group's agents seeds 1 + seed_stride r onwards; a configuration of a pinned
-    seed once, where the grid puts it, and not again in a repeat), then --only (the runs that
-    prepare the machine stay), --filter on the run's name, --shard K/N of the runs but those that prepare the machine,
-    which go to every shard."""
+    seed once, where the grid puts it, and not again in a repeat), then --only (kept: its test of a configuration,
+    grids.kept; the runs that prepare the machine stay), --filter on the run's name, --shard K/N of the runs but those
+    that prepare the machine, which go to every shard."""
     selected, index, position = [], 0, 0
     pinned = {Run(config, config.seed, 0).name for config in grid if config.seed}
     for repeat in range(max([repeats, *map(min_seeds, grid)])):
@@ -119,7 +119,7 @@ def select(grid, repeats, min_seeds, only=None, pattern=None, shard=(1, 1)):
                 continue
             index += 1
             prepares = config.experiment.prepares
-            if only and config.exp != only and not prepares:
+            if kept and not kept(config) and not prepares:
                 continue
             run = Run(config, seed, index)
             if pattern and not pattern.search(run.name):

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 
+from sweep import grids
 from sweep.estimate import duration_text
 from sweep.runs import select
 from sweep.shell import shell_line, shell_quote
@@ -69,7 +70,8 @@ def tasks_summary(options, grid, estimator, min_seeds, machine_kind) -> str:
     built-in estimates are for (Plan.machine_kind: the grid's, not the nodes', which the planner cannot see)."""
     counts, longest = [], 0
     for task in range(1, options.slurm + 1):
-        runs = select(grid, options.repeats, min_seeds, options.only, options.pattern, (task, options.slurm))
+        runs = select(grid, options.repeats, min_seeds, grids.kept(options.only, options.choices), options.pattern,
+                      (task, options.slurm))
         counts.append(len(runs))
         longest = max(longest, estimator.total_ms(run.config for run in runs))
     tasks, each = (f"{options.slurm} tasks", " each") if options.slurm > 1 else ("1 task", "")

@@ -28,6 +28,11 @@ GPU_ITERATIONS = 16
 # 30,000 transitions in 10 iterations of 3,000 (iteration 0 the learning starts; windows 0, 1-7, 8-9): torch's
 # step on a GPU is bound by launches, about a millisecond per transition
 GPU_DQN_WORKLOAD = (30000, 3000, 3000, 10000)
+# --grid reference: its small runs keep the reference 100 iterations (the published study's totals); its runs of the
+# large model, of exp5 and of exp12 REFERENCE_SHORT_ITERATIONS (windows 0, 1-7 and 8-10: a steady median of 3), its
+# DQN runs 200,000 transitions in 20 iterations of 10,000 (windows 0, 1-7 and 8-19)
+REFERENCE_SHORT_ITERATIONS = 11
+REFERENCE_DQN_WORKLOAD = (200000, 10000, 10000, 10000)
 
 
 class DqnWorkload(NamedTuple):
@@ -53,6 +58,7 @@ class Workload:
     exp5_iterations: int
     exp5_num_envs: tuple
     exp7_large_iterations: int
+    exp12_iterations: int  # exp12's runs in --grid gpu and --grid reference
     dqn_total_timesteps: int  # the DQN runs (a DqnWorkload): transitions, per iteration, learning starts, memory
     dqn_iteration_steps: int
     dqn_learning_starts: int
@@ -67,17 +73,21 @@ class Workload:
            grid="default"):
         """The workload of the options: --quick's smaller one, the iterations given or their defaults (the eager
         runs' and the large model's never more than --iterations; --grid gpu: GPU_ITERATIONS, its numbers of envs
-        and its DQN workload); --quick has no MinAtar DQN run, so its MinAtar DQN workload is the full grid's."""
-        gpu = grid == "gpu"
+        and its DQN workload; --grid reference: REFERENCE_SHORT_ITERATIONS where not given and its DQN workload);
+        --quick has no MinAtar DQN run, so its MinAtar DQN workload is the full grid's."""
+        gpu, reference = grid == "gpu", grid == "reference"
         iterations = iterations or (QUICK_ITERATIONS if quick else GPU_ITERATIONS if gpu else DEFAULT_ITERATIONS)
-        dqn = QUICK_DQN_WORKLOAD if quick else GPU_DQN_WORKLOAD if gpu else DQN_WORKLOAD
+        dqn = QUICK_DQN_WORKLOAD if quick else GPU_DQN_WORKLOAD if gpu else REFERENCE_DQN_WORKLOAD if reference \
+            else DQN_WORKLOAD
+        short = min(iterations, REFERENCE_SHORT_ITERATIONS) if reference else None
         exp5_num_envs = EXP5.QUICK_NUM_ENVS if quick else EXP5.NUM_ENVS
         if gpu:
             exp5_num_envs = EXP5.QUICK_NUM_ENVS[:2] if quick else EXP5.GPU_NUM_ENVS
         num_envs, num_steps, epochs, minibatches = QUICK_WORKLOAD if quick else REFERENCE_WORKLOAD
         return cls(iterations, eager_iterations or min(iterations, DEFAULT_EAGER_ITERATIONS), num_envs, num_steps,
-                   epochs, minibatches, exp5_iterations or EXP5.ITERATIONS, exp5_num_envs,
-                   exp7_large_iterations or min(iterations, EXP7.LARGE_ITERATIONS), *dqn, *DQN_MINATAR_WORKLOAD)
+                   epochs, minibatches, exp5_iterations or short or EXP5.ITERATIONS, exp5_num_envs,
+                   exp7_large_iterations or short or min(iterations, EXP7.LARGE_ITERATIONS), short or iterations, *dqn,
+                   *DQN_MINATAR_WORKLOAD)
 
     def dqn(self, env: str) -> DqnWorkload:
         """The DQN workload of a run on env: a MinAtar env's own."""
@@ -90,15 +100,17 @@ class Workload:
 
     def accepts(self, recorded: dict) -> bool:
         """Whether a folder's recorded workload is this one: the same, or the same from before the number of envs (or
-        the model sizes, or DQN, or DQN's replay memory and MinAtar runs) joined the grid (such a folder holds none of
-        their runs, and gains their fields; its DQN runs had the scripts' default replay memory, DQN_WORKLOAD's)."""
+        the model sizes, or DQN, or DQN's replay memory and MinAtar runs, or exp12's own iterations) joined the grid
+        (such a folder holds none of their runs, and gains their fields; its DQN runs had the scripts' default replay
+        memory, DQN_WORKLOAD's; its exp12 runs, --grid gpu's, had the iterations of every run)."""
         mine = json.loads(self.json())
-        before_minatar = {key: value for key, value in mine.items()
+        before_exp12 = {key: value for key, value in mine.items() if key != "exp12_iterations"}
+        before_minatar = {key: value for key, value in before_exp12.items()
                           if key != "dqn_buffer_size" and not key.startswith("dqn_minatar_")}
         before_dqn = {key: value for key, value in before_minatar.items() if not key.startswith("dqn_")}
         before_sizes = {key: value for key, value in before_dqn.items() if key != "exp7_large_iterations"}
         before_num_envs = {key: value for key, value in before_sizes.items() if not key.startswith("exp5_")}
-        return recorded in (mine, before_minatar, before_dqn, before_sizes, before_num_envs)
+        return recorded in (mine, before_exp12, before_minatar, before_dqn, before_sizes, before_num_envs)
 
     def num_steps_of(self, config: Config) -> int:
         """A PPO run's steps per env per iteration."""

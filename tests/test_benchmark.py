@@ -493,7 +493,7 @@ HOW_LONG = HELP.split("\nHow long, by the built-in cost model")[1].split("\nMeas
 HOW_LONG_SELECTIONS = {
     "--grid study": ["--grid", "study"], "the default grid": [], "--quick": ["--quick"],
     **{exp: ["--only", exp, "--filter", f"^{exp}__"] for exp in ("exp4", "exp5", "exp6", "exp7", "exp8", "exp9")},
-    "--grid gpu": ["--grid", "gpu"],
+    "--grid gpu": ["--grid", "gpu"], "--grid reference": ["--grid", "reference"],
 }
 
 
@@ -510,7 +510,7 @@ def test_the_help_gives_an_estimate_for_every_selection_it_names_and_nothing_els
     assert sorted(name.strip() for name in named) == sorted(HOW_LONG_SELECTIONS)
 
 
-@pytest.mark.parametrize("grid_name", ["study", "default", "gpu"])
+@pytest.mark.parametrize("grid_name", ["study", "default", "gpu", "reference"])
 def test_every_run_count_the_help_gives_is_the_planners(grid_name):
     block = HELP.split(f"--grid {grid_name}")[1].split("\n--grid ")[0].split("\nEvery run of exp1")[0]
     counts = Counter(run["exp"] for run in dry_run("--grid", grid_name))
@@ -1152,7 +1152,7 @@ def test_tiny_real_sweep_records_finished_runs_and_the_machine_then_a_rerun_skip
     assert "[2/2] exp2 ppo_linen jit CartPole-v1 small seed 1, 2 iterations" in result.stdout
     assert json.loads((out / "workload.json").read_text()) == {
         "iterations": 2, "eager_iterations": 2, "num_envs": 32, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4,
-        "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 2,
+        "exp5_iterations": 12, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 2, "exp12_iterations": 2,
         "dqn_total_timesteps": 20000, "dqn_iteration_steps": 2000, "dqn_learning_starts": 2000, "dqn_buffer_size": 10000,
         "dqn_minatar_total_timesteps": 200000, "dqn_minatar_iteration_steps": 10000,
         "dqn_minatar_learning_starts": 10000, "dqn_minatar_buffer_size": 100000}
@@ -1373,7 +1373,7 @@ QUICK_EXP5_FIELDS = {"exp5_iterations": 12, "exp5_num_envs": [8, 32, 128]}
 
 
 @pytest.mark.parametrize("exp5, accepted", [
-    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, **QUICK_DQN_FIELDS}, True),
+    ({**QUICK_EXP5_FIELDS, "exp7_large_iterations": 10, "exp12_iterations": 10, **QUICK_DQN_FIELDS}, True),
     ({}, True),  # written before exp5 existed, so without exp5 runs: it gains exp5's, exp7's and exp8's fields
     (QUICK_EXP5_FIELDS, True),  # written before exp7 existed: it gains exp7's field
     ({"exp5_iterations": 13, "exp5_num_envs": [8, 32, 128], "exp7_large_iterations": 10}, False),
@@ -1399,7 +1399,7 @@ def test_a_folder_of_another_exp5_exp7_or_exp8_workload_is_refused(tmp_path, exp
         assert result.returncode == 0, result.stderr
         assert "1 runs selected, 1 already finished, 0 to run" in result.stdout
         assert (out / "workload.json").read_text() == workload_json(**QUICK_EXP5_FIELDS, exp7_large_iterations=10,
-                                                                    **QUICK_DQN_FIELDS) + "\n"
+                                                                    exp12_iterations=10, **QUICK_DQN_FIELDS) + "\n"
     else:
         assert_one_line_error(result, "holds runs of another workload")
 

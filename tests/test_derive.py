@@ -39,8 +39,15 @@ def test_windows_text_rewrites_the_plan_table_from_the_gpu_grids_parts_and_leave
     assert derive.windows_text(stale) == RUNNING
     parts = [f"| ({part.letter})" for part in derive.grids.GPU_PARTS]
     assert [row.split(" | ")[0] for row in rows.split("\n")] == parts
-    with pytest.raises(derive.InputError, match="holds no windows' plan table"):
+    with pytest.raises(derive.InputError, match="holds no table with the header"):
         derive.windows_text("# no table\n")
+
+
+def test_windows_text_rewrites_the_reference_grids_table_of_its_parts_from_a_stale_copy():
+    rows = RUNNING.split(derive.REFERENCE_HEADER)[1].split("\n\n")[0]
+    assert derive.windows_text(RUNNING.replace(rows, rows.split("\n")[0])) == RUNNING
+    assert [row.split(" | ")[0] for row in rows.split("\n")] == [
+        f"| ({part.letter})" for part in derive.grids.REFERENCE_PARTS]
 
 
 def test_spaces_text_rewrites_tuning_mds_table_of_the_default_spaces_from_a_stale_copy():

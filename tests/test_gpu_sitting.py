@@ -164,8 +164,9 @@ def test_the_gpu_grids_dry_run_names_what_its_estimate_is_for():
     assert re.search(r"^120 runs; estimated time on one H100 GPU: about \d+ min", result.stderr, re.M), result.stderr
 
 
-def test_a_bad_grid_is_one_line_naming_the_three_grids():
-    assert_one_line_error(benchmark("--grid", "tpu", "--dry-run"), "--grid needs study, default or gpu, not 'tpu'")
+def test_a_bad_grid_is_one_line_naming_the_grids():
+    assert_one_line_error(benchmark("--grid", "tpu", "--dry-run"),
+                          "--grid needs study, default, gpu or reference, not 'tpu'")
 
 
 # tools/gpu_sitting.sh
@@ -362,7 +363,7 @@ def test_compare_puts_each_sides_steady_iteration_relative_to_its_fastest_whatev
 
 
 def test_the_help_gives_the_gpu_grids_run_counts(gpu_runs):
-    text = benchmark("--help").stdout.split("--grid gpu, ")[1].split("Every run of exp1")[0]
+    text = benchmark("--help").stdout.split("--grid gpu, ")[1].split("\n--grid ")[0]
     counts = {exp: sum(run["exp"] == exp for run in gpu_runs)
               for exp in ("warmup", "exp7", "exp5", "exp8", "exp14", "exp12")}
     for exp, count in counts.items():  # an experiment on several lines (exp7's parts of the order): their sum

@@ -9,7 +9,8 @@ their lines, the reports before the tables read from their summary.csv):
 
     harness   the shared harness section of every script     tools/sync_harness.py
     help      sweep/help.txt's run counts and estimates       here, from the planner
-    windows   docs/running.md's windows' plan (--grid gpu)    here, from the planner
+    windows   docs/running.md's tables of --grid gpu's and      here, from the planner
+              --grid reference's parts
     spaces    docs/tuning.md's default search spaces          here, from search/space.py
     variants  docs/method.md's table of variants and modes    here, from the registry (sweep/variants.py)
     suite     README.md's sentence of the suite's figures      here, from docs/running.md's table of them
@@ -57,16 +58,17 @@ def plan(args: list) -> Plan:
 
 # HELP: the run counts of each grid's lines and the How long figures
 def count_lines(text: str) -> str:
-    """help.txt with each grid's lines counting the runs (groups) the planner selects: a line of --grid gpu with a
-    part's letter counts that part's runs of its experiment, another line its experiment's; a grid's header that gives
-    its total ("...'s 231 runs:"), the total."""
+    """help.txt with each grid's lines counting the runs (groups) the planner selects: a line of a grid of parts
+    (--grid gpu, --grid reference) with a part's letter counts that part's runs of its experiment, another line its
+    experiment's; a grid's header that gives its total ("...'s 231 runs:"), the total."""
     lines, grid, counts, parts = text.split("\n"), None, Counter(), Counter()
     for i, line in enumerate(lines):
         header = re.match(r"--grid (\w+)", line)
         if header:
             grid, sweep = header[1], plan(["--grid", header[1]])
             counts = Counter(run.config.exp for run in sweep.selected)
-            letters = {config: part.letter for part in grids.GPU_PARTS for config in part.runs(sweep.options.choices)}
+            letters = {config: part.letter for part in grids.PARTS.get(header[1], ())
+                       for config in part.runs(sweep.options.choices)}
             parts = Counter((letters.get(run.config), run.config.exp) for run in sweep.selected)
             lines[i] = re.sub(r"\d+ runs:$", f"{len(sweep.selected)} runs:", line)
         elif line and not line.startswith(" "):
@@ -135,14 +137,39 @@ def windows_rows() -> list:
     return rows
 
 
-def windows_text(text: str) -> str:
-    """docs/running.md with its windows' plan table the planner's."""
-    header = "| part | what it answers | runs | minutes | minutes to its end | window |\n|---|---|---|---|---|---|\n"
+def reference_rows() -> list:
+    """Per part of --grid reference: what it answers, its runs (all seeds), the steady window of its runs (iterations
+    8 on, of how many) and its minutes by the estimate for a 2-core CPU."""
+    sweep = plan(["--grid", "reference"])
+    rows = []
+    for part in grids.REFERENCE_PARTS:
+        runs = [run for run in sweep.selected if run.config in set(part.runs(sweep.options.choices))]
+        iterations = sorted({sweep.workload.iterations_of(run.config) for run in runs})
+        window = "–" if runs[0].config.experiment.prepares else ", ".join(
+            f"8–{count - 1} of {count}" for count in iterations)
+        minutes = sweep.estimator.total_ms(run.config for run in runs) / 60000
+        rows.append(f"| ({part.letter}) | {part.answers} | {len(runs)} | {window} | {minutes:.1f} |")
+    return rows
+
+
+def table_text(text: str, header: str, rows: list) -> str:
+    """text with the table under header (its first two lines) made of rows."""
     if header not in text:
-        raise InputError(f"{RUNNING} holds no windows' plan table (its header: {header.splitlines()[0]})")
+        raise InputError(f"{RUNNING} holds no table with the header {header.splitlines()[0]}")
     start = text.index(header) + len(header)
     end = text.index("\n\n", start)
-    return text[:start] + "\n".join(windows_rows()) + text[end:]
+    return text[:start] + "\n".join(rows) + text[end:]
+
+
+WINDOWS_HEADER = ("| part | what it answers | runs | minutes | minutes to its end | window |\n"
+                  "|---|---|---|---|---|---|\n")
+REFERENCE_HEADER = "| part | what it answers | runs | steady window (iterations) | minutes |\n|---|---|---|---|---|\n"
+
+
+def windows_text(text: str) -> str:
+    """docs/running.md with its tables of the parts, --grid gpu's windows' plan and --grid reference's, the
+    planner's."""
+    return table_text(table_text(text, WINDOWS_HEADER, windows_rows()), REFERENCE_HEADER, reference_rows())
 
 
 # THE SEARCH SPACES: tune.py's default space of each algorithm

@@ -27,18 +27,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from sweep import variants as v  # noqa: E402 (the repository's root first)
+from sweep.experiments import EXP12  # noqa: E402
 from sweep.machine import LEARNING_CHECK, command_set_machine  # noqa: E402
 from exp11 import commit, positive  # noqa: E402 (tools/, this file's folder)
 
 PLAN_FILE = "exp12.json"
-JAX_ENV_VARIANTS = (v.CONTINUOUS_LINEN, v.CONTINUOUS_NNX, v.CONTINUOUS_EQUINOX, v.CONTINUOUS_TORCH,
-                    v.CONTINUOUS_TORCH_COMPILE)
-GYMNASIUM_VARIANTS = (v.CONTINUOUS_TORCH_GYMNASIUM, v.CONTINUOUS_LINEN_GYMNASIUM)
+JAX_ENV_VARIANTS, GYMNASIUM_VARIANTS = EXP12.JAX_ENV_VARIANTS, EXP12.GYMNASIUM_VARIANTS  # --grid reference's too
 # (env id, what steps it, its cost's class, the variants that run it), cheap first
 ENVS = (("Pendulum-v1", "gymnax", "cheap", JAX_ENV_VARIANTS), ("Pendulum-v1", "Gymnasium", "cheap", GYMNASIUM_VARIANTS),
         ("hopper", "Brax", "expensive", JAX_ENV_VARIANTS), ("ant", "Brax", "expensive", JAX_ENV_VARIANTS),
         ("Hopper-v5", "MuJoCo", "expensive", GYMNASIUM_VARIANTS))
-WORKLOAD = ["--num-envs", "8", "--num-steps", "256", "--num-minibatches", "32", "--update-epochs", "10"]
+NUM_ENVS, NUM_STEPS, UPDATE_EPOCHS, NUM_MINIBATCHES = EXP12.CPU_WORKLOAD  # --grid reference's too
+WORKLOAD = ["--num-envs", str(NUM_ENVS), "--num-steps", str(NUM_STEPS), "--num-minibatches", str(NUM_MINIBATCHES),
+            "--update-epochs", str(UPDATE_EPOCHS)]
 TINY_WORKLOAD = ["--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2"]
 ENV_COST_PROCESSES = 3
 BRAX_BACKENDS = ("mjx", "generalized", "positional", "spring")
