@@ -98,19 +98,19 @@ def sitting_rows(results: str, column, sweep: str, keys: dict, marked: bool) -> 
             if row["label"] in set(keys.values())]
     if not rows:
         return []
-    ratios, fastest_s = answer_table.relatives(rows)
-    fastest = min(ratios, key=ratios.get)
+    ratios, fastest_s = answer_table.relatives(rows, own_sitting=marked)
+    fastest = min(ratios, key=lambda key: ratios[key].value)
     system = sitting_system(results, sweep)
     machine = gpu_model(system) or answer_table.cpu_text(system)
     by_key = {key: name for name, key in keys.items()}
-    return [{"design": by_key[key], "ratio": ratio, "text": answer_table.ratio_text(ratio, marked),
+    return [{"design": by_key[key], "ratio": ratio.value, "text": ratio.text(),
              **range_of(rows, fastest, key), "sitting": sweep, "machine": machine, "date": system["date"][:10],
              "fastest_s": fastest_s} for key, ratio in ratios.items()]
 
 
 def explorer_case(results: str, column) -> dict:
     """One case: what it is (algorithm, model size, number of envs, hardware) and its designs ranked, as
-    answer_table.column_cells ranks them (a design the main sitting lacks from the column's sitting of its own)."""
+    answer_table.column_ratios ranks them (a design the main sitting lacks from the column's sitting of its own)."""
     design_of = {design.name: design for design in answer_table.DESIGNS}
     chosen = {name: answer_table.variant_of(design, column) for name, design in design_of.items()}
     keys = {name: (row.script, row.mode) for name, row in chosen.items() if row}

@@ -248,7 +248,7 @@ def choose(page, base, choice):
 
 def expected_ranking(column, language):
     """answer_table's cells of the README column, for the designs that step an env of the language: {design: text}."""
-    cells, _ = answer_table.column_cells(os.path.join(ROOT, "results"), column)
+    cells, _ = answer_table.cells_of(os.path.join(ROOT, "results"), column)
     design = {row.name: row for row in answer_table.DESIGNS}
     return {name: text for name, text in cells.items()
             if language == "any" or LANGUAGE[answer_table.variant_of(design[name], column).backend] == language}
