@@ -22,6 +22,10 @@ README = (REPO / "README.md").read_text()
 DOCS = sorted((REPO / "docs").glob("*.md"))
 ANSWER = README.split("\n## The answer\n")[1].split("\n## ")[0]
 TABLE = "\n".join(answer_table.answer_lines(REPO / "results"))
+# the README's verdicts (links from the repository's root) and the findings in full in docs/results.md (links from docs/)
+IN_FULL = (REPO / "docs" / "results.md").read_text().split("\n## The answer in full\n")[1].split("\n## ")[0]
+FINDINGS = [(line, REPO) for line in ANSWER.splitlines() if line.startswith("- ")] + [
+    (line, REPO / "docs") for line in IN_FULL.splitlines() if line.startswith("- ")]
 
 
 def heading_anchor(heading):
@@ -60,6 +64,20 @@ def test_the_readme_opens_with_the_answer_on_its_first_screen_and_stays_under_20
         "- "))
     assert answer_start < 8 and bullets_end <= 21, (answer_start, bullets_end)
     assert TABLE in ANSWER
+
+
+def words(text):
+    """The words a reader reads: a link's text counts, its target does not."""
+    return re.sub(r"\]\([^)]*\)", "]", text).split()
+
+
+def test_the_answer_at_a_glance_is_the_figure_and_at_most_8_short_verdicts_in_400_words_before_the_first_table():
+    before_table = ANSWER.split("\n|")[0].split("\n**")[0]
+    verdicts = [line for line in before_table.splitlines() if line.startswith("- ")]
+    assert "![" in before_table and "(docs/img/answer.png)" in before_table
+    assert len(verdicts) <= 8 and len(words(before_table)) <= 400, (len(verdicts), len(words(before_table)))
+    assert max(len(words(verdict)) for verdict in verdicts) <= 36  # "about 30": the longest of the lines
+    assert all(re.search(r"\]\([^)]+REPORT\.md\)", verdict) for verdict in verdicts)  # each links its detail
 
 
 def test_the_readme_holds_the_answer_table_the_sittings_give_now(tmp_path, capsys):
@@ -122,12 +140,12 @@ def test_the_search_table_names_each_columns_baseline_and_marks_those_level_with
     assert "against Flax NNX, tree mode (`dqn_nnx.py`), the fastest there (= level with it:" in caption
     assert "against `ppo_linen_scan.py`'s populations of 64 agents a process, the fastest" in caption
     assert "the design that finished it first" not in caption and caption in TABLE
-    cells, _ = answer_table.search_cells(REPO / "results", answer_table.SEARCH)
+    cells, _ = answer_table.cells_of(REPO / "results", answer_table.SEARCH)
     report = (REPO / "results" / "cpu-2core-exp10-repeats" / "REPORT.md").read_text()
     assert cells["Flax NNX, tree mode"] == "1" and "every ratio is to **Flax NNX + JAX env**" in report
     assert cells["Flax Linen"].endswith("×=") and cells["Equinox"].endswith("×=")
     assert "=" not in cells["PyTorch, NumPy env"] and f"| {cells['PyTorch, NumPy env'][:-1]}× (" in report
-    population, _ = answer_table.population_cells(REPO / "results", answer_table.POPULATION)
+    population, _ = answer_table.cells_of(REPO / "results", answer_table.POPULATION)
     assert population["Flax Linen, training in one `lax.scan`"] == "1" and "=" not in "".join(population.values())
     assert answer_table.baseline_of is search_report.baseline_of and answer_table.level_with is search_report.level_with
 
@@ -144,7 +162,7 @@ def test_a_cnn_cell_is_one_statistic_the_median_of_its_per_repeat_ratios_with_th
 def test_the_answer_tables_rule_is_the_reports_own():
     """The table's ratio of torch at small is the one the model-size report prints for it (report/standings.py's rule)."""
     report = (REPO / "results" / "cpu-2core-exp7" / "REPORT.md").read_text()
-    cells, _ = answer_table.column_cells(REPO / "results", answer_table.COLUMNS[0])
+    cells, _ = answer_table.cells_of(REPO / "results", answer_table.COLUMNS[0])
     row = next(line for line in report.splitlines() if re.match(r"\| small \| torch \(env-jit\) \|", line))
     assert cells["PyTorch, JAX env"].rstrip("†") in row.split("|")[5]
     # the rule is imported, not copied: the tool's fastest, ratio and geometric mean are the report's own functions
@@ -152,11 +170,10 @@ def test_the_answer_tables_rule_is_the_reports_own():
         standings.fastest_label, standings.relative_to, stats.geometric_mean)
 
 
-@pytest.mark.parametrize("bullet", [line for line in ANSWER.splitlines() if line.startswith("- ")],
-                         ids=lambda bullet: bullet[4:30])
-def test_every_number_of_the_decision_guide_is_in_the_answer_table_or_the_report_it_cites(bullet):
+@pytest.mark.parametrize("bullet,base", FINDINGS, ids=lambda found: found[4:30] if isinstance(found, str) else "")
+def test_every_number_of_the_decision_guide_is_in_the_answer_table_or_the_report_it_cites(bullet, base):
     reports = [target for target in links(bullet) if target.endswith("REPORT.md")]
-    sources = TABLE + "".join((REPO / target).read_text() for target in reports)
+    sources = TABLE + "".join((base / target).read_text() for target in reports)
     numbers = re.findall(r"(?<![\w.])\d+\.\d+", bullet)
     assert all(number in sources for number in numbers), [number for number in numbers if number not in sources]
 
@@ -165,8 +182,7 @@ METRICS = ("steady iteration", "whole run", "wall time", "time to reach")
 ENVS = ("CartPole-v1", "Acrobot-v1", "Breakout-MinAtar", "Asterix-MinAtar", "Doors", "envs)", "Pendulum-v1", "hopper")
 
 
-@pytest.mark.parametrize("bullet", [line for line in ANSWER.splitlines() if line.startswith("- ") and "×" in line],
-                         ids=lambda bullet: bullet[4:30])
+@pytest.mark.parametrize("bullet", [line for line, _ in FINDINGS if "×" in line], ids=lambda bullet: bullet[4:30])
 def test_every_ratio_of_the_decision_guide_names_its_metric_and_the_envs_it_holds_on(bullet):
     assert any(metric in bullet for metric in METRICS), f"names none of {METRICS}"
     assert any(env in bullet for env in ENVS), f"names none of {ENVS}"
@@ -232,12 +248,14 @@ def test_every_readme_command_is_one_the_readme_test_knows_how_to_try():
 
 def test_ci_runs_exactly_the_readmes_test_command_after_the_optional_extras():
     """.ci/run ends with the README's test command as written; what it installs before is an optional extra (MLflow and
-    optuna-dashboard, constrained to requirements.txt's pins; SLURM; chromium), never requirements.txt itself."""
+    optuna-dashboard, the results site's mkdocs-material, constrained to requirements.txt's pins; SLURM; chromium), never
+    requirements.txt itself."""
     lines = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
     test_command = [command for command in readme_commands() if "pytest" in command]
     assert test_command == ["pip install -r requirements.txt && python -m pytest"] and lines[-1] == test_command[0]
     installs = [line for line in lines[:-1] if "pip install" in line and "--upgrade pip" not in line]
-    assert installs == ["pip install -r requirements-mlflow.txt -r requirements-dashboard.txt -c requirements.txt"]
+    assert installs == ["pip install -r requirements-mlflow.txt -r requirements-dashboard.txt -r requirements-site.txt "
+                        "-c requirements.txt"]
 
 
 def test_the_readmes_sweep_commands_run_as_dry_runs(tmp_path):
