@@ -59,7 +59,7 @@ def fail(message):
     sys.exit(f"{PROG}: error: {message}")
 
 
-# THE EXPLORER'S DATA: one case per column of the README's per-iteration table (and per number of envs of exp5)
+# THE EXPLORER'S DATA: one case per column of the README's per-iteration table (and per number of envs of the number-of-envs sweep)
 def explorer_columns(results: str) -> tuple:
     """answer_table's per-iteration columns, and one more for each model size of the model sizes' sweep and each
     number of envs of the number of envs' sweep that they lack (read and ranked by the same functions)."""

@@ -22,7 +22,7 @@ PRIOR = {  # class: (FIXED s, LOOP ms, ITERATION ms at small, medium, large)
     "gymnasium-vector": (4, 50, (150, 2000, 40000)),
     "torch-native": (4, 80, (180, 1900, 40000)),
     "torch-native-compile": (20, 20, (90, 1600, 40000)),
-    # the continuous-action scripts at exp12's CPU workload (8 envs x 256 steps, 10 epochs of 32 minibatches) on its
+    # the continuous-action scripts at their experiment's CPU workload (8 envs x 256 steps, 10 epochs of 32 minibatches) on its
     # expensive envs, from its CPU sitting (results/cpu-2core-exp12): the env sets an iteration's cost (LOOP, the same
     # figure at every size, so the batch term is nil); FIXED the start-up and a cold iteration 0. The JAX-env scripts
     # on Brax's hopper (0.53-0.64 s; the env's compilation about 20 s), torch on it eager and compiled (2.08, 1.67 s),

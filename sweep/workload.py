@@ -29,7 +29,7 @@ GPU_ITERATIONS = 16
 # step on a GPU is bound by launches, about a millisecond per transition
 GPU_DQN_WORKLOAD = (30000, 3000, 3000, 10000)
 # --grid reference: its small runs keep the reference 100 iterations (the published study's totals); its runs of the
-# large model, of exp5 and of exp12 REFERENCE_SHORT_ITERATIONS (windows 0, 1-7 and 8-10: a steady median of 3), its
+# large model, of the number-of-envs runs and of the continuous-control runs REFERENCE_SHORT_ITERATIONS (windows 0, 1-7 and 8-10: a steady median of 3), its
 # DQN runs 200,000 transitions in 20 iterations of 10,000 (windows 0, 1-7 and 8-19)
 REFERENCE_SHORT_ITERATIONS = 11
 REFERENCE_DQN_WORKLOAD = (200000, 10000, 10000, 10000)
@@ -58,7 +58,7 @@ class Workload:
     exp5_iterations: int
     exp5_num_envs: tuple
     exp7_large_iterations: int
-    exp12_iterations: int  # exp12's runs in --grid gpu and --grid reference
+    exp12_iterations: int  # the continuous-control runs in --grid gpu and --grid reference
     dqn_total_timesteps: int  # the DQN runs (a DqnWorkload): transitions, per iteration, learning starts, memory
     dqn_iteration_steps: int
     dqn_learning_starts: int
@@ -100,9 +100,9 @@ class Workload:
 
     def accepts(self, recorded: dict) -> bool:
         """Whether a folder's recorded workload is this one: the same, or the same from before the number of envs (or
-        the model sizes, or DQN, or DQN's replay memory and MinAtar runs, or exp12's own iterations) joined the grid
+        the model sizes, or DQN, or DQN's replay memory and MinAtar runs, or the continuous-control runs' own iterations) joined the grid
         (such a folder holds none of their runs, and gains their fields; its DQN runs had the scripts' default replay
-        memory, DQN_WORKLOAD's; its exp12 runs, --grid gpu's, had the iterations of every run)."""
+        memory, DQN_WORKLOAD's; its continuous-control runs, --grid gpu's, had the iterations of every run)."""
         mine = json.loads(self.json())
         before_exp12 = {key: value for key, value in mine.items() if key != "exp12_iterations"}
         before_minatar = {key: value for key, value in before_exp12.items()

@@ -31,7 +31,7 @@ def test_a_point_outside_its_axes_is_a_problem():
     figure = Figure()
     ax = figure.subplots()
     ax.plot([0, 1], [0, 1], label="rising")
-    ax.set_ylim(0, 0.5)
+    ax.set(ylim=(0, 0.5), xlabel="iteration (count)", ylabel="time (s)")
     (problem,) = drawn(figure)
     assert problem.startswith("panel 1: 1 point(s) outside the limits of the y axis (1; series: rising)")
 
@@ -39,6 +39,7 @@ def test_a_point_outside_its_axes_is_a_problem():
 def test_a_point_beyond_the_last_labelled_tick_is_a_problem_that_save_figure_mends(tmp_path, capsys, drawn_charts):
     figure, (ax,) = new_figure("points", 1)
     ax.scatter([0, 1], [1.0, 5.5], label="points")
+    ax.set(xlabel="iteration (count)", ylabel="speedup (×, log scale)")
     log_axis(ax, "y", "×")  # ticks at 1, 2, 5: 5.5 above the last one
     (problem,) = drawn(figure)
     assert "1 point(s) beyond the outermost labelled tick of the y axis (5.5; series: points)" in problem
@@ -64,6 +65,7 @@ def test_clean_figures_have_no_problem_and_save_figure_makes_room_for_a_long_leg
         ax.errorbar([-0.2, 0.8], [1.5, 3.0], yerr=[[0.2, 0.5], [0.3, 0.5]], marker="o", linestyle="none", label="a")
         ax.scatter([0.2, 1.2], [0.8, 2.2], label="b")
         ax.axhline(1.0, linestyle="--")
+        ax.set(xlabel="design", ylabel="speedup (×)")
         log_axis(ax, "y", "×")
         category_axis(ax, ["first", "second"])
     save_figure(figure, ChartFolder(tmp_path), "clean.png")
@@ -71,6 +73,7 @@ def test_clean_figures_have_no_problem_and_save_figure_makes_room_for_a_long_leg
     many, (ax,) = new_figure("many labels", 1, panel_size=(4.2, 3.2), fixed_margins=True)
     for number in range(12):  # a legend of 12 rows in one column: taller than the figure's bottom margin
         ax.plot([0, 1], [number, number + 1], label=f"a rather long label number {number}")
+    ax.set(xlabel="iteration (count)", ylabel="time (s)")
     height = many.get_figheight()
     save_figure(many, ChartFolder(tmp_path), "many.png")
     assert many.get_figheight() > height and chart_problems(many) == []

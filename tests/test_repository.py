@@ -19,7 +19,7 @@ from helpers import ROOT
 FOLDERS = ("", "tests", "tools", "sweep", "report", "search")
 LOCAL = {path.stem for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")} | {"sweep", "report", "search"}
 # the optional extras after requirements.txt: tune.py --mlflow's, and optuna-dashboard's (tests/test_dashboard.py)
-REQUIREMENTS = ("requirements.txt", "requirements-mlflow.txt", "requirements-dashboard.txt")
+REQUIREMENTS = ("requirements.txt", "requirements-mlflow.txt", "requirements-dashboard.txt", "requirements-site.txt")
 
 
 def imported_top_level_names(path: Path) -> set:
