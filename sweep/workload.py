@@ -29,8 +29,8 @@ GPU_ITERATIONS = 16
 # step on a GPU is bound by launches, about a millisecond per transition
 GPU_DQN_WORKLOAD = (30000, 3000, 3000, 10000)
 # --grid reference: its small runs keep the reference 100 iterations (the published study's totals); its runs of the
-# large model, of the number-of-envs runs and of the continuous-control runs REFERENCE_SHORT_ITERATIONS (windows 0, 1-7 and 8-10: a steady median of 3), its
-# DQN runs 200,000 transitions in 20 iterations of 10,000 (windows 0, 1-7 and 8-19)
+# large model, of the number of envs and of continuous control REFERENCE_SHORT_ITERATIONS (windows 0, 1-7 and 8-10:
+# a steady median of 3), its DQN runs 200,000 transitions in 20 iterations of 10,000 (windows 0, 1-7 and 8-19)
 REFERENCE_SHORT_ITERATIONS = 11
 REFERENCE_DQN_WORKLOAD = (200000, 10000, 10000, 10000)
 

@@ -2,8 +2,8 @@
 
 The numbers are the README's answer tables' (tools/answer_table.py's ratios, imported, not computed again): per row a
 column of those tables (a model size, a number of envs, DQN, a GPU, a search, continuous control, a CNN), each design
-a point at its ratio to the fastest design of that row, its whiskers the range over the seeds or repeats that pair
-it with the fastest where the sitting has them. A design keeps its colour in every row (the palette's colour of its
+a point at its ratio to the fastest design of that row, its whiskers the least and greatest of its ratios over the
+(env, seed) pairs or repeats that pair it with the fastest, where the sitting has more than one. A design keeps its colour in every row (the palette's colour of its
 PPO script, report/palette.py); its marker says what its env is written in in that row (JAX, NumPy, torch, C++).
 Each row names its sitting's CPU (or GPU). The render is byte for byte the same for the same numbers and code
 (no date or version in the file), so that --check can compare it.
@@ -113,7 +113,7 @@ def draw(rows: list) -> Figure:
                 for backend, marker in BACKEND_MARKERS.items()]
     figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=7.5, frameon=False)
     figure.suptitle("Which design is fastest for your case? Each design's time relative to the fastest "
-                    "(1× = fastest; whiskers: range over seeds or repeats)", fontsize=9.5)
+                    "(1× = fastest; whiskers: range over the envs, seeds or repeats run)", fontsize=9.5)
     return figure
 
 
