@@ -18,8 +18,10 @@ from helpers import ROOT
 # pythonpath)
 FOLDERS = ("", "tests", "tools", "sweep", "report", "search")
 LOCAL = {path.stem for folder in FOLDERS for path in Path(ROOT, folder).glob("*.py")} | {"sweep", "report", "search"}
-# the optional extras after requirements.txt: tune.py --mlflow's, and optuna-dashboard's (tests/test_dashboard.py)
+# the optional extras after requirements.txt: tune.py --mlflow's, optuna-dashboard's (tests/test_dashboard.py), the site's
 REQUIREMENTS = ("requirements.txt", "requirements-mlflow.txt", "requirements-dashboard.txt", "requirements-site.txt")
+# an optional extra's module whose distribution has another name: how it is pinned where it is not installed
+EXTRA_DISTRIBUTIONS = {"material": "mkdocs-material"}
 
 
 def imported_top_level_names(path: Path) -> set:
@@ -57,7 +59,8 @@ def unpinned_imports(distributions: dict) -> dict:
     no distribution here: its own name must then be pinned."""
     requirements = pinned()
     return {module: distributions.get(module) for module in third_party_imports()
-            if not any(normalised(name) in requirements for name in distributions.get(module, [module]))}
+            if not any(normalised(name) in requirements
+                       for name in distributions.get(module, [EXTRA_DISTRIBUTIONS.get(module, module)]))}
 
 
 def test_requirements_pin_every_third_party_package_the_code_imports():
